@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rpcrdma: ONC RPC over RDMA in user space. The umbrella header: include
+ * this one. Every function that can fail returns 0 or a negative errno.
+ */
+#ifndef RPCRDMA_H
+#define RPCRDMA_H
+
+#include "rpcrdma/common.h"
+
+RPCRDMA_EXTERN_C_BEGIN
+
+/* The library's version string ("MAJOR.MINOR.PATCH"); never NULL. */
+RPCRDMA_API const char *rpcrdma_version(void);
+
+RPCRDMA_EXTERN_C_END
+
+#endif

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs every test: installs dependencies, then builds and runs the ctest suite
+# three ways — a normal -Werror build, the same suite under ASan+UBSan, and
+# a clang libFuzzer build that runs each fuzz target (RPCRDMA_FUZZ_SECONDS,
+# default 60). Ends with one line "N passed, N failed".
+#
+#   scripts/test.sh            everything (what CI runs)
+#   scripts/test.sh --quick    the normal build's suite only
+#   LABEL=unit scripts/test.sh --quick    one ctest label (unit e2e wire fuzz interop)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+bash scripts/install-deps.sh || { echo "dependency install failed"; echo "0 passed, 1 failed"; exit 1; }
+
+jobs=$(nproc)
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+label_args=()
+[ -n "${LABEL:-}" ] && label_args=(-L "$LABEL")
+passed=0
+failed=0
+
+# run_suite NAME BUILDDIR CMAKE-ARGS... : configure, build, ctest; tallies results
+run_suite() {
+	local name=$1 dir=$2
+	shift 2
+	echo "=== $name: configure + build ($dir)"
+	if ! cmake -S "$root" -B "$dir" -DRPCRDMA_WERROR=ON "$@" >"$dir.configure.log" 2>&1; then
+		cat "$dir.configure.log"
+		echo "=== $name: configure FAILED"
+		failed=$((failed + 1))
+		return
+	fi
+	if ! cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1; then
+		grep -E 'error|warning' "$dir.build.log" | head -50
+		echo "=== $name: build FAILED (full log: $dir.build.log)"
+		failed=$((failed + 1))
+		return
+	fi
+	echo "=== $name: ctest"
+	local labels=("${label_args[@]}")
+	[ -n "${SUITE_LABEL:-}" ] && labels=(-L "$SUITE_LABEL")
+	ctest --test-dir "$dir" --output-on-failure -j "$jobs" "${labels[@]}" | tee "$dir.ctest.log"
+	local p f
+	p=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* (Passed|\*\*\*Skipped)' "$dir.ctest.log" || true)
+	f=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*(\*\*\*Failed|\*\*\*Exception|\*\*\*Timeout|Not Run)' "$dir.ctest.log" || true)
+	if ! grep -qE 'tests passed|tests failed' "$dir.ctest.log"; then
+		f=$((f + 1)) # ctest itself failed to run
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+mkdir -p build-tests
+run_suite normal build-tests/normal -DCMAKE_BUILD_TYPE=RelWithDebInfo
+if [ $quick -eq 0 ]; then
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		run_suite asan+ubsan build-tests/sanitize -DCMAKE_BUILD_TYPE=Debug -DRPCRDMA_SANITIZE=ON \
+		-DRPCRDMA_BUILD_BENCH=OFF
+	SUITE_LABEL=fuzz CC=clang run_suite fuzz build-tests/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRPCRDMA_FUZZ=ON \
+		-DRPCRDMA_BUILD_BENCH=OFF -DRPCRDMA_FUZZ_SECONDS="${RPCRDMA_FUZZ_SECONDS:-60}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
