@@ -5,7 +5,7 @@
 
 #ifdef __cplusplus
 #define RPCRDMA_EXTERN_C_BEGIN extern "C" {
-#define RPCRDMA_EXTERN_C_END }
+#define RPCRDMA_EXTERN_C_END   }
 #else
 #define RPCRDMA_EXTERN_C_BEGIN
 #define RPCRDMA_EXTERN_C_END

@@ -33,7 +33,7 @@
 RPCRDMA_EXTERN_C_BEGIN
 
 /* RFC 4506 §3: every item occupies a multiple of four bytes. */
-#define RPCRDMA_XDR_UNIT 4u
+#define RPCRDMA_XDR_UNIT       4u
 #define RPCRDMA_XDR_ROUNDUP(n) (((n) + 3u) & ~(size_t)3u)
 
 /* Maximum iovecs one cursor spans. */
@@ -48,10 +48,10 @@ struct rpcrdma_xdr {
 	/* private */
 	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
 	unsigned int iovcnt;
-	unsigned int idx;   /* current iovec */
-	size_t off;         /* offset inside iov[idx] */
-	size_t pos;         /* bytes consumed/produced from the start */
-	size_t len;         /* total bytes across all iovecs */
+	unsigned int idx; /* current iovec */
+	size_t off;       /* offset inside iov[idx] */
+	size_t pos;       /* bytes consumed/produced from the start */
+	size_t len;       /* total bytes across all iovecs */
 	enum rpcrdma_xdr_op op;
 };
 
@@ -101,12 +101,11 @@ RPCRDMA_API int rpcrdma_xdr_get_enum(struct rpcrdma_xdr *x, int32_t *v);
 RPCRDMA_API int rpcrdma_xdr_get_opaque_fixed(struct rpcrdma_xdr *x, void *p, size_t len);
 /* Variable-length opaque<max> copied into @p (room for @max bytes);
  * *len receives the length. -E2BIG if the encoded length > max. */
-RPCRDMA_API int rpcrdma_xdr_get_opaque(struct rpcrdma_xdr *x, void *p, uint32_t max,
-				       uint32_t *len);
+RPCRDMA_API int rpcrdma_xdr_get_opaque(struct rpcrdma_xdr *x, void *p, uint32_t max, uint32_t *len);
 /* Variable-length opaque<max> without a copy: *p points into the buffer.
  * -EAGAIN if the bytes span two iovecs (use rpcrdma_xdr_get_opaque). */
-RPCRDMA_API int rpcrdma_xdr_get_opaque_ref(struct rpcrdma_xdr *x, uint32_t max,
-					   const void **p, uint32_t *len);
+RPCRDMA_API int rpcrdma_xdr_get_opaque_ref(struct rpcrdma_xdr *x, uint32_t max, const void **p,
+					   uint32_t *len);
 /* string<max> into @buf of @bufsize bytes (max = bufsize - 1), NUL-terminated.
  * -EINVAL if the string holds a NUL byte. */
 RPCRDMA_API int rpcrdma_xdr_get_string(struct rpcrdma_xdr *x, char *buf, size_t bufsize);
