@@ -53,6 +53,8 @@ run_suite() {
 
 mkdir -p build-tests
 run_suite normal build-tests/normal -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "=== lint: clang-format + clang-tidy"
+if bash scripts/lint.sh build-tests/normal; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 if [ $quick -eq 0 ]; then
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		run_suite asan+ubsan build-tests/sanitize -DCMAKE_BUILD_TYPE=Debug -DRPCRDMA_SANITIZE=ON \
