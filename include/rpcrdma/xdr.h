@@ -115,6 +115,10 @@ RPCRDMA_API int rpcrdma_xdr_get_count(struct rpcrdma_xdr *x, uint32_t max, size_
 				      uint32_t *count);
 /* Skip @len bytes (rounded up to 4). */
 RPCRDMA_API int rpcrdma_xdr_skip(struct rpcrdma_xdr *x, size_t len);
+/* Point *out at the next @len bytes (no padding, no rounding) and step over
+ * them, without a copy: -EBADMSG if fewer remain, -EAGAIN if they span two
+ * iovecs (the cursor is then unchanged; copy them with get_opaque_fixed). */
+RPCRDMA_API int rpcrdma_xdr_get_inline(struct rpcrdma_xdr *x, size_t len, const void **out);
 
 RPCRDMA_EXTERN_C_END
 

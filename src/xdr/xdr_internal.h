@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Library-internal XDR cursor fast paths. Layers inside librpcrdma (rpc,
+ * transport) may include this to get the inline versions of the hot
+ * encoders/decoders; the public functions in xdr.h are thin wrappers.
+ */
+#ifndef RPCRDMA_XDR_INTERNAL_H
+#define RPCRDMA_XDR_INTERNAL_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rpcrdma/xdr.h"
+
+#define XDR_LIKELY(c) __builtin_expect(!!(c), 1)
+
+/* A saved cursor position, to undo a partly decoded item. */
+struct xdri_mark {
+	unsigned int idx;
+	size_t off;
+	size_t pos;
+};
+
+static inline struct xdri_mark xdri_mark(const struct rpcrdma_xdr *x)
+{
+	struct xdri_mark m = {x->idx, x->off, x->pos};
+	return m;
+}
+
+static inline void xdri_restore(struct rpcrdma_xdr *x, struct xdri_mark m)
+{
+	x->idx = m.idx;
+	x->off = m.off;
+	x->pos = m.pos;
+}
+
+static inline void xdri_store_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline uint32_t xdri_load_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static inline void xdri_store_be64(uint8_t *p, uint64_t v)
+{
+	xdri_store_be32(p, (uint32_t)(v >> 32));
+	xdri_store_be32(p + 4, (uint32_t)v);
+}
+
+static inline uint64_t xdri_load_be64(const uint8_t *p)
+{
+	return (uint64_t)xdri_load_be32(p) << 32 | xdri_load_be32(p + 4);
+}
+
+/* The fast path: @n (> 0) bytes wholly inside the current iovec. Returns a
+ * pointer to them and advances, or NULL with the cursor untouched. */
+static inline uint8_t *xdri_fast(struct rpcrdma_xdr *x, size_t n)
+{
+	struct iovec *v = &x->iov[x->idx];
+	if (XDR_LIKELY(v->iov_len - x->off >= n)) {
+		uint8_t *p = (uint8_t *)v->iov_base + x->off;
+		x->off += n;
+		x->pos += n;
+		return p;
+	}
+	return NULL;
+}
+
+/* Out of line (xdr.c): items that straddle iovecs. -EMSGSIZE / -EBADMSG
+ * when fewer than @n bytes remain; the cursor is then unchanged. */
+int rpcrdma_xdri_put_slow(struct rpcrdma_xdr *x, const void *src, size_t n);
+int rpcrdma_xdri_get_slow(struct rpcrdma_xdr *x, void *dst, size_t n);
+/* Step over used-up iovecs so idx names the one holding the next byte. */
+void rpcrdma_xdri_normalize(struct rpcrdma_xdr *x);
+
+static inline int xdri_put_u32_inline(struct rpcrdma_xdr *x, uint32_t v)
+{
+	uint8_t *p = xdri_fast(x, 4);
+	if (XDR_LIKELY(p != NULL)) {
+		xdri_store_be32(p, v);
+		return 0;
+	}
+	uint8_t b[4];
+	xdri_store_be32(b, v);
+	return rpcrdma_xdri_put_slow(x, b, 4);
+}
+
+static inline int xdri_get_u32_inline(struct rpcrdma_xdr *x, uint32_t *v)
+{
+	const uint8_t *p = xdri_fast(x, 4);
+	if (XDR_LIKELY(p != NULL)) {
+		*v = xdri_load_be32(p);
+		return 0;
+	}
+	uint8_t b[4];
+	int rc = rpcrdma_xdri_get_slow(x, b, 4);
+	if (rc)
+		return rc;
+	*v = xdri_load_be32(b);
+	return 0;
+}
+
+#endif
