@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test and fuzz hook into the softiwarp receive path (internal, not part of
+ * the public API). It builds one endpoint whose "TCP" socket is one end of
+ * an AF_UNIX socketpair; siw_fuzz_feed() writes raw bytes into the other
+ * end and runs the endpoint's receive state machine (MPA start frame or
+ * FPDU/DDP/RDMAP parser, CRC, protection checks, placement) over them until
+ * they are consumed or the endpoint has failed. Whatever the endpoint sends
+ * back (MPA reply, Read Responses, Terminate) is read and discarded, but
+ * counted and kept (the last SIW_FUZZ_TX_KEEP bytes) for assertions.
+ *
+ * The endpoint owns one 64 KiB region registered with local write, remote
+ * read and remote write, mapped at a fixed address when possible so seeds
+ * can name it: its STag and Tagged Offset are in siw_fuzz_info(). Eight
+ * receives of 4 KiB each (in a separate receive area) are kept posted: each
+ * completion is reaped and the receive reposted by siw_fuzz_feed().
+ *
+ * Every call returns 0 or -errno like the rest of the library; a feed that
+ * drives the endpoint into error is not a failure of the call: it returns 0
+ * and siw_fuzz_info().state says ERROR. Never crashes on any input (that is
+ * what the fuzz target checks, with ASan).
+ */
+#ifndef RPCRDMA_SIW_FUZZ_H
+#define RPCRDMA_SIW_FUZZ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIW_FUZZ_TX_KEEP 4096u
+
+enum siw_fuzz_mode {
+	/* The connection is up (MPA done): input is a stream of FPDUs. */
+	SIW_FUZZ_RTS = 0,
+	/* We are the passive side waiting for an "MPA ID Req Frame"; a valid
+	 * request is accepted automatically (no private data), then FPDUs. */
+	SIW_FUZZ_MPA_RESPONDER,
+	/* We sent an MPA request and wait for the "MPA ID Rep Frame". */
+	SIW_FUZZ_MPA_INITIATOR,
+};
+
+struct siw_fuzz_cfg {
+	enum siw_fuzz_mode mode;
+	bool crc;           /* SIW_FUZZ_RTS: MPA CRC in use; else what we ask for */
+	uint8_t mpa_rev;    /* SIW_FUZZ_RTS / INITIATOR: 1 or 2 (0 = 2) */
+	uint32_t ird, ord;  /* 0 = 4 */
+	uint32_t max_ulpdu; /* 0 = default */
+};
+
+enum siw_fuzz_state {
+	SIW_FUZZ_ST_MPA = 0, /* still in MPA negotiation */
+	SIW_FUZZ_ST_RTS,     /* established */
+	SIW_FUZZ_ST_ERROR,   /* Terminate sent/received, or connection failed */
+	SIW_FUZZ_ST_CLOSED,
+};
+
+struct siw_fuzz_info {
+	enum siw_fuzz_state state;
+	uint32_t stag;        /* STag of the 64 KiB region */
+	uint64_t to;          /* its Tagged Offset (address of byte 0) */
+	uint32_t len;         /* 65536 */
+	uint32_t recvs_done;  /* RECV completions reaped (success) */
+	uint32_t flushes;     /* completions with an error status */
+	uint64_t tx_bytes;    /* bytes the endpoint sent back */
+	uint32_t tx_keep_len; /* valid bytes in tx_keep (the last ones sent) */
+	uint8_t tx_keep[SIW_FUZZ_TX_KEEP];
+	/* the last Terminate we sent (term_sent false if none) */
+	bool term_sent;
+	uint8_t term_layer, term_etype, term_code;
+};
+
+struct siw_fuzz;
+
+int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out);
+/* Feed @len raw bytes (any split across calls is equivalent). */
+int siw_fuzz_feed(struct siw_fuzz *f, const uint8_t *data, size_t len);
+/* Snapshot of the endpoint; *info is overwritten. */
+int siw_fuzz_info(struct siw_fuzz *f, struct siw_fuzz_info *info);
+void siw_fuzz_destroy(struct siw_fuzz *f);
+/* Base address of the 64 KiB region (to check what was placed). */
+uint8_t *siw_fuzz_region(struct siw_fuzz *f);
+
+#endif
