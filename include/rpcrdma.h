@@ -7,6 +7,7 @@
 #define RPCRDMA_H
 
 #include "rpcrdma/common.h"
+#include "rpcrdma/provider.h"
 
 RPCRDMA_EXTERN_C_BEGIN
 
