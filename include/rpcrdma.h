@@ -8,6 +8,8 @@
 
 #include "rpcrdma/common.h"
 #include "rpcrdma/provider.h"
+#include "rpcrdma/rpc.h"
+#include "rpcrdma/xdr.h"
 
 RPCRDMA_EXTERN_C_BEGIN
 
