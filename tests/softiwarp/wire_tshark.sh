@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Wire test (ctest label "wire"): runs one soft-iWARP test binary in its
+# small "wire" mode (SIWT_WIRE=1: MPA CRC on, every RDMAP opcode once, one
+# protection error that sends a Terminate) on a port we choose (SIWT_PORT),
+# captures it with tcpdump on lo from before the first SYN, and has tshark
+# (two-pass, -2) decode every frame. Asserts:
+#   - tcpdump dropped nothing (a partial capture cannot be judged);
+#   - every TCP segment that carries payload decodes as iwarp_mpa, or is part
+#     of a PDU that Wireshark reassembled into an iwarp_mpa frame;
+#   - every iwarp_mpa frame is an MPA start frame ("MPA ID Req/Rep Frame",
+#     which Wireshark 4.0 needs to see to find MPA at all: its dissector is
+#     heuristic-only) or carries iwarp_ddp_rdmap;
+#   - CRC was negotiated (C flag in both start frames), every FPDU shows
+#     "Good CRC32" and none "Bad CRC32";
+#   - no malformed packet and no expert warning/error except TCP's RST and
+#     window notes;
+#   - the RDMAP opcodes Write(0), Read Request(1), Read Response(2), Send(3)
+#     and every opcode the binary announces on a "WIRE-OPCODES:" line appear.
+# The payload is random test data, so the rpcordma heuristic (which would
+# try RPC-over-RDMA on any Send) is disabled: it is not under test here.
+#
+# Usage: wire_tshark.sh TEST_BINARY [ARGS...]   exit 0 pass, 1 fail, 77 skip
+set -uo pipefail
+
+bin=${1:?usage: wire_tshark.sh TEST_BINARY [ARGS...]}
+shift
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+command -v tcpdump >/dev/null || skip "tcpdump not installed"
+command -v tshark >/dev/null || skip "tshark not installed"
+[ -x "$bin" ] || fail "test binary $bin not found"
+
+work=$(mktemp -d /tmp/siw-wire.XXXXXX)
+# tcpdump drops privileges to user tcpdump: let it write the capture.
+chmod 777 "$work"
+tdpid=
+cleanup() {
+	[ -n "$tdpid" ] && kill "$tdpid" 2>/dev/null
+	if [ "${KEEP_WIRE:-0}" = 1 ]; then echo "capture kept in $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+# A free port below the ephemeral range so no other test's connection can
+# land on it while we capture.
+port=
+for _ in $(seq 1 50); do
+	p=$((20000 + RANDOM % 12000))
+	if ! ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q .; then
+		port=$p
+		break
+	fi
+done
+[ -n "$port" ] || fail "no free port found"
+
+pcap=$work/capture.pcap
+tcpdump -i lo -s 0 -U -B 32768 -w "$pcap" "tcp port $port" 2>"$work/tcpdump.err" &
+tdpid=$!
+for _ in $(seq 1 100); do
+	grep -q "listening on" "$work/tcpdump.err" 2>/dev/null && break
+	kill -0 "$tdpid" 2>/dev/null || break
+	sleep 0.05
+done
+if ! grep -q "listening on" "$work/tcpdump.err"; then
+	cat "$work/tcpdump.err"
+	skip "tcpdump cannot capture on lo (needs root or CAP_NET_RAW)"
+fi
+
+SIWT_WIRE=1 SIWT_PORT=$port "$bin" "$@" >"$work/test.out" 2>&1
+rc=$?
+sleep 0.3
+kill -INT "$tdpid"
+wait "$tdpid"
+tdpid=
+cat "$work/test.out"
+[ $rc -eq 0 ] || fail "test binary exited $rc under capture"
+dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$work/tcpdump.err")
+[ "${dropped:-x}" = 0 ] || {
+	cat "$work/tcpdump.err"
+	fail "tcpdump dropped ${dropped:-?} packets: capture incomplete"
+}
+
+ts=(tshark -n -2 -r "$pcap" --disable-protocol rpcordma)
+"${ts[@]}" -T fields -E separator='|' -e frame.number -e tcp.len -e frame.protocols \
+	-e tcp.reassembled_in -e iwarp_mpa.key.req -e iwarp_mpa.key.rep -e iwarp_rdma.opcode \
+	>"$work/frames.txt" 2>"$work/tshark.err" || {
+	cat "$work/tshark.err"
+	fail "tshark could not read the capture"
+}
+nframes=$(wc -l <"$work/frames.txt")
+[ "$nframes" -gt 0 ] || fail "empty capture"
+
+# Frames that decoded as MPA, so reassembled segments can point at them.
+awk -F'|' '$3 ~ /iwarp_mpa/ {print $1}' "$work/frames.txt" >"$work/mpa_frames.txt"
+bad=$(awk -F'|' '
+	NR == FNR { mpa[$1] = 1; next }
+	$2 > 0 && $3 !~ /iwarp_mpa/ {
+		n = split($4, r, ",")
+		ok = n > 0
+		for (i = 1; i <= n; i++) if (!(r[i] in mpa)) ok = 0
+		if (!ok) print "frame " $1 ": " $2 " payload bytes not decoded as iwarp_mpa (" $3 ")"
+	}
+	$3 ~ /iwarp_mpa/ && $3 !~ /iwarp_ddp_rdmap/ && $5 == "" && $6 == "" {
+		print "frame " $1 ": iwarp_mpa frame that is neither a start frame nor DDP/RDMAP"
+	}' "$work/mpa_frames.txt" "$work/frames.txt")
+[ -z "$bad" ] || {
+	echo "$bad" | head -20
+	fail "undecoded data frames"
+}
+nreq=$(awk -F'|' '$5 != ""' "$work/frames.txt" | wc -l)
+nrep=$(awk -F'|' '$6 != ""' "$work/frames.txt" | wc -l)
+[ "$nreq" -ge 1 ] && [ "$nrep" -ge 1 ] || fail "no MPA request/reply in the capture ($nreq/$nrep)"
+nddp=$(awk -F'|' '$3 ~ /iwarp_ddp_rdmap/' "$work/frames.txt" | wc -l)
+
+# CRC negotiated on every connection, and good on every FPDU.
+ncrcoff=$("${ts[@]}" -Y 'iwarp_mpa.crc_flag == 0' 2>/dev/null | wc -l)
+[ "$ncrcoff" -eq 0 ] || fail "$ncrcoff MPA start frames without the CRC flag (wire mode runs with CRC on)"
+"${ts[@]}" -V >"$work/verbose.txt" 2>/dev/null
+nbad=$(grep -c 'Bad CRC32' "$work/verbose.txt")
+ngood=$(grep -c 'Good CRC32' "$work/verbose.txt")
+[ "$nbad" -eq 0 ] || {
+	grep -m5 'Bad CRC32' "$work/verbose.txt"
+	fail "$nbad FPDUs with a bad CRC32"
+}
+[ "$ngood" -ge "$nddp" ] && [ "$ngood" -gt 0 ] || fail "only $ngood good CRCs for $nddp DDP frames"
+
+# Malformed packets and expert warnings/errors.
+nmal=$("${ts[@]}" -Y '_ws.malformed' 2>/dev/null | wc -l)
+[ "$nmal" -eq 0 ] || {
+	"${ts[@]}" -Y '_ws.malformed' 2>/dev/null | head
+	fail "$nmal malformed packets"
+}
+experts=$("${ts[@]}" -Y '_ws.expert.severity >= 0x00600000' -T fields -e frame.number \
+	-e _ws.expert.message 2>/dev/null |
+	grep -vE $'\t(Connection reset \\(RST\\)|.*[Ww]indow.*)$' || true)
+[ -z "$experts" ] || {
+	echo "$experts" | head
+	fail "expert warnings/errors in the capture"
+}
+
+# RDMAP opcodes.
+want="0 1 2 3 $(sed -n 's/^WIRE-OPCODES://p' "$work/test.out" | tr -s ' \n' ' ')"
+seen=$(cut -d'|' -f7 "$work/frames.txt" | tr ',' '\n' | grep . | sort -u | tr '\n' ' ')
+for op in $want; do
+	hex=$(printf '0x%02x' "$op")
+	case " $seen " in
+	*" $hex "*) ;;
+	*) fail "RDMAP opcode $hex never seen on the wire (seen: $seen)" ;;
+	esac
+done
+echo "wire: $nframes frames, $nreq MPA requests, $nrep replies, $nddp DDP/RDMAP frames," \
+	"$ngood good CRCs, opcodes seen: $seen (port $port)"
+exit 0
