@@ -1,0 +1,712 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RPC-over-RDMA Version One transport header codec. The XDR it implements
+ * (RFC 8166 §4.1, RFC 5666 §4.3):
+ *
+ *   struct xdr_rdma_segment { uint32 handle; uint32 length; uint64 offset; };
+ *   struct xdr_read_chunk   { uint32 position; xdr_rdma_segment target; };
+ *   struct xdr_read_list    { xdr_read_chunk entry; xdr_read_list *next; };
+ *   struct xdr_write_chunk  { xdr_rdma_segment target<>; };
+ *   struct xdr_write_list   { xdr_write_chunk entry; xdr_write_list *next; };
+ *   struct rpc_rdma_header  { xdr_read_list *rdma_reads;
+ *                             xdr_write_list *rdma_writes;
+ *                             xdr_write_chunk *rdma_reply; };
+ *   rpc_rdma_header_padded = uint32 rdma_align; uint32 rdma_thresh; + the above
+ *   union rpc_rdma_error switch (rpc_rdma_errcode err) {
+ *           case ERR_VERS: uint32 rdma_vers_low; uint32 rdma_vers_high;
+ *           case ERR_CHUNK: void; };
+ *
+ * An XDR optional-data pointer ("*") is a 32-bit discriminator, 1 then the
+ * item or 0 for none; so the Read and Write lists are sequences of entries
+ * each preceded by a 1 and ended by a 0.
+ *
+ * Every received header is hostile: every count is checked against our
+ * limit and, by division, against the bytes that remain before any
+ * segment is read or stored (the CVE-2024-53151 lesson).
+ */
+#include "transport/rpcrdma1_hdr.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "xdr/xdr_internal.h"
+
+/* ---- decoding ---- */
+
+static inline int get_u32(struct rpcrdma_xdr *x, uint32_t *v)
+{
+	return xdri_get_u32_inline(x, v);
+}
+
+/* RFC 4506 §4.19: optional-data discriminator, 0 or 1 only. */
+static inline int get_present(struct rpcrdma_xdr *x, bool *present)
+{
+	uint32_t v;
+	int rc = get_u32(x, &v);
+	if (rc)
+		return rc;
+	if (v > 1)
+		return -EINVAL;
+	*present = v;
+	return 0;
+}
+
+static int get_segment(struct rpcrdma_xdr *x, struct rpcrdma1_segment *s)
+{
+	uint8_t tmp[RPCRDMA1_SEGMENT_SIZE];
+	const uint8_t *p = xdri_fast(x, RPCRDMA1_SEGMENT_SIZE);
+	if (!p) {
+		/* Straddles iovecs (or truncated: -EBADMSG, cursor unchanged). */
+		int rc = rpcrdma_xdri_get_slow(x, tmp, sizeof(tmp));
+		if (rc)
+			return rc;
+		p = tmp;
+	}
+	s->handle = xdri_load_be32(p);
+	s->length = xdri_load_be32(p + 4);
+	s->offset = xdri_load_be64(p + 8);
+	return 0;
+}
+
+/* A counted array of segments (xdr_write_chunk): the count is validated
+ * against @room (our limit, -E2BIG) and against the bytes left (-EOVERFLOW)
+ * before a single segment is read. */
+static int get_segment_array(struct rpcrdma_xdr *x, struct rpcrdma1_segment *dst, uint32_t room,
+			     uint32_t *n)
+{
+	int rc = rpcrdma_xdr_get_count(x, room, RPCRDMA1_SEGMENT_SIZE, n);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < *n; i++) {
+		rc = get_segment(x, &dst[i]);
+		if (rc)
+			return rc; /* unreachable: the count fit in what remained */
+	}
+	return 0;
+}
+
+static int decode_read_list(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
+{
+	for (;;) {
+		bool more;
+		int rc = get_present(x, &more);
+		if (rc)
+			return rc;
+		if (!more)
+			return 0;
+		if (c->nreads == RPCRDMA1_MAX_READ_SEGS)
+			return -E2BIG;
+		struct rpcrdma1_read_segment *r = &c->reads[c->nreads];
+		rc = get_u32(x, &r->position);
+		if (rc)
+			return rc;
+		rc = get_segment(x, &r->seg);
+		if (rc)
+			return rc;
+		c->nreads++;
+	}
+}
+
+static int decode_write_list(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
+{
+	for (;;) {
+		bool more;
+		int rc = get_present(x, &more);
+		if (rc)
+			return rc;
+		if (!more)
+			return 0;
+		if (c->nwrites == RPCRDMA1_MAX_WRITE_CHUNKS)
+			return -E2BIG;
+		uint32_t n;
+		rc = get_segment_array(x, &c->wsegs[c->nwsegs], RPCRDMA1_MAX_WRITE_SEGS - c->nwsegs,
+				       &n);
+		if (rc)
+			return rc;
+		c->writes[c->nwrites].first = c->nwsegs;
+		c->writes[c->nwrites].nsegs = n;
+		c->nwrites++;
+		c->nwsegs += n;
+	}
+}
+
+static int decode_reply_chunk(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
+{
+	bool present;
+	int rc = get_present(x, &present);
+	if (rc || !present)
+		return rc;
+	rc = get_segment_array(x, c->reply, RPCRDMA1_MAX_REPLY_SEGS, &c->nreply);
+	if (rc)
+		return rc;
+	c->reply_present = true;
+	return 0;
+}
+
+/* RFC 8166 §4.3: Read list, then Write list, then Reply chunk. */
+static int decode_chunks(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
+{
+	int rc = decode_read_list(x, c);
+	if (!rc)
+		rc = decode_write_list(x, c);
+	if (!rc)
+		rc = decode_reply_chunk(x, c);
+	return rc;
+}
+
+static int decode_fixed(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
+{
+	const uint8_t *p = xdri_fast(x, RPCRDMA1_FIXED_SIZE);
+	if (p) {
+		h->xid = xdri_load_be32(p);
+		h->vers = xdri_load_be32(p + 4);
+		h->credit = xdri_load_be32(p + 8);
+		h->proc = xdri_load_be32(p + 12);
+		return 0;
+	}
+	/* Short or straddling: word by word, so a truncated header still
+	 * yields the words it has (the xid to answer with). */
+	int rc = get_u32(x, &h->xid);
+	if (!rc)
+		rc = get_u32(x, &h->vers);
+	if (!rc)
+		rc = get_u32(x, &h->credit);
+	if (!rc)
+		rc = get_u32(x, &h->proc);
+	return rc;
+}
+
+static int decode_body(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
+{
+	int rc = decode_fixed(x, h);
+	if (rc)
+		return rc;
+	/* RFC 8166 §4.5.1: only the four fixed words are common to every
+	 * version; a responder must not parse further. */
+	if (h->vers != RPCRDMA1_VERSION)
+		return -EPROTONOSUPPORT;
+
+	switch (h->proc) {
+	case RPCRDMA1_MSG:
+	case RPCRDMA1_NOMSG:
+		return decode_chunks(x, &h->chunks);
+	case RPCRDMA1_MSGP:
+		/* RFC 5666 §4.3 rpc_rdma_header_padded. */
+		rc = get_u32(x, &h->align);
+		if (!rc)
+			rc = get_u32(x, &h->thresh);
+		if (!rc)
+			rc = decode_chunks(x, &h->chunks);
+		return rc;
+	case RPCRDMA1_DONE:
+		return 0;
+	case RPCRDMA1_ERROR:
+		rc = get_u32(x, &h->err);
+		if (rc)
+			return rc;
+		switch (h->err) {
+		case RPCRDMA1_ERR_VERS:
+			rc = get_u32(x, &h->vers_low);
+			if (!rc)
+				rc = get_u32(x, &h->vers_high);
+			return rc;
+		case RPCRDMA1_ERR_CHUNK:
+			return 0;
+		default:
+			/* A union discriminant with no arm (RFC 4506 §4.15). */
+			return -EINVAL;
+		}
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+int rpcrdma1_decode(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
+{
+	struct xdri_mark start = xdri_mark(x);
+
+	/* Only the counts: the arrays are filled up to them. */
+	h->xid = h->vers = h->credit = h->proc = 0;
+	h->align = h->thresh = h->err = h->vers_low = h->vers_high = 0;
+	h->hdr_len = 0;
+	rpcrdma1_chunks_init(&h->chunks);
+
+	int rc = decode_body(x, h);
+	if (rc) {
+		xdri_restore(x, start);
+		return rc;
+	}
+	h->hdr_len = x->pos - start.pos;
+	return 0;
+}
+
+int rpcrdma1_decode_buf(const void *buf, size_t len, struct rpcrdma1_hdr *h)
+{
+	struct rpcrdma_xdr x;
+	/* A decode cursor only reads; the cast drops const for the shared
+	 * cursor type. */
+	rpcrdma_xdr_init(&x, (void *)buf, len, RPCRDMA_XDR_DECODE);
+	return rpcrdma1_decode(&x, h);
+}
+
+uint32_t rpcrdma1_error_reply(int rc)
+{
+	if (rc == 0)
+		return 0;
+	/* RFC 8166 §4.5.1 */
+	if (rc == -EPROTONOSUPPORT)
+		return RPCRDMA1_ERR_VERS;
+	/* RFC 8166 §4.5.2: any other header the responder cannot parse or
+	 * whose chunks it cannot use. */
+	return RPCRDMA1_ERR_CHUNK;
+}
+
+/* ---- sizes and validity of what we are asked to encode ---- */
+
+static bool chunks_valid(const struct rpcrdma1_chunks *c)
+{
+	if (c->nreads > RPCRDMA1_MAX_READ_SEGS || c->nwrites > RPCRDMA1_MAX_WRITE_CHUNKS ||
+	    c->nwsegs > RPCRDMA1_MAX_WRITE_SEGS || c->nreply > RPCRDMA1_MAX_REPLY_SEGS)
+		return false;
+	if (!c->reply_present && c->nreply)
+		return false;
+	for (uint32_t i = 0; i < c->nwrites; i++) {
+		const struct rpcrdma1_write_chunk *w = &c->writes[i];
+		if (w->first > c->nwsegs || w->nsegs > c->nwsegs - w->first)
+			return false;
+	}
+	return true;
+}
+
+/* Caller checked chunks_valid(): every count is small, no overflow. */
+static size_t chunks_size_valid(const struct rpcrdma1_chunks *c)
+{
+	if (!c)
+		return RPCRDMA1_EMPTY_LISTS;
+	size_t n = (size_t)c->nreads * RPCRDMA1_READ_ENTRY_SIZE + 4;
+	for (uint32_t i = 0; i < c->nwrites; i++)
+		n += 8 + (size_t)c->writes[i].nsegs * RPCRDMA1_SEGMENT_SIZE;
+	n += 4;
+	n += 4;
+	if (c->reply_present)
+		n += 4 + (size_t)c->nreply * RPCRDMA1_SEGMENT_SIZE;
+	return n;
+}
+
+size_t rpcrdma1_chunks_size(const struct rpcrdma1_chunks *c)
+{
+	if (c && !chunks_valid(c))
+		return 0;
+	return chunks_size_valid(c);
+}
+
+size_t rpcrdma1_hdr_size(const struct rpcrdma1_hdr *h)
+{
+	switch (h->proc) {
+	case RPCRDMA1_MSG:
+	case RPCRDMA1_NOMSG:
+		return chunks_valid(&h->chunks)
+			   ? RPCRDMA1_FIXED_SIZE + chunks_size_valid(&h->chunks)
+			   : 0;
+	case RPCRDMA1_MSGP:
+		return chunks_valid(&h->chunks)
+			   ? RPCRDMA1_FIXED_SIZE + 8 + chunks_size_valid(&h->chunks)
+			   : 0;
+	case RPCRDMA1_DONE:
+		return RPCRDMA1_FIXED_SIZE;
+	case RPCRDMA1_ERROR:
+		if (h->err == RPCRDMA1_ERR_VERS)
+			return RPCRDMA1_ERR_VERS_SIZE;
+		if (h->err == RPCRDMA1_ERR_CHUNK)
+			return RPCRDMA1_ERR_CHUNK_SIZE;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- encoding ---- */
+
+static inline int put_u32(struct rpcrdma_xdr *x, uint32_t v)
+{
+	return xdri_put_u32_inline(x, v);
+}
+
+static int put_segment(struct rpcrdma_xdr *x, const struct rpcrdma1_segment *s)
+{
+	uint8_t tmp[RPCRDMA1_SEGMENT_SIZE];
+	uint8_t *p = xdri_fast(x, RPCRDMA1_SEGMENT_SIZE);
+	uint8_t *dst = p ? p : tmp;
+	xdri_store_be32(dst, s->handle);
+	xdri_store_be32(dst + 4, s->length);
+	xdri_store_be64(dst + 8, s->offset);
+	return p ? 0 : rpcrdma_xdri_put_slow(x, tmp, sizeof(tmp));
+}
+
+static int put_segment_array(struct rpcrdma_xdr *x, const struct rpcrdma1_segment *s, uint32_t n)
+{
+	int rc = put_u32(x, n);
+	for (uint32_t i = 0; !rc && i < n; i++)
+		rc = put_segment(x, &s[i]);
+	return rc;
+}
+
+static int put_chunks(struct rpcrdma_xdr *x, const struct rpcrdma1_chunks *c)
+{
+	int rc = 0;
+
+	if (!c) {
+		rc = put_u32(x, 0);
+		if (!rc)
+			rc = put_u32(x, 0);
+		if (!rc)
+			rc = put_u32(x, 0);
+		return rc;
+	}
+	for (uint32_t i = 0; !rc && i < c->nreads; i++) {
+		rc = put_u32(x, 1);
+		if (!rc)
+			rc = put_u32(x, c->reads[i].position);
+		if (!rc)
+			rc = put_segment(x, &c->reads[i].seg);
+	}
+	if (!rc)
+		rc = put_u32(x, 0);
+	for (uint32_t i = 0; !rc && i < c->nwrites; i++) {
+		rc = put_u32(x, 1);
+		if (!rc)
+			rc =
+			    put_segment_array(x, &c->wsegs[c->writes[i].first], c->writes[i].nsegs);
+	}
+	if (!rc)
+		rc = put_u32(x, 0);
+	if (!rc)
+		rc = put_u32(x, c->reply_present ? 1 : 0);
+	if (!rc && c->reply_present)
+		rc = put_segment_array(x, c->reply, c->nreply);
+	return rc;
+}
+
+static int put_fixed(struct rpcrdma_xdr *x, uint32_t xid, uint32_t vers, uint32_t credit,
+		     uint32_t proc)
+{
+	uint8_t *p = xdri_fast(x, RPCRDMA1_FIXED_SIZE);
+	if (p) {
+		xdri_store_be32(p, xid);
+		xdri_store_be32(p + 4, vers);
+		xdri_store_be32(p + 8, credit);
+		xdri_store_be32(p + 12, proc);
+		return 0;
+	}
+	int rc = put_u32(x, xid);
+	if (!rc)
+		rc = put_u32(x, vers);
+	if (!rc)
+		rc = put_u32(x, credit);
+	if (!rc)
+		rc = put_u32(x, proc);
+	return rc;
+}
+
+/* Everything of a header but its chunk lists, so the per-procedure
+ * helpers need not build (or zero) a whole struct rpcrdma1_hdr. */
+struct hdr_words {
+	uint32_t xid, vers, credit, proc, align, thresh, err, vers_low, vers_high;
+};
+
+/* Checks the size first, so a header that does not fit writes nothing. */
+static int encode_words(struct rpcrdma_xdr *x, const struct hdr_words *w,
+			const struct rpcrdma1_chunks *c)
+{
+	size_t need;
+
+	switch (w->proc) {
+	case RPCRDMA1_MSG:
+	case RPCRDMA1_NOMSG:
+	case RPCRDMA1_MSGP:
+		if (c && !chunks_valid(c))
+			return -EINVAL;
+		need =
+		    RPCRDMA1_FIXED_SIZE + chunks_size_valid(c) + (w->proc == RPCRDMA1_MSGP ? 8 : 0);
+		break;
+	case RPCRDMA1_DONE:
+		need = RPCRDMA1_FIXED_SIZE;
+		break;
+	case RPCRDMA1_ERROR:
+		if (w->err == RPCRDMA1_ERR_VERS)
+			need = RPCRDMA1_ERR_VERS_SIZE;
+		else if (w->err == RPCRDMA1_ERR_CHUNK)
+			need = RPCRDMA1_ERR_CHUNK_SIZE;
+		else
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (need > x->len - x->pos)
+		return -EMSGSIZE;
+
+	struct xdri_mark start = xdri_mark(x);
+	int rc = put_fixed(x, w->xid, w->vers, w->credit, w->proc);
+	if (!rc && w->proc == RPCRDMA1_MSGP) {
+		/* RFC 5666 §4.3: align and thresh precede the lists. */
+		rc = put_u32(x, w->align);
+		if (!rc)
+			rc = put_u32(x, w->thresh);
+	}
+	switch (w->proc) {
+	case RPCRDMA1_MSGP:
+	case RPCRDMA1_MSG:
+	case RPCRDMA1_NOMSG:
+		if (!rc)
+			rc = put_chunks(x, c);
+		break;
+	case RPCRDMA1_ERROR:
+		if (!rc)
+			rc = put_u32(x, w->err);
+		if (!rc && w->err == RPCRDMA1_ERR_VERS) {
+			rc = put_u32(x, w->vers_low);
+			if (!rc)
+				rc = put_u32(x, w->vers_high);
+		}
+		break;
+	default:
+		break;
+	}
+	if (rc)
+		xdri_restore(x, start); /* not reached after the size check */
+	return rc;
+}
+
+int rpcrdma1_encode(struct rpcrdma_xdr *x, const struct rpcrdma1_hdr *h)
+{
+	const struct hdr_words w = {h->xid,    h->vers, h->credit,   h->proc,     h->align,
+				    h->thresh, h->err,  h->vers_low, h->vers_high};
+	return encode_words(x, &w, &h->chunks);
+}
+
+int rpcrdma1_encode_msg(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit,
+			const struct rpcrdma1_chunks *c)
+{
+	const struct hdr_words w = {
+	    .xid = xid, .vers = RPCRDMA1_VERSION, .credit = credit, .proc = RPCRDMA1_MSG};
+	return encode_words(x, &w, c);
+}
+
+int rpcrdma1_encode_nomsg(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit,
+			  const struct rpcrdma1_chunks *c)
+{
+	const struct hdr_words w = {
+	    .xid = xid, .vers = RPCRDMA1_VERSION, .credit = credit, .proc = RPCRDMA1_NOMSG};
+	return encode_words(x, &w, c);
+}
+
+int rpcrdma1_encode_msgp(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit, uint32_t align,
+			 uint32_t thresh, const struct rpcrdma1_chunks *c)
+{
+	const struct hdr_words w = {.xid = xid,
+				    .vers = RPCRDMA1_VERSION,
+				    .credit = credit,
+				    .proc = RPCRDMA1_MSGP,
+				    .align = align,
+				    .thresh = thresh};
+	return encode_words(x, &w, c);
+}
+
+int rpcrdma1_encode_done(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit)
+{
+	const struct hdr_words w = {
+	    .xid = xid, .vers = RPCRDMA1_VERSION, .credit = credit, .proc = RPCRDMA1_DONE};
+	return encode_words(x, &w, NULL);
+}
+
+int rpcrdma1_encode_err_vers(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit, uint32_t low,
+			     uint32_t high)
+{
+	const struct hdr_words w = {.xid = xid,
+				    .vers = RPCRDMA1_VERSION,
+				    .credit = credit,
+				    .proc = RPCRDMA1_ERROR,
+				    .err = RPCRDMA1_ERR_VERS,
+				    .vers_low = low,
+				    .vers_high = high};
+	return encode_words(x, &w, NULL);
+}
+
+int rpcrdma1_encode_err_chunk(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit)
+{
+	const struct hdr_words w = {.xid = xid,
+				    .vers = RPCRDMA1_VERSION,
+				    .credit = credit,
+				    .proc = RPCRDMA1_ERROR,
+				    .err = RPCRDMA1_ERR_CHUNK};
+	return encode_words(x, &w, NULL);
+}
+
+/* ---- building chunk lists ---- */
+
+void rpcrdma1_chunks_init(struct rpcrdma1_chunks *c)
+{
+	c->nreads = 0;
+	c->nwrites = 0;
+	c->nwsegs = 0;
+	c->nreply = 0;
+	c->reply_present = false;
+}
+
+int rpcrdma1_chunks_add_read(struct rpcrdma1_chunks *c, uint32_t position,
+			     const struct rpcrdma1_segment *seg)
+{
+	if (c->nreads >= RPCRDMA1_MAX_READ_SEGS)
+		return -E2BIG;
+	c->reads[c->nreads].position = position;
+	c->reads[c->nreads].seg = *seg;
+	c->nreads++;
+	return 0;
+}
+
+int rpcrdma1_chunks_add_write_chunk(struct rpcrdma1_chunks *c)
+{
+	if (c->nwrites >= RPCRDMA1_MAX_WRITE_CHUNKS)
+		return -E2BIG;
+	c->writes[c->nwrites].first = c->nwsegs;
+	c->writes[c->nwrites].nsegs = 0;
+	c->nwrites++;
+	return 0;
+}
+
+int rpcrdma1_chunks_add_write_seg(struct rpcrdma1_chunks *c, const struct rpcrdma1_segment *seg)
+{
+	if (c->nwrites == 0)
+		return -EINVAL;
+	struct rpcrdma1_write_chunk *w = &c->writes[c->nwrites - 1];
+	/* Only the last chunk grows, so its segments stay adjacent. */
+	if (w->first + w->nsegs != c->nwsegs)
+		return -EINVAL;
+	if (c->nwsegs >= RPCRDMA1_MAX_WRITE_SEGS)
+		return -E2BIG;
+	c->wsegs[c->nwsegs++] = *seg;
+	w->nsegs++;
+	return 0;
+}
+
+int rpcrdma1_chunks_add_reply_seg(struct rpcrdma1_chunks *c, const struct rpcrdma1_segment *seg)
+{
+	if (c->nreply >= RPCRDMA1_MAX_REPLY_SEGS)
+		return -E2BIG;
+	c->reply[c->nreply++] = *seg;
+	c->reply_present = true;
+	return 0;
+}
+
+/* ---- checks a responder runs before acting on chunks ---- */
+
+int rpcrdma1_read_chunk(const struct rpcrdma1_chunks *c, uint32_t start, uint32_t *position,
+			uint32_t *nsegs, uint64_t *length)
+{
+	if (start >= c->nreads || c->nreads > RPCRDMA1_MAX_READ_SEGS)
+		return -ENOENT;
+	uint32_t pos = c->reads[start].position;
+	uint32_t i = start;
+	uint64_t len = 0;
+	/* RFC 8166 §3.4.5: the segments of one Read chunk share a position. */
+	while (i < c->nreads && c->reads[i].position == pos) {
+		len += c->reads[i].seg.length; /* <= 64 x 2^32: no overflow */
+		i++;
+	}
+	*position = pos;
+	*nsegs = i - start;
+	*length = len;
+	return 0;
+}
+
+int rpcrdma1_check_read_list(const struct rpcrdma1_chunks *c, uint32_t *nchunks)
+{
+	uint32_t chunks = 0;
+
+	if (c->nreads > RPCRDMA1_MAX_READ_SEGS)
+		return -EINVAL;
+	for (uint32_t i = 0; i < c->nreads; i++) {
+		uint32_t pos = c->reads[i].position;
+		/* XDR alignment (RFC 4506 §3, RFC 8166 §3.4.5, §3.4.7). */
+		if (pos & 3u)
+			return -EINVAL;
+		if (i > 0 && pos == c->reads[i - 1].position)
+			continue; /* same chunk, adjacent */
+		/* A new chunk starts here: its position must not belong to an
+		 * earlier chunk (segments of a chunk are adjacent, §4.3.1). */
+		for (uint32_t j = 0; j < i; j++)
+			if (c->reads[j].position == pos)
+				return -EINVAL;
+		chunks++;
+	}
+	if (nchunks)
+		*nchunks = chunks;
+	return 0;
+}
+
+int rpcrdma1_check_call(const struct rpcrdma1_hdr *h)
+{
+	const struct rpcrdma1_chunks *c = &h->chunks;
+	int rc = rpcrdma1_check_read_list(c, NULL);
+	if (rc)
+		return rc;
+
+	switch (h->proc) {
+	case RPCRDMA1_NOMSG:
+		/* RFC 8166 §3.5.3.1 Long Call: the whole RPC call is the
+		 * Position Zero Read chunk, first in the Read list. */
+		if (c->nreads == 0 || c->reads[0].position != 0)
+			return -EINVAL;
+		return 0;
+	case RPCRDMA1_MSG:
+	case RPCRDMA1_MSGP:
+		/* The call is inline; position 0 would replace it. */
+		for (uint32_t i = 0; i < c->nreads; i++)
+			if (c->reads[i].position == 0)
+				return -EINVAL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int rpcrdma1_write_chunk_length(const struct rpcrdma1_chunks *c, uint32_t i, uint64_t *length)
+{
+	if (i >= c->nwrites || c->nwrites > RPCRDMA1_MAX_WRITE_CHUNKS)
+		return -ENOENT;
+	const struct rpcrdma1_write_chunk *w = &c->writes[i];
+	if (c->nwsegs > RPCRDMA1_MAX_WRITE_SEGS || w->first > c->nwsegs ||
+	    w->nsegs > c->nwsegs - w->first)
+		return -EINVAL;
+	uint64_t len = 0;
+	for (uint32_t k = 0; k < w->nsegs; k++)
+		len += c->wsegs[w->first + k].length;
+	*length = len;
+	return 0;
+}
+
+int rpcrdma1_write_list_length(const struct rpcrdma1_chunks *c, uint64_t *length)
+{
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < c->nwrites; i++) {
+		uint64_t len;
+		int rc = rpcrdma1_write_chunk_length(c, i, &len);
+		if (rc)
+			return rc;
+		total += len;
+	}
+	*length = total;
+	return 0;
+}
+
+int rpcrdma1_reply_chunk_length(const struct rpcrdma1_chunks *c, uint64_t *length)
+{
+	if (c->nreply > RPCRDMA1_MAX_REPLY_SEGS || (!c->reply_present && c->nreply))
+		return -EINVAL;
+	uint64_t len = 0;
+	for (uint32_t k = 0; k < c->nreply; k++)
+		len += c->reply[k].length;
+	*length = len;
+	return 0;
+}
