@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz the ONC RPC header decoders (RFC 5531). Input: one control byte,
+ * then the message. Control bits 0-1 pick the decoder (0 call, 1 reply,
+ * 2 by msg_type via rpcrdma_rpc_peek, 3 an AUTH_SYS body); bits 2-7, when
+ * non-zero, cut the message into pieces of that many bytes, each its own
+ * heap block so ASan sees any access past a piece.
+ *
+ * Properties: a failed decode leaves the cursor where it was; a successful
+ * one re-encodes, and the re-encoding decodes to the same value; the
+ * admission check's reply always encodes and decodes back.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpcrdma/rpc.h"
+#include "rpcrdma/xdr.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define ASSERT(c)                                                                                  \
+	do {                                                                                       \
+		if (!(c))                                                                          \
+			__builtin_trap();                                                          \
+	} while (0)
+
+struct pieces {
+	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
+	unsigned n;
+};
+
+/* Copy @data into heap pieces of @piece bytes (the last takes the rest). */
+static int make_cursor(struct rpcrdma_xdr *x, struct pieces *p, const uint8_t *data, size_t size,
+		       size_t piece)
+{
+	size_t off = 0;
+	p->n = 0;
+	if (piece == 0)
+		piece = size ? size : 1;
+	do {
+		size_t len = size - off;
+		if (p->n < RPCRDMA_XDR_MAX_IOV - 1 && len > piece)
+			len = piece;
+		void *b = malloc(len ? len : 1);
+		if (!b)
+			return -1;
+		if (len)
+			memcpy(b, data + off, len);
+		p->iov[p->n].iov_base = b;
+		p->iov[p->n].iov_len = len;
+		p->n++;
+		off += len;
+	} while (off < size);
+	return rpcrdma_xdr_init_iov(x, p->iov, p->n, RPCRDMA_XDR_DECODE);
+}
+
+static void free_pieces(struct pieces *p)
+{
+	for (unsigned i = 0; i < p->n; i++)
+		free(p->iov[i].iov_base);
+}
+
+static uint8_t out[2048];
+
+static void check_call(struct rpcrdma_xdr *x)
+{
+	struct rpcrdma_rpc_call c, d;
+	struct rpcrdma_xdr e;
+	size_t pos = rpcrdma_xdr_getpos(x);
+
+	if (rpcrdma_rpc_decode_call(x, &c) != 0) {
+		ASSERT(rpcrdma_xdr_getpos(x) == pos);
+		return;
+	}
+	rpcrdma_xdr_init(&e, out, sizeof(out), RPCRDMA_XDR_ENCODE);
+	ASSERT(rpcrdma_rpc_encode_call(&e, &c) == 0);
+	size_t n = rpcrdma_xdr_getpos(&e);
+	rpcrdma_xdr_init(&e, out, n, RPCRDMA_XDR_DECODE);
+	ASSERT(rpcrdma_rpc_decode_call(&e, &d) == 0);
+	ASSERT(memcmp(&c, &d, sizeof(c)) == 0);
+	/* a v2 call is re-encoded whole; other versions stop after rpcvers */
+	if (c.rpcvers == RPCRDMA_RPC_VERS)
+		ASSERT(rpcrdma_xdr_remaining(&e) == 0);
+
+	struct rpcrdma_rpc_reply r, rd;
+	int v = rpcrdma_rpc_check_call(&c, RPCRDMA_RPC_FLAVORS_DEFAULT, &r);
+	ASSERT(v == 0 || v == 1);
+	if (v == 1) {
+		rpcrdma_xdr_init(&e, out, sizeof(out), RPCRDMA_XDR_ENCODE);
+		ASSERT(rpcrdma_rpc_encode_reply(&e, &r) == 0);
+		n = rpcrdma_xdr_getpos(&e);
+		rpcrdma_xdr_init(&e, out, n, RPCRDMA_XDR_DECODE);
+		ASSERT(rpcrdma_rpc_decode_reply(&e, &rd) == 0);
+		ASSERT(memcmp(&r, &rd, sizeof(r)) == 0 && rd.xid == c.xid);
+	}
+	struct rpcrdma_rpc_authsys s, s2;
+	struct rpcrdma_rpc_auth a;
+	if (rpcrdma_rpc_auth_get_sys(&c.cred, &s) == 0) {
+		ASSERT(v == 1 || c.verf.flavor == RPCRDMA_RPC_AUTH_NONE);
+		ASSERT(rpcrdma_rpc_auth_sys(&a, &s) == 0);
+		ASSERT(rpcrdma_rpc_auth_get_sys(&a, &s2) == 0);
+		ASSERT(memcmp(&s, &s2, sizeof(s)) == 0);
+	}
+}
+
+static void check_reply(struct rpcrdma_xdr *x)
+{
+	struct rpcrdma_rpc_reply r, d;
+	struct rpcrdma_xdr e;
+	size_t pos = rpcrdma_xdr_getpos(x);
+
+	if (rpcrdma_rpc_decode_reply(x, &r) != 0) {
+		ASSERT(rpcrdma_xdr_getpos(x) == pos);
+		return;
+	}
+	rpcrdma_xdr_init(&e, out, sizeof(out), RPCRDMA_XDR_ENCODE);
+	ASSERT(rpcrdma_rpc_encode_reply(&e, &r) == 0);
+	size_t n = rpcrdma_xdr_getpos(&e);
+	ASSERT(n == rpcrdma_xdr_getpos(x) - pos);
+	rpcrdma_xdr_init(&e, out, n, RPCRDMA_XDR_DECODE);
+	ASSERT(rpcrdma_rpc_decode_reply(&e, &d) == 0);
+	ASSERT(memcmp(&r, &d, sizeof(r)) == 0 && rpcrdma_xdr_remaining(&e) == 0);
+	(void)rpcrdma_rpc_accept_stat_name(r.accept_stat);
+	(void)rpcrdma_rpc_auth_stat_name(r.auth_stat);
+}
+
+static void check_authsys(struct rpcrdma_xdr *x)
+{
+	struct rpcrdma_rpc_authsys s, d;
+	struct rpcrdma_xdr e;
+	size_t pos = rpcrdma_xdr_getpos(x);
+
+	if (rpcrdma_rpc_decode_authsys(x, &s) != 0) {
+		ASSERT(rpcrdma_xdr_getpos(x) == pos);
+		return;
+	}
+	rpcrdma_xdr_init(&e, out, sizeof(out), RPCRDMA_XDR_ENCODE);
+	ASSERT(rpcrdma_rpc_encode_authsys(&e, &s) == 0);
+	size_t n = rpcrdma_xdr_getpos(&e);
+	rpcrdma_xdr_init(&e, out, n, RPCRDMA_XDR_DECODE);
+	ASSERT(rpcrdma_rpc_decode_authsys(&e, &d) == 0);
+	ASSERT(memcmp(&s, &d, sizeof(s)) == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct rpcrdma_xdr x;
+	struct pieces p;
+
+	if (size < 1)
+		return 0;
+	unsigned mode = data[0] & 3u;
+	size_t piece = data[0] >> 2;
+	if (make_cursor(&x, &p, data + 1, size - 1, piece) != 0) {
+		free_pieces(&p);
+		return 0;
+	}
+	if (mode == 2) {
+		uint32_t xid, type;
+		if (rpcrdma_rpc_peek(&x, &xid, &type) == 0)
+			mode = type == RPCRDMA_RPC_CALL ? 0 : 1;
+		ASSERT(rpcrdma_xdr_getpos(&x) == 0);
+	}
+	switch (mode) {
+	case 0:
+		check_call(&x);
+		break;
+	case 1:
+		check_reply(&x);
+		break;
+	case 3:
+		check_authsys(&x);
+		break;
+	default:
+		break;
+	}
+	free_pieces(&p);
+	return 0;
+}
