@@ -178,9 +178,8 @@ int rpcrdma_xdr_put_u64(struct rpcrdma_xdr *x, uint64_t v)
 	uint8_t b[8];
 
 	xdri_store_be64(b, v);
-	uint8_t *p = xdri_fast(x, 8);
-	if (p) {
-		memcpy(p, b, 8);
+	if (XDR_LIKELY(xdri_fits(x, 8))) {
+		memcpy(xdri_take(x, 8), b, 8);
 		return 0;
 	}
 	return rpcrdma_xdri_put_slow(x, b, 8);
@@ -261,10 +260,9 @@ int rpcrdma_xdr_reserve(struct rpcrdma_xdr *x, size_t len, void **out)
 		return 0;
 	}
 	rpcrdma_xdri_normalize(x);
-	void *p = xdri_fast(x, len);
-	if (!p)
+	if (!xdri_fits(x, len))
 		return -EMSGSIZE; /* not contiguous */
-	*out = p;
+	*out = xdri_take(x, len);
 	return 0;
 }
 
@@ -287,14 +285,14 @@ int rpcrdma_xdr_get_i32(struct rpcrdma_xdr *x, int32_t *v)
 int rpcrdma_xdr_get_u64(struct rpcrdma_xdr *x, uint64_t *v)
 {
 	uint8_t b[8];
-	const uint8_t *p = xdri_fast(x, 8);
-	if (!p) {
-		int rc = rpcrdma_xdri_get_slow(x, b, 8);
-		if (rc)
-			return rc;
-		p = b;
+	if (XDR_LIKELY(xdri_fits(x, 8))) {
+		*v = xdri_load_be64(xdri_take(x, 8));
+		return 0;
 	}
-	*v = xdri_load_be64(p);
+	int rc = rpcrdma_xdri_get_slow(x, b, 8);
+	if (rc)
+		return rc;
+	*v = xdri_load_be64(b);
 	return 0;
 }
 
@@ -401,11 +399,11 @@ int rpcrdma_xdr_get_opaque_ref(struct rpcrdma_xdr *x, uint32_t max, const void *
 		return 0;
 	}
 	rpcrdma_xdri_normalize(x);
-	const void *q = xdri_fast(x, n);
-	if (!q) {
+	if (!xdri_fits(x, n)) {
 		xdri_restore(x, m);
 		return -EAGAIN;
 	}
+	const void *q = xdri_take(x, n);
 	size_t padded = RPCRDMA_XDR_ROUNDUP((size_t)n);
 	if (padded != n)
 		xdri_read_span(x, NULL, padded - n);
@@ -488,9 +486,8 @@ int rpcrdma_xdr_get_inline(struct rpcrdma_xdr *x, size_t len, const void **out)
 		return 0;
 	}
 	rpcrdma_xdri_normalize(x);
-	const void *p = xdri_fast(x, len);
-	if (!p)
+	if (!xdri_fits(x, len))
 		return -EAGAIN;
-	*out = p;
+	*out = xdri_take(x, len);
 	return 0;
 }

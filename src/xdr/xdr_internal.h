@@ -8,6 +8,7 @@
 #define RPCRDMA_XDR_INTERNAL_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -59,18 +60,21 @@ static inline uint64_t xdri_load_be64(const uint8_t *p)
 	return (uint64_t)xdri_load_be32(p) << 32 | xdri_load_be32(p + 4);
 }
 
-/* The fast path: @n (> 0) bytes wholly inside the current iovec. Returns a
- * pointer to them and advances, or NULL with the cursor untouched. */
-static inline uint8_t *xdri_fast(struct rpcrdma_xdr *x, size_t n)
+/* The fast path, in two steps so the common case is one compare: do the
+ * next @n (> 0) bytes lie wholly inside the current iovec? */
+static inline bool xdri_fits(const struct rpcrdma_xdr *x, size_t n)
 {
-	struct iovec *v = &x->iov[x->idx];
-	if (XDR_LIKELY(v->iov_len - x->off >= n)) {
-		uint8_t *p = (uint8_t *)v->iov_base + x->off;
-		x->off += n;
-		x->pos += n;
-		return p;
-	}
-	return NULL;
+	return x->iov[x->idx].iov_len - x->off >= n;
+}
+
+/* ... then step over them (only after xdri_fits said yes) and return where
+ * they are. */
+static inline uint8_t *xdri_take(struct rpcrdma_xdr *x, size_t n)
+{
+	uint8_t *p = (uint8_t *)x->iov[x->idx].iov_base + x->off;
+	x->off += n;
+	x->pos += n;
+	return p;
 }
 
 /* Out of line (xdr.c): items that straddle iovecs. -EMSGSIZE / -EBADMSG
@@ -82,9 +86,8 @@ void rpcrdma_xdri_normalize(struct rpcrdma_xdr *x);
 
 static inline int xdri_put_u32_inline(struct rpcrdma_xdr *x, uint32_t v)
 {
-	uint8_t *p = xdri_fast(x, 4);
-	if (XDR_LIKELY(p != NULL)) {
-		xdri_store_be32(p, v);
+	if (XDR_LIKELY(xdri_fits(x, 4))) {
+		xdri_store_be32(xdri_take(x, 4), v);
 		return 0;
 	}
 	uint8_t b[4];
@@ -94,9 +97,8 @@ static inline int xdri_put_u32_inline(struct rpcrdma_xdr *x, uint32_t v)
 
 static inline int xdri_get_u32_inline(struct rpcrdma_xdr *x, uint32_t *v)
 {
-	const uint8_t *p = xdri_fast(x, 4);
-	if (XDR_LIKELY(p != NULL)) {
-		*v = xdri_load_be32(p);
+	if (XDR_LIKELY(xdri_fits(x, 4))) {
+		*v = xdri_load_be32(xdri_take(x, 4));
 		return 0;
 	}
 	uint8_t b[4];
