@@ -85,6 +85,9 @@ RPCRDMA_API int rpcrdma_xdr_put_opaque(struct rpcrdma_xdr *x, const void *p, uin
 				       uint32_t max);
 /* string<max>: as opaque, from a NUL-terminated string. */
 RPCRDMA_API int rpcrdma_xdr_put_string(struct rpcrdma_xdr *x, const char *s, uint32_t max);
+/* Array count of a T<max> (RFC 4506 §4.13): -E2BIG if count > max. The
+ * caller then encodes the @count elements. */
+RPCRDMA_API int rpcrdma_xdr_put_count(struct rpcrdma_xdr *x, uint32_t count, uint32_t max);
 /* Reserve @len bytes (multiple of 4) to fill in later, e.g. a length word;
  * *out points at them when they are contiguous, else -EMSGSIZE. */
 RPCRDMA_API int rpcrdma_xdr_reserve(struct rpcrdma_xdr *x, size_t len, void **out);

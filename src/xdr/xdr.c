@@ -249,6 +249,13 @@ int rpcrdma_xdr_put_string(struct rpcrdma_xdr *x, const char *s, uint32_t max)
 	return rpcrdma_xdr_put_opaque(x, s, (uint32_t)n, max);
 }
 
+int rpcrdma_xdr_put_count(struct rpcrdma_xdr *x, uint32_t count, uint32_t max)
+{
+	if (count > max)
+		return -E2BIG;
+	return xdri_put_u32_inline(x, count);
+}
+
 int rpcrdma_xdr_reserve(struct rpcrdma_xdr *x, size_t len, void **out)
 {
 	if (!out || len % RPCRDMA_XDR_UNIT)

@@ -62,7 +62,7 @@ static int put_item(struct rpcrdma_xdr *x, const struct item *it)
 		return rpcrdma_xdr_put_string(x, it->str, ITEM_MAX_BYTES);
 	case IT_ARRAY: {
 		size_t pos = rpcrdma_xdr_getpos(x);
-		rc = rpcrdma_xdr_put_u32(x, it->len);
+		rc = rpcrdma_xdr_put_count(x, it->len, ARRAY_MAX);
 		for (uint32_t i = 0; rc == 0 && i < it->len; i++)
 			rc = rpcrdma_xdr_put_u32(x, it->arr[i]);
 		if (rc)
@@ -373,6 +373,7 @@ static int test_limits(void)
 	CHECK_FAIL_AT(&x, rpcrdma_xdr_put_opaque_fixed(&x, data, SIZE_MAX), -EOVERFLOW);
 	CHECK_FAIL_AT(&x, rpcrdma_xdr_put_opaque(&x, NULL, 4, 8), -EINVAL);
 	CHECK_FAIL_AT(&x, rpcrdma_xdr_put_string(&x, NULL, 8), -EINVAL);
+	CHECK_FAIL_AT(&x, rpcrdma_xdr_put_count(&x, 17, 16), -E2BIG);
 
 	/* decode: opaque<8> announcing 9 bytes (present) */
 	static const uint8_t op9[] = {0, 0, 0, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0};
