@@ -111,7 +111,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		REQUIRE(seen == nchunks);
 	}
-	(void)rpcrdma1_check_call(&h);
+	int call_rc = rpcrdma1_check_call(&h);
+	REQUIRE(call_rc == 0 || call_rc == -EINVAL);
+	int reply_rc = rpcrdma1_check_reply(&h);
+	REQUIRE(reply_rc == 0 || reply_rc == -EINVAL);
 	uint64_t total = 0, sum = 0, len;
 	for (uint32_t i = 0; i < c->nwrites; i++) {
 		REQUIRE(rpcrdma1_write_chunk_length(c, i, &len) == 0);

@@ -33,6 +33,21 @@
 
 /* ---- decoding ---- */
 
+/* Fast path: the next @n bytes lie in the current iovec (the common case:
+ * a header in one receive buffer). Steps over them and returns where they
+ * are, or NULL with the cursor untouched; the caller then takes the
+ * XDR layer's slow path, which handles straddling and truncation. */
+static inline uint8_t *take_contiguous(struct rpcrdma_xdr *x, size_t n)
+{
+	struct iovec *v = &x->iov[x->idx];
+	if (v->iov_len - x->off < n)
+		return NULL;
+	uint8_t *p = (uint8_t *)v->iov_base + x->off;
+	x->off += n;
+	x->pos += n;
+	return p;
+}
+
 static inline int get_u32(struct rpcrdma_xdr *x, uint32_t *v)
 {
 	return xdri_get_u32_inline(x, v);
@@ -54,7 +69,7 @@ static inline int get_present(struct rpcrdma_xdr *x, bool *present)
 static int get_segment(struct rpcrdma_xdr *x, struct rpcrdma1_segment *s)
 {
 	uint8_t tmp[RPCRDMA1_SEGMENT_SIZE];
-	const uint8_t *p = xdri_fast(x, RPCRDMA1_SEGMENT_SIZE);
+	const uint8_t *p = take_contiguous(x, RPCRDMA1_SEGMENT_SIZE);
 	if (!p) {
 		/* Straddles iovecs (or truncated: -EBADMSG, cursor unchanged). */
 		int rc = rpcrdma_xdri_get_slow(x, tmp, sizeof(tmp));
@@ -156,7 +171,7 @@ static int decode_chunks(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
 
 static int decode_fixed(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
 {
-	const uint8_t *p = xdri_fast(x, RPCRDMA1_FIXED_SIZE);
+	const uint8_t *p = take_contiguous(x, RPCRDMA1_FIXED_SIZE);
 	if (p) {
 		h->xid = xdri_load_be32(p);
 		h->vers = xdri_load_be32(p + 4);
@@ -335,7 +350,7 @@ static inline int put_u32(struct rpcrdma_xdr *x, uint32_t v)
 static int put_segment(struct rpcrdma_xdr *x, const struct rpcrdma1_segment *s)
 {
 	uint8_t tmp[RPCRDMA1_SEGMENT_SIZE];
-	uint8_t *p = xdri_fast(x, RPCRDMA1_SEGMENT_SIZE);
+	uint8_t *p = take_contiguous(x, RPCRDMA1_SEGMENT_SIZE);
 	uint8_t *dst = p ? p : tmp;
 	xdri_store_be32(dst, s->handle);
 	xdri_store_be32(dst + 4, s->length);
@@ -390,7 +405,7 @@ static int put_chunks(struct rpcrdma_xdr *x, const struct rpcrdma1_chunks *c)
 static int put_fixed(struct rpcrdma_xdr *x, uint32_t xid, uint32_t vers, uint32_t credit,
 		     uint32_t proc)
 {
-	uint8_t *p = xdri_fast(x, RPCRDMA1_FIXED_SIZE);
+	uint8_t *p = take_contiguous(x, RPCRDMA1_FIXED_SIZE);
 	if (p) {
 		xdri_store_be32(p, xid);
 		xdri_store_be32(p + 4, vers);
@@ -669,6 +684,28 @@ int rpcrdma1_check_call(const struct rpcrdma1_hdr *h)
 	default:
 		return -EINVAL;
 	}
+}
+
+int rpcrdma1_check_reply(const struct rpcrdma1_hdr *h)
+{
+	const struct rpcrdma1_chunks *c = &h->chunks;
+	uint64_t written, reply;
+
+	if (h->proc == RPCRDMA1_ERROR)
+		return 0;
+	if (h->proc != RPCRDMA1_MSG && h->proc != RPCRDMA1_NOMSG)
+		return -EINVAL;
+	if (c->nreads)
+		return -EINVAL;
+	int rc = rpcrdma1_write_list_length(c, &written);
+	if (!rc)
+		rc = rpcrdma1_reply_chunk_length(c, &reply);
+	if (rc)
+		return -EINVAL;
+	if (h->proc == RPCRDMA1_MSG)
+		return reply == 0 ? 0 : -EINVAL;
+	/* RFC 8166 §3.5.3.2 Long Reply */
+	return reply != 0 && written == 0 ? 0 : -EINVAL;
 }
 
 int rpcrdma1_write_chunk_length(const struct rpcrdma1_chunks *c, uint32_t i, uint64_t *length)

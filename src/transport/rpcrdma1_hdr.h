@@ -196,6 +196,23 @@ int rpcrdma1_check_read_list(const struct rpcrdma1_chunks *c, uint32_t *nchunks)
  *   - any other proc: -EINVAL (not a call).
  */
 int rpcrdma1_check_call(const struct rpcrdma1_hdr *h);
+/*
+ * A received reply's header, as a requester must see it before it trusts
+ * the chunk lengths (-EINVAL when broken; the same rules Linux's xprtrdma
+ * applies in rpcrdma_decode_msg/_nomsg):
+ *   - no Read list: Version One replies carry no Read chunks (RFC 8166
+ *     §3.4.5 and §4.6.2: RDMA_DONE, which pulled them, is gone); the
+ *     responder-provided Read chunks of the reliable-reply draft need their
+ *     own check;
+ *   - RDMA_MSG: the reply is inline, so no Reply chunk bytes were written
+ *     (a Reply chunk may be echoed back with length 0);
+ *   - RDMA_NOMSG (Long Reply, RFC 8166 §3.5.3.2): the reply is in the Reply
+ *     chunk, which must show some bytes written, and no Write chunk may
+ *     show any;
+ *   - RDMA_ERROR: nothing to check;
+ *   - RDMA_MSGP, RDMA_DONE: not a reply.
+ */
+int rpcrdma1_check_reply(const struct rpcrdma1_hdr *h);
 /* Sum of the segment lengths of Write chunk @i (-ENOENT if i >= nwrites,
  * -EINVAL if its indices are out of range): how many bytes the requester
  * offered for that result (RFC 8166 §3.4.6). */

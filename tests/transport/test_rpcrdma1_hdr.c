@@ -727,6 +727,37 @@ static void test_checks(void)
 	h.proc = RPCRDMA1_ERROR;
 	CHECK_RC(rpcrdma1_check_call(&h), -EINVAL);
 
+	/* Requester's checks on replies. */
+	h.proc = RPCRDMA1_MSG;
+	rpcrdma1_chunks_init(&h.chunks);
+	CHECK_RC(rpcrdma1_check_reply(&h), 0);
+	s = seg(5, 0, 0x1000); /* Reply chunk echoed back unused */
+	rpcrdma1_chunks_add_reply_seg(&h.chunks, &s);
+	rpcrdma1_chunks_add_write_chunk(&h.chunks);
+	s.length = 4096; /* Write chunk filled */
+	rpcrdma1_chunks_add_write_seg(&h.chunks, &s);
+	CHECK_RC(rpcrdma1_check_reply(&h), 0);
+	h.chunks.reply[0].length = 8; /* MSG, yet Reply chunk bytes written */
+	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
+	h.proc = RPCRDMA1_NOMSG; /* Long Reply, but Write chunk bytes too */
+	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
+	h.chunks.wsegs[0].length = 0;
+	CHECK_RC(rpcrdma1_check_reply(&h), 0);
+	h.chunks.reply[0].length = 0; /* Long Reply with nothing written */
+	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
+	h.chunks.reply_present = false;
+	h.chunks.nreply = 0;
+	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
+	h.proc = RPCRDMA1_MSG;
+	rpcrdma1_chunks_add_read(&h.chunks, 8, &s); /* Read chunk in a reply */
+	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
+	h.proc = RPCRDMA1_ERROR;
+	CHECK_RC(rpcrdma1_check_reply(&h), 0);
+	h.proc = RPCRDMA1_DONE;
+	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
+	h.proc = RPCRDMA1_MSGP;
+	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
+
 	/* Sums do not overflow 32 bits. */
 	rpcrdma1_chunks_init(&h.chunks);
 	rpcrdma1_chunks_add_write_chunk(&h.chunks);

@@ -16,7 +16,10 @@
  *   - same number of Read chunks (positions), Write chunks and Reply chunk
  *     presence, the same segment count per Write chunk and Reply chunk, and
  *     the same handle / length / offset for every segment in order;
- *   - re-encoding the decoded header gives back the captured bytes.
+ *   - re-encoding the decoded header gives back the captured bytes;
+ *   - the kernel's calls pass our responder checks (rpcrdma1_check_call)
+ *     and its replies our requester checks (rpcrdma1_check_reply); a
+ *     message is a reply when an earlier message carried the same xid.
  * It also requires that the captures hold at least one message with each of
  * a Read list, a Write list and a Reply chunk, and 200 messages in all, so
  * the comparison cannot pass vacuously.
@@ -64,6 +67,21 @@ struct tmsg {
 
 static int failures;
 static unsigned total_msgs, with_reads, with_writes, with_reply, total_segs;
+static unsigned calls, replies;
+static uint32_t seen_xid[8192];
+static unsigned nseen;
+
+/* Calls come first on the wire; there are no retransmissions in these
+ * captures, so a repeated xid is the reply. */
+static int is_reply(uint32_t xid)
+{
+	for (unsigned i = 0; i < nseen; i++)
+		if (seen_xid[i] == xid)
+			return 1;
+	if (nseen < sizeof(seen_xid) / sizeof(seen_xid[0]))
+		seen_xid[nseen++] = xid;
+	return 0;
+}
 
 static void fail(const struct tmsg *m, const char *what)
 {
@@ -236,6 +254,22 @@ static void compare(const struct tmsg *m)
 		with_writes += c->nwrites > 0;
 		with_reply += c->reply_present;
 		total_segs += c->nreads + c->nwsegs + c->nreply;
+	}
+
+	if (is_reply(h.xid)) {
+		replies++;
+		rc = rpcrdma1_check_reply(&h);
+		if (rc) {
+			snprintf(msg, sizeof(msg), "reply fails rpcrdma1_check_reply: %d", rc);
+			fail(m, msg);
+		}
+	} else {
+		calls++;
+		rc = rpcrdma1_check_call(&h);
+		if (rc) {
+			snprintf(msg, sizeof(msg), "call fails rpcrdma1_check_call: %d", rc);
+			fail(m, msg);
+		}
 	}
 
 	/* Our encoder reproduces the kernel's bytes. */
@@ -411,10 +445,11 @@ int main(int argc, char **argv)
 		if (run_capture(path))
 			return 1;
 	}
-	printf("%u messages: %u with a Read list, %u with a Write list, %u with a Reply chunk, "
-	       "%u segments in all\n",
-	       total_msgs, with_reads, with_writes, with_reply, total_segs);
-	if (total_msgs < 200 || !with_reads || !with_writes || !with_reply) {
+	printf("%u messages (%u calls, %u replies): %u with a Read list, %u with a Write list, "
+	       "%u with a Reply chunk, %u segments in all\n",
+	       total_msgs, calls, replies, with_reads, with_writes, with_reply, total_segs);
+	if (total_msgs < 200 || !with_reads || !with_writes || !with_reply || calls < 100 ||
+	    replies < 100) {
 		printf("FAIL: the captures did not exercise every list (need >= 200 messages and "
 		       "each kind of chunk)\n");
 		return 1;
