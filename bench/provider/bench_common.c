@@ -43,7 +43,8 @@ static void usage(void)
 		"  --rtt-warmup N    unmeasured round trips first (default 1000)\n"
 		"  --seconds S       seconds per bandwidth test (default 1.5)\n"
 		"  --qd N            operations in flight (default 16)\n"
-		"  --timeout S       kill this process after S seconds (default 60)\n",
+		"  --timeout S       kill this process after S seconds (default 60)\n"
+		"  --yield           poll mode: sched_yield() when a poll finds nothing\n",
 		bench_prog);
 	exit(2);
 }
@@ -97,6 +98,7 @@ void bench_parse(struct bench_opts *o, int argc, char **argv, const char *prog)
 	    {"seconds", required_argument, NULL, 's'},
 	    {"qd", required_argument, NULL, 'q'},
 	    {"timeout", required_argument, NULL, 'T'},
+	    {"yield", no_argument, NULL, 'y'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c, role = -1;
@@ -164,6 +166,9 @@ void bench_parse(struct bench_opts *o, int argc, char **argv, const char *prog)
 		case 'T':
 			o->timeout = parse_uint(optarg, 86400);
 			break;
+		case 'y':
+			o->yield = 1;
+			break;
 		default:
 			usage();
 		}
@@ -195,6 +200,12 @@ void bench_watchdog(const struct bench_opts *o)
 	 * signal exit and reports which worker timed out. */
 	signal(SIGALRM, SIG_DFL);
 	alarm(o->timeout);
+}
+
+void bench_idle(const struct bench_opts *o)
+{
+	if (o->mode == BENCH_POLL && o->yield)
+		sched_yield();
 }
 
 uint64_t bench_now_ns(void)

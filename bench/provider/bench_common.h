@@ -45,6 +45,7 @@ struct bench_opts {
 	double bw_seconds;   /* per bandwidth test */
 	unsigned qd;         /* RDMA ops in flight */
 	unsigned timeout;    /* whole-process watchdog, seconds */
+	int yield;           /* poll mode: sched_yield() after an empty poll */
 };
 
 /* Control messages: exactly BENCH_MSG_SIZE bytes, host byte order (both ends
@@ -100,6 +101,10 @@ void bench_report_bw(const char *key, uint64_t bytes, uint64_t ns);
 void bench_result(const char *key, double v);
 void bench_info(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void bench_ready(unsigned port);
+
+/* Poll mode with --yield (both processes on one CPU): give the CPU to the
+ * peer after finding nothing, else each round trip costs a time slice. */
+void bench_idle(const struct bench_opts *o);
 
 /* Prints "<prog>: <msg>" to stderr and exits 1. */
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

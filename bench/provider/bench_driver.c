@@ -258,6 +258,11 @@ static void describe_exit(char *dst, size_t len, const struct child *c)
 		dst[0] = 0;
 }
 
+static int same_cpu(void)
+{
+	return G.server_cpu >= 0 && G.server_cpu == G.client_cpu;
+}
+
 /* Builds a worker's argv (optionally under callgrind) into av. */
 static void worker_argv(const struct run *r, int server, unsigned port, const char *cg_out,
 			char store[][1200], const char **av)
@@ -288,6 +293,8 @@ static void worker_argv(const struct run *r, int server, unsigned port, const ch
 	ARG("%d", server ? G.server_cpu : G.client_cpu);
 	av[n++] = "--timeout";
 	ARG("%u", timeout);
+	if (r->mode == BENCH_POLL && same_cpu())
+		av[n++] = "--yield";
 	if (!server) {
 		av[n++] = "--port";
 		ARG("%u", port);
@@ -818,6 +825,8 @@ static void print_table(void)
 	printf("\nProvider benchmark, %s\nmachine: %s\n", date, mach);
 	printf("placement: server on CPU %d, client on CPU %d (%s); loopback 127.0.0.1\n",
 	       G.server_cpu, G.client_cpu, G.placement);
+	if (same_cpu() && (G.modes & 2))
+		printf("busy-polling on one CPU: workers sched_yield() after an empty poll\n");
 	printf("RTT: 64-byte Send round trip; bandwidth: 1 MiB ops, %u in flight, %.1f s each; "
 	       "GB/s = 1e9 B/s\n\n",
 	       G.qd, G.seconds);

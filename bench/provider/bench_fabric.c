@@ -232,6 +232,8 @@ static int progress(void)
 				if (poll(&p, 1, 1000) < 0 && errno != EINTR)
 					bench_die("poll: %s", strerror(errno));
 			}
+		} else {
+			bench_idle(&opt);
 		}
 	}
 	for (i = 0; i < n; i++) {

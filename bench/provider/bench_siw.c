@@ -93,6 +93,8 @@ static void drive(void)
 	rc = rpcrdma_dev_progress(S.dev, 0);
 	if (rc < 0 && rc != -EINTR)
 		bench_die("rpcrdma_dev_progress: %s", strerror(-rc));
+	if (rc == 0)
+		bench_idle(&opt);
 }
 
 static void post_recv(unsigned i)

@@ -40,7 +40,9 @@ static void read_full(int fd, void *buf, size_t len)
 			len -= (size_t)n;
 		} else if (n == 0) {
 			bench_die("peer closed the connection");
-		} else if (errno != EINTR && errno != EAGAIN) {
+		} else if (errno == EAGAIN) {
+			bench_idle(&opt);
+		} else if (errno != EINTR) {
 			bench_die("recv: %s", strerror(errno));
 		}
 	}
