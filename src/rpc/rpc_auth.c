@@ -126,10 +126,14 @@ int rpcrdma_rpc_auth_sys(struct rpcrdma_rpc_auth *a, const struct rpcrdma_rpc_au
 int rpcrdma_rpc_auth_get_sys(const struct rpcrdma_rpc_auth *a, struct rpcrdma_rpc_authsys *s)
 {
 	struct rpcrdma_xdr x;
+	uint8_t body[RPCRDMA_RPC_AUTH_BODY_MAX];
 
 	if (!a || !s || a->flavor != RPCRDMA_RPC_AUTH_SYS || a->len > sizeof(a->body))
 		return -EINVAL;
-	rpcrdma_xdr_init(&x, (void *)(uintptr_t)a->body, a->len, RPCRDMA_XDR_DECODE);
+	/* The cursor takes a mutable buffer; decode from a copy rather than
+	 * cast away the const of the caller's credential. */
+	memcpy(body, a->body, a->len);
+	rpcrdma_xdr_init(&x, body, a->len, RPCRDMA_XDR_DECODE);
 	int rc = rpcrdma_rpc_decode_authsys(&x, s);
 	if (rc)
 		return rc;

@@ -20,8 +20,10 @@
 #include "xdr/xdr_internal.h"
 
 static const uint8_t xdri_zero_pad[RPCRDMA_XDR_UNIT];
-/* What a zero-length opaque_ref points at: never NULL, never read. */
+/* What a zero-length opaque_ref/inline points at: never NULL, never read. */
 static const uint8_t xdri_empty[1];
+/* What a zero-length reservation points at: never NULL, never written. */
+static uint8_t xdri_empty_rw[1];
 
 void rpcrdma_xdr_init(struct rpcrdma_xdr *x, void *buf, size_t len, enum rpcrdma_xdr_op op)
 {
@@ -263,7 +265,7 @@ int rpcrdma_xdr_reserve(struct rpcrdma_xdr *x, size_t len, void **out)
 	if (len > x->len - x->pos)
 		return -EMSGSIZE;
 	if (len == 0) {
-		*out = (void *)(uintptr_t)xdri_empty;
+		*out = xdri_empty_rw;
 		return 0;
 	}
 	rpcrdma_xdri_normalize(x);

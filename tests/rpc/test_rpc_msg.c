@@ -161,7 +161,7 @@ static void b_auth_error(struct rpcrdma_rpc_reply *r, uint32_t s)
 	rpcrdma_rpc_reply_auth_error(r, 0x01020304u, s);
 }
 
-// clang-format off (one vector a line)
+// clang-format off
 static const struct reply_kat reply_kats[] = {
 	/* MSG_ACCEPTED: xid, REPLY, MSG_ACCEPTED, verf AUTH_NONE <0>, accept_stat */
 	{ "SUCCESS", b_accepted, 0, 24, { W(0x01020304u), W(1), W(0), W(0), W(0), W(0) } },
