@@ -503,7 +503,7 @@ static int test_cursor_api(void)
  * decode back to the same values from any fragmentation. */
 static int test_roundtrip_random(void)
 {
-	enum { ITEMS = 24, ROUNDS = 3000 };
+	enum { ITEMS = 24, ROUNDS = 20000 };
 	static struct item items[ITEMS];
 	static uint8_t flat[ITEMS * 48], frag[ITEMS * 48];
 

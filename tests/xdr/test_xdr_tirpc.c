@@ -144,11 +144,31 @@ static int record_eq(const record *a, const record *b)
 	       a->uch == b->uch;
 }
 
+/* Our stream's ops with x_inline wrapped to count the pointers it hands
+ * out, so the test knows rpcgen's XDR_INLINE path really ran. */
+static struct xdr_ops counting_ops;
+static int32_t *(*real_inline)(XDR *, u_int);
+static unsigned inline_given;
+
+static int32_t *counting_inline(XDR *xs, u_int len)
+{
+	int32_t *p = real_inline(xs, len);
+	if (p)
+		inline_given++;
+	return p;
+}
+
 /* Encode @r through our stream over @x; returns the byte count or 0. */
 static size_t ours_encode(struct rpcrdma_xdr *x, record *r)
 {
 	XDR xs;
 	rpcrdma_tirpc_xdr_create(&xs, x);
+	if (!real_inline) {
+		counting_ops = *xs.x_ops;
+		real_inline = counting_ops.x_inline;
+		counting_ops.x_inline = counting_inline;
+	}
+	xs.x_ops = &counting_ops;
 	if (!xdr_record(&xs, r))
 		return 0;
 	size_t n = xdr_getpos(&xs);
@@ -191,7 +211,7 @@ static int test_roundtrip(void)
 	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
 	struct rpcrdma_xdr x;
 
-	for (int round = 0; round < 400; round++) {
+	for (int round = 0; round < 1000; round++) {
 		record r;
 		rand_record(&r);
 		size_t n = tirpc_encode(&r, ref, sizeof(ref));
@@ -199,14 +219,18 @@ static int test_roundtrip(void)
 
 		/* flat, 8-aligned: XDR_INLINE hands out pointers */
 		rpcrdma_xdr_init(&x, flat, BUFSZ, RPCRDMA_XDR_ENCODE);
+		inline_given = 0;
 		CHECK(ours_encode(&x, &r) == n);
+		CHECK(inline_given > 0);
 		CHECK(memcmp(flat, ref, n) == 0);
 		rpcrdma_xdr_init(&x, flat, n, RPCRDMA_XDR_DECODE);
 		CHECK(ours_decode_check(&x, &r, ref, n, 1) == 0);
 
 		/* flat, misaligned by 1: XDR_INLINE declines, item by item */
 		rpcrdma_xdr_init(&x, flat + 1, BUFSZ, RPCRDMA_XDR_ENCODE);
+		inline_given = 0;
 		CHECK(ours_encode(&x, &r) == n);
+		CHECK(inline_given == 0);
 		CHECK(memcmp(flat + 1, ref, n) == 0);
 		rpcrdma_xdr_init(&x, flat + 1, n, RPCRDMA_XDR_DECODE);
 		CHECK(ours_decode_check(&x, &r, ref, n, 0) == 0);
