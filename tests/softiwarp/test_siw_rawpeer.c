@@ -1,0 +1,933 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The provider against a hand-written iWARP peer. The forked child speaks
+ * MPA / DDP / RDMAP itself over a plain TCP socket, with every byte built
+ * here from RFC 5044, RFC 6581, RFC 5041 and RFC 5040 (siw_test_util.c:
+ * start frames, FPDUs with CRC32c, DDP headers) — nothing from
+ * src/softiwarp. The parent runs the provider and obeys the child's
+ * commands (accept with these attributes, expect this receive, expect this
+ * Terminate, connect to me, post these Reads) over the control socket, and
+ * asserts the provider's side of each exchange.
+ *
+ * Asserted on the wire (child):
+ *  - MPA reply to a revision 2 request: key, flags exactly C|H|rev 2, the
+ *    IRD/ORD word bounded by ours (RFC 6581 §5), the private data;
+ *    revision 1 request: revision 1 reply without IRD/ORD word;
+ *  - the provider's own MPA request as initiator: flags, IRD/ORD, private
+ *    data byte-exact;
+ *  - a Send FPDU with CRC, a two-segment tagged Write followed by a Send,
+ *    a Read Request answered by Read Responses (tagged to our sink STag and
+ *    TO, contiguous, Last flag on the last, CRC valid, bytes checksummed);
+ *  - Terminates, byte-exact control fields in RFC 5040 §4.8 order: bad
+ *    STag on a Write (DDP tagged "Invalid STag", with the terminated DDP
+ *    header when D is set), bad source STag on a Read Request (RDMAP
+ *    remote protection "Invalid STag"), a bad CRC (LLP, MPA CRC error),
+ *    more Read Requests than the negotiated IRD; each followed by close;
+ *  - markers requested: an MPA reply with the Reject bit and no connection;
+ *  - reserved flag 0x0800 (as Linux siw sets it): accepted as usual;
+ *  - the provider's ORD: with the peer's IRD 2, never more than two Read
+ *    Requests outstanding on the wire.
+ * Asserted by the provider (parent): the CONNECT_REQUEST fields (revision,
+ * IRD/ORD, private data), placed bytes, TERMINATE events (sent and
+ * received) with layer/etype/code, incl. a Terminate written in Linux
+ * siw's reversed bit order (`21 02 03 00`, kernel-peer/README.md) and the
+ * same in RFC order (`12 02 c0 00`), both decoded as DDP / untagged / no
+ * buffer available.
+ */
+#include "siw_test_util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+enum {
+	MSG_PORT = 1,
+	CMD_ACCEPT,     /* a: crc; u0: ird; u1: want rev; u2: want ird; u3: want ord;
+			   u4: pd len (pd in data); u5: 1 = expect no request at all */
+	CMD_RECV,       /* u0: len; u1: hash */
+	CMD_TERM,       /* a: local; u0..: allowed packed codes, u5: count */
+	CMD_QUIET,      /* u0: ms: no events in that time */
+	CMD_CONNECT,    /* a: port; u0: ird; u1: ord; pd in data (u4 len) */
+	CMD_READS,      /* u0: count; u1: len; u2: remote stag */
+	CMD_READS_DONE, /* u0: count; u1: len */
+	CMD_EVENT,      /* u0: event type */
+	CMD_CLOSE,
+	CMD_END,
+	MSG_OK,
+};
+
+#define RW_LEN  ((size_t)1 << 20)
+#define RO_LEN  ((size_t)32 << 20)
+#define RO_SEED 0x524f
+#define RD_SEED 0x5000
+
+static uint64_t verified;
+
+/* ------------------------------------------------------------------ */
+/* child: the raw peer                                                 */
+/* ------------------------------------------------------------------ */
+
+static struct siwt_msg cmd_reply;
+
+/* Sends a command to the parent and waits for its MSG_OK (the parent
+ * asserts its side; u[] carries results). */
+static int cmd(int ctl, struct siwt_msg *m)
+{
+	if (siwt_send_msg(ctl, m))
+		return -1;
+	return siwt_expect(ctl, MSG_OK, &cmd_reply);
+}
+
+static int cmd4(int ctl, uint32_t type, uint32_t a, uint64_t u0, uint64_t u1)
+{
+	struct siwt_msg m = {.type = type, .a = a};
+
+	m.u[0] = u0;
+	m.u[1] = u1;
+	return cmd(ctl, &m);
+}
+
+static int cmd_term(int ctl, bool local, uint32_t t0, uint32_t t1, uint32_t t2)
+{
+	struct siwt_msg m = {.type = CMD_TERM, .a = local};
+
+	m.u[0] = t0;
+	m.u[1] = t1;
+	m.u[2] = t2;
+	m.u[5] = t2 ? 3 : t1 ? 2 : 1;
+	return cmd(ctl, &m);
+}
+
+/* Child-side connection state. */
+struct raw {
+	int fd;
+	bool crc;
+	uint32_t msn[3]; /* next MSN per queue we send on */
+};
+
+static int send_fpdu(struct raw *r, const uint8_t *ulpdu, size_t len)
+{
+	uint8_t f[70000];
+
+	return siwt_write_all(r->fd, f, siwt_fpdu(f, ulpdu, len, r->crc));
+}
+
+static int send_msg_untagged(struct raw *r, unsigned op, unsigned qn, const void *payload,
+			     size_t len, uint32_t inv)
+{
+	uint8_t u[70000];
+	size_t h = siwt_ddp_untagged(u, true, op, inv, qn, r->msn[qn]++, 0);
+
+	memcpy(u + h, payload, len);
+	return send_fpdu(r, u, h + len);
+}
+
+/* The Send FPDU as the RDMAP Send of RFC 5040 §4.3. */
+static int raw_send(struct raw *r, const void *p, size_t len)
+{
+	return send_msg_untagged(r, SIWT_OP_SEND, 0, p, len, 0);
+}
+
+/* MPA request, then read the reply: returns the reply's flag word and
+ * fills ird/ord words and private data; -errno on failure. */
+static int mpa_connect(struct raw *r, uint16_t port, uint16_t bits, uint16_t ird, uint16_t ord,
+		       const void *pd, size_t pdlen, uint16_t *rird, uint16_t *rord, uint8_t *rpd,
+		       size_t *rpdlen)
+{
+	uint8_t f[600], h[20];
+	size_t got;
+
+	memset(r, 0, sizeof(*r));
+	r->msn[0] = r->msn[1] = r->msn[2] = 1;
+	r->fd = siwt_tcp_connect(port);
+	if (r->fd < 0) {
+		SIWT_CHECK(0, "tcp connect: %s", strerror(-r->fd));
+		return r->fd;
+	}
+	size_t n = siwt_mpa_frame(f, true, bits, ird, ord, pd, pdlen);
+	if (siwt_write_all(r->fd, f, n))
+		return -EIO;
+	int rc = siwt_read_exact(r->fd, h, 20, 5000, &got);
+	if (rc) {
+		SIWT_CHECK(0, "no MPA reply (%zu bytes, %s)", got, strerror(-rc));
+		return rc;
+	}
+	SIWT_CHECK(memcmp(h, "MPA ID Rep Frame", 16) == 0, "reply key is not \"MPA ID Rep Frame\"");
+	uint16_t rbits = siwt_get16(h + 16), plen = siwt_get16(h + 18);
+	uint8_t body[600];
+	if (plen > 512 + 4) {
+		SIWT_CHECK(0, "reply private data length %u > 516", plen);
+		return -EPROTO;
+	}
+	rc = siwt_read_exact(r->fd, body, plen, 5000, &got);
+	if (rc) {
+		SIWT_CHECK(0, "short MPA reply private data");
+		return rc;
+	}
+	size_t off = 0;
+	if ((rbits & SIWT_MPA_H) && plen >= 4) {
+		*rird = siwt_get16(body);
+		*rord = siwt_get16(body + 2);
+		off = 4;
+	}
+	*rpdlen = plen - off;
+	memcpy(rpd, body + off, plen - off);
+	r->crc = (rbits & SIWT_MPA_C) != 0;
+	return rbits;
+}
+
+/* Reads FPDUs until a Terminate (skipping others, e.g. Read Responses);
+ * returns the Terminate ULPDU length or -errno. */
+static int read_terminate(struct raw *r, uint8_t *u, size_t cap)
+{
+	for (int i = 0; i < 100000; i++) {
+		bool ok = true;
+		int len = siwt_read_fpdu(r->fd, u, cap, r->crc, &ok, 5000);
+		if (len < 0)
+			return len;
+		SIWT_CHECK(ok, "FPDU with a bad CRC from the provider");
+		if (len >= 2 && (u[1] & 0x0f) == SIWT_OP_TERMINATE)
+			return len;
+	}
+	return -EPROTO;
+}
+
+/* Checks a Terminate ULPDU (RFC 5040 §4.8) against layer/etype/code and,
+ * when D is set, the terminated DDP header against the one we sent. */
+static void check_terminate(const uint8_t *u, int len, uint8_t layer, uint8_t etype, uint8_t code,
+			    const uint8_t *our_hdr, size_t our_hdr_len, uint16_t our_seg_len,
+			    const uint8_t *our_rdmap_hdr)
+{
+	if (len < 22) {
+		SIWT_CHECK(0, "Terminate ULPDU too short (%d)", len);
+		return;
+	}
+	siwt_hexdump(stdout, "Terminate ULPDU", u, (size_t)len);
+	SIWT_EQ(u[0], 0x41);                     /* untagged, Last, DDP v1 */
+	SIWT_EQ(u[1], 0x40 | SIWT_OP_TERMINATE); /* RDMAP v1, Terminate */
+	SIWT_EQ(siwt_get32(u + 6), 2);           /* QN 2 */
+	SIWT_EQ(siwt_get32(u + 10), 1);          /* first message on queue 2 */
+	SIWT_EQ(siwt_get32(u + 14), 0);          /* MO */
+	const uint8_t *t = u + 18;
+	SIWT_EQ(t[0] >> 4, layer);
+	SIWT_EQ(t[0] & 0x0f, etype);
+	SIWT_EQ(t[1], code);
+	bool m = t[2] & 0x80, d = t[2] & 0x40, rb = t[2] & 0x20;
+	SIWT_CHECK((t[2] & 0x1f) == 0 && t[3] == 0, "Terminate reserved bits set: %02x %02x", t[2],
+		   t[3]);
+	(void)m;
+	size_t off = 22;
+	if (d && our_hdr) {
+		if (off + 2 + our_hdr_len > (size_t)len) {
+			SIWT_CHECK(0, "D bit set but no DDP header follows");
+			return;
+		}
+		SIWT_EQ(siwt_get16(u + off), our_seg_len);
+		SIWT_CHECK(memcmp(u + off + 2, our_hdr, our_hdr_len) == 0,
+			   "terminated DDP header differs from the one we sent");
+		off += 2 + our_hdr_len;
+	}
+	if (rb && our_rdmap_hdr && d && our_hdr) {
+		SIWT_CHECK(off + 28 <= (size_t)len, "R bit set but no RDMAP header follows");
+		if (off + 28 <= (size_t)len)
+			SIWT_CHECK(memcmp(u + off, our_rdmap_hdr, 28) == 0,
+				   "terminated RDMAP header differs from our Read Request");
+	}
+}
+
+static void expect_close(struct raw *r)
+{
+	SIWT_CHECK(siwt_wait_closed(r->fd, 3000) == 0,
+		   "the provider kept the connection open after the Terminate");
+	close(r->fd);
+	r->fd = -1;
+}
+
+static uint16_t g_port;
+
+/* R1: request/reply fields, Send, Write, Read, bad CRC -> Terminate. */
+static void case_basic(int ctl)
+{
+	struct raw r;
+	struct siwt_msg m = {.type = CMD_ACCEPT, .a = 1};
+	static const char pd[] = "hello-rawpeer";
+	uint8_t rpd[600], u[70000];
+	uint16_t rird = 0, rord = 0;
+	size_t rpdlen = 0;
+
+	m.u[0] = 6;  /* provider IRD */
+	m.u[1] = 2;  /* want rev */
+	m.u[2] = 8;  /* want ird */
+	m.u[3] = 4;  /* want ord */
+	m.u[4] = 13; /* pd */
+	memcpy(m.data, pd, 13);
+	siwt_send_msg(ctl, &m);
+	int bits = mpa_connect(&r, g_port, SIWT_MPA_C | SIWT_MPA_H | 2, 8, 4, pd, 13, &rird, &rord,
+			       rpd, &rpdlen);
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+		return;
+	/* RFC 5044 §7.1 + RFC 6581 §5 */
+	SIWT_EQ(bits, SIWT_MPA_C | SIWT_MPA_H | 2);
+	SIWT_CHECK((rird & 0xc000) == 0 && (rord & 0xc000) == 0,
+		   "peer-to-peer bits in the reply without a request: %04x %04x", rird, rord);
+	SIWT_CHECK((rord & 0x3fff) <= 8, "responder ORD %u exceeds our IRD 8", rord & 0x3fff);
+	SIWT_CHECK((rird & 0x3fff) >= 4 && (rird & 0x3fff) <= 6,
+		   "responder IRD %u: want >= our ORD 4 and <= its configured 6", rird & 0x3fff);
+	SIWT_EQ(rpdlen, 7);
+	SIWT_CHECK(memcmp(rpd, "reply!!", 7) == 0, "reply private data differs");
+	uint32_t rw_stag = (uint32_t)cmd_reply.u[0], ro_stag = (uint32_t)cmd_reply.u[2];
+	uint64_t rw_to = cmd_reply.u[1], ro_to = cmd_reply.u[3];
+
+	/* Send */
+	uint8_t payload[1000];
+	siwt_fill(payload, 300, 0x301);
+	raw_send(&r, payload, 300);
+	cmd4(ctl, CMD_RECV, 0, 300, siwt_hash(payload, 300));
+
+	/* Write in two DDP segments (RFC 5041 §5.2: TO advances), then a
+	 * Send: the Write is placed when the Send completes */
+	uint8_t w[2000];
+	siwt_fill(w, 2000, 0x302);
+	size_t h = siwt_ddp_tagged(u, false, SIWT_OP_WRITE, rw_stag, rw_to + 1001);
+	memcpy(u + h, w, 1200);
+	send_fpdu(&r, u, h + 1200);
+	h = siwt_ddp_tagged(u, true, SIWT_OP_WRITE, rw_stag, rw_to + 1001 + 1200);
+	memcpy(u + h, w + 1200, 800);
+	send_fpdu(&r, u, h + 800);
+	struct siwt_msg wm = {.type = CMD_RECV};
+	siwt_fill(payload, 5, 0x303);
+	raw_send(&r, payload, 5);
+	wm.u[0] = 5;
+	wm.u[1] = siwt_hash(payload, 5);
+	wm.u[2] = 1001; /* and check RW region [1001, 3001) */
+	wm.u[3] = 2000;
+	wm.u[4] = siwt_hash(w, 2000);
+	cmd(ctl, &wm);
+
+	/* Read Request for 70001 bytes at RO offset 99 into our "STag"
+	 * 0x00ab1201, TO 0x10 (RFC 5040 §4.4) */
+	uint8_t rr[28];
+	siwt_be32(rr, 0x00ab1201u);
+	siwt_be64(rr + 4, 0x10);
+	siwt_be32(rr + 12, 70001);
+	siwt_be32(rr + 16, ro_stag);
+	siwt_be64(rr + 20, ro_to + 99);
+	send_msg_untagged(&r, SIWT_OP_READ_REQ, 1, rr, 28, 0);
+	uint8_t *got = malloc(70001), *want = malloc(RO_LEN);
+	size_t have = 0;
+	bool last = false;
+	while (!last && have <= 70001) {
+		bool ok = true;
+		int len = siwt_read_fpdu(r.fd, u, sizeof(u), r.crc, &ok, 5000);
+		if (len < 14) {
+			SIWT_CHECK(0, "Read Response missing (%d)", len);
+			break;
+		}
+		SIWT_CHECK(ok, "Read Response FPDU with a bad CRC");
+		SIWT_CHECK((u[0] & 0x80) && (u[0] & 0x03) == 1,
+			   "Read Response not tagged / DDP v1");
+		SIWT_EQ(u[1], 0x40 | SIWT_OP_READ_RESP);
+		SIWT_EQ(siwt_get32(u + 2), 0x00ab1201u);
+		SIWT_EQ(siwt_get64(u + 6), 0x10 + have);
+		size_t pl = (size_t)len - 14;
+		if (have + pl > 70001) {
+			SIWT_CHECK(0, "Read Response longer than requested");
+			break;
+		}
+		memcpy(got + have, u + 14, pl);
+		have += pl;
+		last = u[0] & 0x40;
+	}
+	SIWT_EQ(have, 70001);
+	siwt_fill(want, RO_LEN, RO_SEED);
+	SIWT_CHECK(siwt_hash(got, 70001) == siwt_hash(want + 99, 70001),
+		   "Read Response bytes differ from the source");
+	verified += 70001;
+	free(got);
+	free(want);
+
+	/* a Send with a corrupted CRC: RFC 5044 §8 / RFC 5040 §7: LLP
+	 * layer (2), MPA error (0), MPA CRC error (2) */
+	size_t l = siwt_ddp_untagged(u, true, SIWT_OP_SEND, 0, 0, r.msn[0]++, 0);
+	memset(u + l, 0x55, 40);
+	uint8_t f[200];
+	size_t fl = siwt_fpdu(f, u, l + 40, true);
+	f[fl - 1] ^= 0x01;
+	siwt_write_all(r.fd, f, fl);
+	int tl = read_terminate(&r, u, sizeof(u));
+	if (tl > 0)
+		check_terminate(u, tl, 2, 0, 2, NULL, 0, 0, NULL);
+	else
+		SIWT_CHECK(0, "no Terminate after a bad CRC (%s)", strerror(-tl));
+	cmd_term(ctl, true, SIWT_TERM(2, 0, 2), 0, 0);
+	expect_close(&r);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
+/* R2/R3: Write to an unknown STag; Read Request naming an unknown source
+ * STag. CRC off on this connection. */
+static void case_bad_stag(int ctl, bool read)
+{
+	struct raw r;
+	struct siwt_msg m = {.type = CMD_ACCEPT, .a = 0};
+	uint8_t rpd[600], u[300];
+	uint16_t rird = 0, rord = 0;
+	size_t rpdlen = 0;
+
+	m.u[0] = 4;
+	m.u[1] = 2;
+	m.u[2] = 4;
+	m.u[3] = 4;
+	siwt_send_msg(ctl, &m);
+	int bits =
+	    mpa_connect(&r, g_port, SIWT_MPA_H | 2, 4, 4, NULL, 0, &rird, &rord, rpd, &rpdlen);
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+		return;
+	SIWT_EQ(bits, SIWT_MPA_H | 2); /* neither side asked for CRC */
+	uint8_t hdr[64];
+	size_t h;
+	uint16_t seglen;
+	if (!read) {
+		h = siwt_ddp_tagged(u, true, SIWT_OP_WRITE, 0x00dead01u, 0x1000);
+		memset(u + h, 0xee, 50);
+		memcpy(hdr, u, h);
+		seglen = (uint16_t)(h + 50);
+		send_fpdu(&r, u, h + 50);
+	} else {
+		h = siwt_ddp_untagged(u, true, SIWT_OP_READ_REQ, 0, 1, r.msn[1]++, 0);
+		siwt_be32(u + h, 0x00ab1201u);
+		siwt_be64(u + h + 4, 0x10);
+		siwt_be32(u + h + 12, 100);
+		siwt_be32(u + h + 16, 0x00dead01u);
+		siwt_be64(u + h + 20, 0x1000);
+		memcpy(hdr, u, h + 28); /* DDP header, then the RDMAP Read Request header */
+		seglen = (uint16_t)(h + 28);
+		send_fpdu(&r, u, h + 28);
+	}
+	int tl = read_terminate(&r, u, sizeof(u));
+	if (tl > 0) {
+		if (!read) /* RFC 5041 §7.2: DDP, tagged buffer, invalid STag */
+			check_terminate(u, tl, 1, 1, 0, hdr, h, seglen, NULL);
+		else /* RFC 5040 §7.1: RDMAP, remote protection, invalid STag */
+			check_terminate(u, tl, 0, 1, 0, hdr, h, seglen, hdr + h);
+	} else {
+		SIWT_CHECK(0, "no Terminate for an invalid STag (%s)", strerror(-tl));
+	}
+	cmd_term(ctl, true, read ? SIWT_TERM(0, 1, 0) : SIWT_TERM(1, 1, 0), 0, 0);
+	expect_close(&r);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
+/* R4: markers demanded: RFC 5044 §7.1: we cannot send markers, so the
+ * reply carries the Reject bit and the connection never comes up. */
+static void case_markers(int ctl)
+{
+	struct raw r;
+	struct siwt_msg m = {.type = CMD_ACCEPT};
+	uint8_t rpd[600];
+	uint16_t rird = 0, rord = 0;
+	size_t rpdlen = 0;
+
+	m.u[5] = 1; /* no CONNECT_REQUEST may surface */
+	siwt_send_msg(ctl, &m);
+	int bits = mpa_connect(&r, g_port, SIWT_MPA_M | SIWT_MPA_H | 2, 4, 4, NULL, 0, &rird, &rord,
+			       rpd, &rpdlen);
+	siwt_expect(ctl, MSG_OK, &cmd_reply);
+	if (bits >= 0)
+		SIWT_CHECK(bits & SIWT_MPA_R, "markers requested but the reply (%04x) accepts",
+			   bits);
+	expect_close(&r);
+}
+
+/* R5 + R6/R7: reserved flag 0x0800 tolerated; then a Terminate from us in
+ * Linux siw's or RFC bit order, decoded by the provider. */
+static void case_reserved_and_term(int ctl, bool linux_order)
+{
+	struct raw r;
+	struct siwt_msg m = {.type = CMD_ACCEPT, .a = 0};
+	uint8_t rpd[600], t[64];
+	uint16_t rird = 0, rord = 0;
+	size_t rpdlen = 0;
+
+	m.u[0] = 4;
+	m.u[1] = 2;
+	m.u[2] = 0x80;
+	m.u[3] = 0;
+	m.u[4] = 0;
+	siwt_send_msg(ctl, &m);
+	int bits = mpa_connect(&r, g_port, 0x0800 | SIWT_MPA_H | 2, 0x80, 0, NULL, 0, &rird, &rord,
+			       rpd, &rpdlen);
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+		return;
+	SIWT_CHECK(!(bits & SIWT_MPA_R), "request with reserved flag 0x0800 rejected");
+	uint8_t p[64];
+	siwt_fill(p, 64, 0x305);
+	raw_send(&r, p, 64);
+	cmd4(ctl, CMD_RECV, 0, 64, siwt_hash(p, 64));
+	/* "DDP, untagged buffer, no buffer available", M and D set, then
+	 * the DDP Segment Length and the terminated untagged DDP header */
+	if (linux_order) {
+		t[0] = 0x21; /* EType << 4 | Layer */
+		t[1] = 0x02;
+		t[2] = 0x03; /* M, D in the low bits */
+		t[3] = 0x00;
+	} else {
+		t[0] = 0x12; /* RFC 5040 §4.8: Layer << 4 | EType */
+		t[1] = 0x02;
+		t[2] = 0xc0; /* M, D */
+		t[3] = 0x00;
+	}
+	siwt_be16(t + 4, 18 + 10);
+	siwt_ddp_untagged(t + 6, true, SIWT_OP_SEND, 0, 0, 7, 0);
+	send_msg_untagged(&r, SIWT_OP_TERMINATE, 2, t, 6 + 18, 0);
+	cmd_term(ctl, false, SIWT_TERM(1, 2, 2), 0, 0);
+	expect_close(&r);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
+/* R8: revision 1 request: revision 1 reply, no IRD/ORD word. */
+static void case_rev1(int ctl)
+{
+	struct raw r;
+	struct siwt_msg m = {.type = CMD_ACCEPT, .a = 1};
+	uint8_t rpd[600];
+	uint16_t rird = 0xffff, rord = 0xffff;
+	size_t rpdlen = 0;
+
+	m.u[0] = 4;
+	m.u[1] = 1;
+	m.u[4] = 5;
+	memcpy(m.data, "rev-1", 5);
+	siwt_send_msg(ctl, &m);
+	int bits =
+	    mpa_connect(&r, g_port, SIWT_MPA_C | 1, 0, 0, "rev-1", 5, &rird, &rord, rpd, &rpdlen);
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+		return;
+	SIWT_EQ(bits, SIWT_MPA_C | 1);
+	SIWT_EQ(rpdlen, 7); /* "reply!!", no IRD/ORD word in front */
+	SIWT_CHECK(memcmp(rpd, "reply!!", 7) == 0, "rev 1 reply private data differs");
+	uint8_t p[10];
+	siwt_fill(p, 10, 0x306);
+	raw_send(&r, p, 10);
+	cmd4(ctl, CMD_RECV, 0, 10, siwt_hash(p, 10));
+	close(r.fd);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
+/* R9: more Read Requests than the provider's IRD (2): Terminate. The
+ * Read Responses are left unread so the first Reads stay outstanding. */
+static void case_ird(int ctl)
+{
+	struct raw r;
+	struct siwt_msg m = {.type = CMD_ACCEPT, .a = 0};
+	uint8_t rpd[600], u[70000];
+	uint16_t rird = 0, rord = 0;
+	size_t rpdlen = 0;
+
+	m.u[0] = 2;
+	m.u[1] = 2;
+	m.u[2] = 4;
+	m.u[3] = 2;
+	siwt_send_msg(ctl, &m);
+	int bits =
+	    mpa_connect(&r, g_port, SIWT_MPA_H | 2, 4, 2, NULL, 0, &rird, &rord, rpd, &rpdlen);
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+		return;
+	SIWT_EQ(rird & 0x3fff, 2);
+	for (int i = 0; i < 3; i++) {
+		uint8_t rr[28];
+		siwt_be32(rr, 0x00ab1201u);
+		siwt_be64(rr + 4, (uint64_t)i << 28);
+		siwt_be32(rr + 12, 16u << 20);
+		siwt_be32(rr + 16, (uint32_t)cmd_reply.u[2]);
+		siwt_be64(rr + 20, cmd_reply.u[3] + ((uint64_t)i << 20));
+		send_msg_untagged(&r, SIWT_OP_READ_REQ, 1, rr, 28, 0);
+	}
+	/* RFC 5040 §5.2 / RFC 6581: the third exceeds the IRD the provider
+	 * announced. DDP untagged "no buffer available" / "MSN range not
+	 * valid" on queue 1, or RDMAP "catastrophic, localized". */
+	struct siwt_msg tm = {.type = CMD_TERM, .a = 1};
+	tm.u[0] = SIWT_TERM(1, 2, 2);
+	tm.u[1] = SIWT_TERM(1, 2, 3);
+	tm.u[2] = SIWT_TERM(0, 2, 7);
+	tm.u[5] = 3;
+	/* the provider can only send its Terminate once we drain the Read
+	 * Responses in front of it: read while the parent waits */
+	siwt_send_msg(ctl, &tm);
+	int tl = read_terminate(&r, u, sizeof(u));
+	SIWT_CHECK(tl > 0, "no Terminate on the wire for IRD overflow (%d)", tl);
+	expect_close(&r);
+	siwt_expect(ctl, MSG_OK, &cmd_reply);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
+/* R10: the provider initiates to our raw listener. Checks its MPA request
+ * and that it keeps at most IRD=2 (our value) Read Requests outstanding. */
+static void case_initiator(int ctl)
+{
+	uint16_t port = 0;
+	int lfd = siwt_tcp_listen(&port);
+	uint8_t h[600], u[70000], f[70100];
+	size_t got;
+	struct raw r;
+	static const char pd[] = "initiator-pd";
+	const unsigned nreads = 6, rlen = 1000;
+
+	if (lfd < 0) {
+		SIWT_CHECK(0, "listen: %s", strerror(-lfd));
+		return;
+	}
+	struct siwt_msg m = {.type = CMD_CONNECT, .a = port};
+	m.u[0] = 5;
+	m.u[1] = 9;
+	m.u[4] = 12;
+	memcpy(m.data, pd, 12);
+	siwt_send_msg(ctl, &m); /* answered once ESTABLISHED, below */
+	memset(&r, 0, sizeof(r));
+	r.msn[0] = r.msn[1] = r.msn[2] = 1;
+	struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+	if (poll(&pfd, 1, 5000) != 1) {
+		SIWT_CHECK(0, "the provider never connected");
+		close(lfd);
+		return;
+	}
+	r.fd = accept(lfd, NULL, NULL);
+	close(lfd);
+	/* RFC 5044 §7.1 / RFC 6581 §5: exactly what we configured */
+	if (siwt_read_exact(r.fd, h, 20 + 4 + 12, 5000, &got)) {
+		SIWT_CHECK(0, "short MPA request (%zu bytes)", got);
+		return;
+	}
+	SIWT_CHECK(memcmp(h, "MPA ID Req Frame", 16) == 0, "request key wrong");
+	SIWT_EQ(siwt_get16(h + 16), SIWT_MPA_C | SIWT_MPA_H | 2);
+	SIWT_EQ(siwt_get16(h + 18), 4 + 12);
+	SIWT_EQ(siwt_get16(h + 20), 5); /* IRD, no peer-to-peer bits */
+	SIWT_EQ(siwt_get16(h + 22), 9); /* ORD */
+	SIWT_CHECK(memcmp(h + 24, pd, 12) == 0, "request private data differs");
+	/* our reply: CRC on (it asked), IRD 2, ORD 0 */
+	size_t n = siwt_mpa_frame(f, false, SIWT_MPA_C | SIWT_MPA_H | 2, 2, 0, "ok", 2);
+	siwt_write_all(r.fd, f, n);
+	r.crc = true;
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply))
+		return;
+	/* the provider posts 6 Reads of 1000 bytes at TO 0x1000 * i of our
+	 * fake STag 0x7701 */
+	cmd4(ctl, CMD_READS, 0, nreads, rlen);
+	unsigned seen = 0, answered = 0;
+	uint32_t sink[8];
+	uint64_t sto[8];
+	while (answered < nreads) {
+		/* collect Read Requests until the line is quiet */
+		for (;;) {
+			bool ok = true;
+			int len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, 300);
+			if (len == -ETIMEDOUT)
+				break;
+			if (len < 18 + 28) {
+				SIWT_CHECK(0, "expected a Read Request, got %d", len);
+				return;
+			}
+			SIWT_CHECK(ok, "Read Request with a bad CRC");
+			SIWT_EQ(u[1], 0x40 | SIWT_OP_READ_REQ);
+			SIWT_EQ(siwt_get32(u + 6), 1);         /* QN 1 */
+			SIWT_EQ(siwt_get32(u + 10), seen + 1); /* MSN */
+			sink[seen] = siwt_get32(u + 18);
+			sto[seen] = siwt_get64(u + 22);
+			SIWT_EQ(siwt_get32(u + 30), rlen);
+			SIWT_EQ(siwt_get32(u + 34), 0x7701);
+			SIWT_EQ(siwt_get64(u + 38), 0x1000ull * seen);
+			seen++;
+			SIWT_CHECK(seen - answered <= 2,
+				   "%u Read Requests outstanding, our IRD is 2 (RFC 6581 §5)",
+				   seen - answered);
+			if (seen > nreads || siwt_failures)
+				return;
+		}
+		if (seen == answered) {
+			SIWT_CHECK(0, "no Read Request outstanding (%u answered)", answered);
+			return;
+		}
+		/* answer the oldest with one Read Response */
+		size_t hl =
+		    siwt_ddp_tagged(u, true, SIWT_OP_READ_RESP, sink[answered], sto[answered]);
+		siwt_fill(u + hl, rlen, RD_SEED + answered);
+		send_fpdu(&r, u, hl + rlen);
+		answered++;
+	}
+	cmd4(ctl, CMD_READS_DONE, 0, nreads, rlen);
+	close(r.fd);
+	cmd4(ctl, CMD_EVENT, 0, RPCRDMA_EV_DISCONNECTED, 0);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
+static int child_main(int ctl, void *arg)
+{
+	struct siwt_msg m;
+
+	(void)arg;
+	if (siwt_expect(ctl, MSG_PORT, &m))
+		return -1;
+	g_port = (uint16_t)m.a;
+	case_basic(ctl);
+	if (!siwt_failures)
+		case_bad_stag(ctl, false);
+	if (!siwt_failures)
+		case_bad_stag(ctl, true);
+	if (!siwt_failures)
+		case_markers(ctl);
+	if (!siwt_failures)
+		case_reserved_and_term(ctl, true);
+	if (!siwt_failures)
+		case_reserved_and_term(ctl, false);
+	if (!siwt_failures)
+		case_rev1(ctl);
+	if (!siwt_failures)
+		case_ird(ctl);
+	if (!siwt_failures)
+		case_initiator(ctl);
+	struct siwt_msg end = {.type = CMD_END};
+	end.u[0] = verified;
+	siwt_send_msg(ctl, &end);
+	return siwt_failures ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* parent: the provider, obeying the child's commands                  */
+/* ------------------------------------------------------------------ */
+
+static uint8_t *rw, *ro, *sink;
+static struct rpcrdma_mr *rw_mr, *ro_mr, *sink_mr, *rb_mr;
+static uint8_t rbuf[4][70000];
+static unsigned next_recv;
+
+static int post_recvs(struct siwt_node *n, void *arg)
+{
+	(void)arg;
+	next_recv = 0;
+	for (unsigned i = 0; i < 4; i++)
+		if (siwt_post_recv1(n, i, rbuf[i], sizeof(rbuf[i]), rpcrdma_mr_stag(rb_mr)))
+			return -1;
+	return 0;
+}
+
+static void reply_ok(int ctl, uint64_t u0, uint64_t u1, uint64_t u2, uint64_t u3)
+{
+	struct siwt_msg m = {.type = MSG_OK};
+
+	m.a = (uint32_t)siwt_failures;
+	m.u[0] = u0;
+	m.u[1] = u1;
+	m.u[2] = u2;
+	m.u[3] = u3;
+	siwt_send_msg(ctl, &m);
+}
+
+static void do_accept(struct siwt_node *n, int ctl, const struct siwt_msg *c)
+{
+	struct rpcrdma_ep_attr a;
+	struct rpcrdma_event req, est;
+
+	if (c->u[5]) {
+		/* the provider must refuse on its own: no request surfaces */
+		siwt_pump_for(n, 500);
+		SIWT_CHECK(n->ev_n == 0, "a request the provider must refuse surfaced as %s",
+			   siwt_event_str(n->ev[0].type));
+		n->ev_n = 0;
+		reply_ok(ctl, 0, 0, 0, 0);
+		return;
+	}
+	siwt_ep_attr(n, &a);
+	a.comp_mask |= RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_IRD_ORD;
+	a.mpa_crc = c->a;
+	a.ird = (uint32_t)c->u[0];
+	a.ord = 4;
+	if (siwt_accept(n, &a, post_recvs, NULL, "reply!!", 7, &req, &est) == 0) {
+		SIWT_EQ(req.mpa_rev, c->u[1]);
+		if (c->u[1] == 2) {
+			SIWT_EQ(req.ird, c->u[2]);
+			SIWT_EQ(req.ord, c->u[3]);
+		}
+		SIWT_EQ(req.private_data_len, c->u[4]);
+		SIWT_CHECK(memcmp(req.private_data, c->data, c->u[4]) == 0,
+			   "request private data differs");
+	}
+	reply_ok(ctl, rpcrdma_mr_stag(rw_mr), rpcrdma_mr_offset(rw_mr), rpcrdma_mr_stag(ro_mr),
+		 rpcrdma_mr_offset(ro_mr));
+}
+
+static void do_recv(struct siwt_node *n, int ctl, const struct siwt_msg *c)
+{
+	struct rpcrdma_wc wc;
+	unsigned id = next_recv++;
+
+	if (siwt_expect_wc(n, true, id, RPCRDMA_WC_SUCCESS, RPCRDMA_WC_RECV, &wc) == 0) {
+		SIWT_EQ(wc.byte_len, c->u[0]);
+		SIWT_CHECK(siwt_hash(rbuf[id], c->u[0]) == c->u[1], "received Send differs");
+		verified += c->u[0];
+		if (c->u[3]) {
+			SIWT_CHECK(siwt_hash(rw + c->u[2], c->u[3]) == c->u[4],
+				   "Write not placed when the following Send completed");
+			verified += c->u[3];
+		}
+	}
+	reply_ok(ctl, 0, 0, 0, 0);
+}
+
+static void do_term(struct siwt_node *n, int ctl, const struct siwt_msg *c)
+{
+	uint32_t allowed[3] = {(uint32_t)c->u[0], (uint32_t)c->u[1], (uint32_t)c->u[2]};
+	struct rpcrdma_event ev;
+
+	siwt_expect_terminate(n, c->a, allowed, (unsigned)c->u[5]);
+	siwt_expect_event(n, RPCRDMA_EV_DISCONNECTED, &ev, 5000);
+	reply_ok(ctl, 0, 0, 0, 0);
+}
+
+static void do_connect(struct siwt_node *n, int ctl, const struct siwt_msg *c)
+{
+	struct rpcrdma_ep_attr a;
+	struct rpcrdma_event est;
+	struct rpcrdma_ep_conn_info ci;
+
+	siwt_ep_attr(n, &a);
+	a.comp_mask |= RPCRDMA_EP_ATTR_IRD_ORD;
+	a.ird = (uint32_t)c->u[0];
+	a.ord = (uint32_t)c->u[1];
+	if (siwt_connect(n, &a, NULL, NULL, (uint16_t)c->a, c->data, c->u[4], &est) == 0) {
+		SIWT_EQ(est.private_data_len, 2);
+		SIWT_CHECK(memcmp(est.private_data, "ok", 2) == 0, "reply private data differs");
+		SIWT_EQ(est.ird, 2);
+		if (rpcrdma_ep_query_conn(n->ep, &ci) == 0) {
+			SIWT_EQ(ci.ord, 2); /* bounded by the peer's IRD */
+			SIWT_EQ(ci.crc, 1);
+		}
+	}
+	reply_ok(ctl, 0, 0, 0, 0);
+}
+
+static void do_reads(struct siwt_node *n, int ctl, const struct siwt_msg *c)
+{
+	for (unsigned i = 0; i < c->u[0]; i++) {
+		struct rpcrdma_sge sg = {(uintptr_t)(sink + i * 2048), (uint32_t)c->u[1],
+					 rpcrdma_mr_stag(sink_mr)};
+		siwt_post(n, 50 + i, RPCRDMA_WR_RDMA_READ, RPCRDMA_SEND_SIGNALED, &sg, 1, 0x7701,
+			  0x1000ull * i, 0);
+	}
+	reply_ok(ctl, 0, 0, 0, 0);
+}
+
+static void do_reads_done(struct siwt_node *n, int ctl, const struct siwt_msg *c)
+{
+	uint8_t want[2048];
+
+	for (unsigned i = 0; i < c->u[0]; i++) {
+		struct rpcrdma_wc wc;
+		if (siwt_expect_wc(n, false, 50 + i, RPCRDMA_WC_SUCCESS, RPCRDMA_WC_RDMA_READ, &wc))
+			break;
+		siwt_fill(want, c->u[1], RD_SEED + i);
+		SIWT_CHECK(siwt_hash(sink + i * 2048, c->u[1]) == siwt_hash(want, c->u[1]),
+			   "Read %u placed wrong bytes", i);
+		verified += c->u[1];
+	}
+	reply_ok(ctl, 0, 0, 0, 0);
+}
+
+static void parent_loop(struct siwt_node *n, int ctl)
+{
+	struct siwt_msg c;
+	struct rpcrdma_event ev;
+
+	for (;;) {
+		if (siwt_pump_until_msg(n, ctl, &c, 60000)) {
+			SIWT_CHECK(0, "no command from the raw peer");
+			return;
+		}
+		switch (c.type) {
+		case CMD_ACCEPT:
+			do_accept(n, ctl, &c);
+			break;
+		case CMD_RECV:
+			do_recv(n, ctl, &c);
+			break;
+		case CMD_TERM:
+			do_term(n, ctl, &c);
+			break;
+		case CMD_CONNECT:
+			do_connect(n, ctl, &c);
+			break;
+		case CMD_READS:
+			do_reads(n, ctl, &c);
+			break;
+		case CMD_READS_DONE:
+			do_reads_done(n, ctl, &c);
+			break;
+		case CMD_EVENT:
+			siwt_expect_event(n, (enum rpcrdma_event_type)c.u[0], &ev, 5000);
+			reply_ok(ctl, 0, 0, 0, 0);
+			break;
+		case CMD_CLOSE:
+			if (n->ep)
+				rpcrdma_ep_destroy(n->ep);
+			n->ep = NULL;
+			n->swc_n = n->rwc_n = n->ev_n = 0;
+			reply_ok(ctl, 0, 0, 0, 0);
+			break;
+		case CMD_END:
+			verified += c.u[0];
+			return;
+		default:
+			SIWT_CHECK(0, "unknown command %u", c.type);
+			return;
+		}
+	}
+}
+
+int main(void)
+{
+	uint64_t t0 = siwt_now_ms();
+	struct siwt_node n;
+	int ctl, rc;
+
+	alarm(90);
+	pid_t pid = siwt_fork(child_main, NULL, &ctl, 80);
+	if (pid < 0)
+		return 1;
+	rw = siwt_alloc_buf(RW_LEN);
+	ro = siwt_alloc_buf(RO_LEN);
+	sink = siwt_alloc_buf(65536);
+	if (!rw || !ro || !sink || siwt_node_open(&n) || siwt_listen(&n))
+		goto out;
+	siwt_fill(rw, RW_LEN, 0x5257);
+	siwt_fill(ro, RO_LEN, RO_SEED);
+	rc = rpcrdma_mr_reg(n.pd, rw, RW_LEN,
+			    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE, &rw_mr);
+	rc = rc ? rc : rpcrdma_mr_reg(n.pd, ro, RO_LEN, RPCRDMA_ACCESS_REMOTE_READ, &ro_mr);
+	rc = rc ? rc : rpcrdma_mr_reg(n.pd, sink, 65536, RPCRDMA_ACCESS_LOCAL_WRITE, &sink_mr);
+	rc = rc ? rc : rpcrdma_mr_reg(n.pd, rbuf, sizeof(rbuf), RPCRDMA_ACCESS_LOCAL_WRITE, &rb_mr);
+	SIWT_CHECK(rc == 0, "mr_reg: %s", strerror(-rc));
+	if (rc)
+		goto out;
+	siwt_send4(ctl, MSG_PORT, n.port, 0, 0);
+	parent_loop(&n, ctl);
+out:
+	siwt_wait_child(pid, siwt_failures ? 1 : 30);
+	if (rw_mr)
+		rpcrdma_mr_dereg(rw_mr);
+	if (ro_mr)
+		rpcrdma_mr_dereg(ro_mr);
+	if (sink_mr)
+		rpcrdma_mr_dereg(sink_mr);
+	if (rb_mr)
+		rpcrdma_mr_dereg(rb_mr);
+	siwt_node_close(&n);
+	siwt_free_buf(rw, RW_LEN);
+	siwt_free_buf(ro, RO_LEN);
+	siwt_free_buf(sink, 65536);
+	close(ctl);
+	return siwt_finish("test_siw_rawpeer", verified, t0);
+}
