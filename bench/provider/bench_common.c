@@ -176,6 +176,14 @@ void bench_parse(struct bench_opts *o, int argc, char **argv, const char *prog)
 	if (role < 0 || optind != argc)
 		usage();
 	o->role = (enum bench_role)role;
+	/* Errors name the side: "bench_siw client: ..." */
+	{
+		static char name[64];
+
+		snprintf(name, sizeof(name), "%s %s", prog,
+			 role == BENCH_SERVER ? "server" : "client");
+		bench_prog = name;
+	}
 	if (o->role == BENCH_CLIENT && !o->port)
 		bench_die("--client needs --port");
 	if (!o->rtt_iters)
@@ -298,7 +306,7 @@ void bench_report_bw(const char *key, uint64_t bytes, uint64_t ns)
 
 void bench_result(const char *key, double v)
 {
-	printf("RESULT %s %.6g\n", key, v);
+	printf("RESULT %s %.10g\n", key, v);
 	fflush(stdout);
 }
 

@@ -100,7 +100,8 @@ static double get(const struct run *r, const char *key)
 {
 	int i;
 
-	if (!r || r->status != RUN_OK)
+	/* A failed run keeps the figures it reported before failing. */
+	if (!r)
 		return NAN;
 	for (i = 0; i < r->nkv; i++)
 		if (!strcmp(r->kv[i].key, key))
@@ -788,8 +789,8 @@ static int targets(struct target *t)
 				if (isnan(v))
 					continue;
 				snprintf(what[k], sizeof(what[0]), "heap allocs/op %s %s CRC %s",
-					 ak[a] + (a == 3 ? 0 : 14), mode_name[runs[i].mode],
-					 runs[i].crc ? "on" : "off");
+					 a == 3 ? "server rtt" : ak[a] + 14,
+					 mode_name[runs[i].mode], runs[i].crc ? "on" : "off");
 				t[n++] = (struct target){what[k++], v, 0, 0};
 			}
 		}
@@ -876,9 +877,14 @@ static void print_table(void)
 
 	n = targets(t);
 	printf("\nissue 3 targets:\n");
-	for (i = 0; i < n; i++)
-		printf("  %-46s %9.3f  %s %.1f  %s\n", t[i].what, t[i].value,
-		       t[i].at_least ? ">=" : "<=", t[i].limit, verdict(&t[i]));
+	for (i = 0; i < n; i++) {
+		printf("  %-46s", t[i].what);
+		if (isnan(t[i].value))
+			printf(" %9s", "-");
+		else
+			printf(" %9.3f", t[i].value);
+		printf("  %s %.1f  %s\n", t[i].at_least ? ">=" : "<=", t[i].limit, verdict(&t[i]));
+	}
 
 	printf("\nruns:\n");
 	for (i = 0; i < nruns; i++) {
@@ -918,7 +924,7 @@ static void json_num(double v)
 	if (isnan(v) || isinf(v))
 		printf("null");
 	else
-		printf("%.6g", v);
+		printf("%.10g", v);
 }
 
 static void print_json(void)
