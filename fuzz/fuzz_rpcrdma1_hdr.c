@@ -34,6 +34,11 @@ static int known_error(int rc)
 	       rc == -EOVERFLOW || rc == -EINVAL;
 }
 
+static int seg_same(const struct rpcrdma1_segment *a, const struct rpcrdma1_segment *b)
+{
+	return a->handle == b->handle && a->length == b->length && a->offset == b->offset;
+}
+
 static int same(const struct rpcrdma1_hdr *a, const struct rpcrdma1_hdr *b)
 {
 	const struct rpcrdma1_chunks *p = &a->chunks, *q = &b->chunks;
@@ -45,10 +50,21 @@ static int same(const struct rpcrdma1_hdr *a, const struct rpcrdma1_hdr *b)
 	if (p->nreads != q->nreads || p->nwrites != q->nwrites || p->nwsegs != q->nwsegs ||
 	    p->nreply != q->nreply || p->reply_present != q->reply_present)
 		return 0;
-	return memcmp(p->reads, q->reads, p->nreads * sizeof(p->reads[0])) == 0 &&
-	       memcmp(p->writes, q->writes, p->nwrites * sizeof(p->writes[0])) == 0 &&
-	       memcmp(p->wsegs, q->wsegs, p->nwsegs * sizeof(p->wsegs[0])) == 0 &&
-	       memcmp(p->reply, q->reply, p->nreply * sizeof(p->reply[0])) == 0;
+	for (uint32_t i = 0; i < p->nreads; i++)
+		if (p->reads[i].position != q->reads[i].position ||
+		    !seg_same(&p->reads[i].seg, &q->reads[i].seg))
+			return 0;
+	for (uint32_t i = 0; i < p->nwrites; i++)
+		if (p->writes[i].first != q->writes[i].first ||
+		    p->writes[i].nsegs != q->writes[i].nsegs)
+			return 0;
+	for (uint32_t i = 0; i < p->nwsegs; i++)
+		if (!seg_same(&p->wsegs[i], &q->wsegs[i]))
+			return 0;
+	for (uint32_t i = 0; i < p->nreply; i++)
+		if (!seg_same(&p->reply[i], &q->reply[i]))
+			return 0;
+	return 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -963,7 +963,7 @@ int main(void)
 	test_hostile();
 	test_encode_errors();
 	test_checks();
-	test_random(seed, 3000);
+	test_random(seed, 20000);
 
 	if (failures) {
 		printf("FAIL: %d check(s) failed\n", failures);
