@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completion queues and connection event channels.
+ *
+ * A CQ is a ring preallocated to its capacity: pushing a completion never
+ * allocates. Its fd is an eventfd written when an armed CQ gets a
+ * completion (one-shot arming, like ibv_req_notify_cq). An event channel
+ * is a list of heap nodes (events are rare) with an eventfd that stays
+ * readable while events are queued.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "softiwarp/siw.h"
+
+static void efd_signal(int fd)
+{
+	uint64_t one = 1;
+	ssize_t r = write(fd, &one, sizeof(one));
+
+	(void)r; /* an eventfd counter cannot overflow here */
+}
+
+static void efd_drain(int fd)
+{
+	uint64_t v;
+	ssize_t r = read(fd, &v, sizeof(v));
+
+	(void)r; /* -EAGAIN when already drained */
+}
+
+int siw_cq_push(struct siw_dev *dev, struct siw_cq *cq, const struct rpcrdma_wc *wc)
+{
+	if (cq->count == cq->cap)
+		return -ENOSPC;
+	cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
+	cq->count++;
+	dev->produced++;
+	if (cq->armed && (!cq->solicited_only || wc->status != RPCRDMA_WC_SUCCESS ||
+			  (wc->wc_flags & RPCRDMA_WC_F_SOLICITED))) {
+		cq->armed = false;
+		if (!cq->fd_signaled) {
+			cq->fd_signaled = true;
+			efd_signal(cq->efd);
+		}
+	}
+	return 0;
+}
+
+int siw_cq_create(struct rpcrdma_dev *d, const struct rpcrdma_cq_attr *attr,
+		  struct rpcrdma_cq **out)
+{
+	struct siw_dev *dev = to_siw_dev(d);
+	struct siw_cq *cq;
+
+	if (attr->cqe > (1u << 24))
+		return -EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	cq->ring = calloc(attr->cqe, sizeof(*cq->ring));
+	cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!cq->ring || cq->efd < 0) {
+		int rc = cq->efd < 0 ? -errno : -ENOMEM;
+
+		if (cq->efd >= 0)
+			close(cq->efd);
+		free(cq->ring);
+		free(cq);
+		return rc;
+	}
+	cq->cap = attr->cqe;
+	cq->base.dev = d;
+	if (attr->comp_mask & RPCRDMA_CQ_ATTR_CONTEXT)
+		cq->base.context = attr->context;
+	pthread_mutex_lock(&dev->lock);
+	dev->nobjs++;
+	pthread_mutex_unlock(&dev->lock);
+	*out = &cq->base;
+	return 0;
+}
+
+int siw_cq_destroy(struct rpcrdma_cq *c)
+{
+	struct siw_cq *cq = to_siw_cq(c);
+	struct siw_dev *dev = to_siw_dev(c->dev);
+
+	pthread_mutex_lock(&dev->lock);
+	if (cq->refs) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	dev->nobjs--;
+	pthread_mutex_unlock(&dev->lock);
+	close(cq->efd);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+int siw_cq_poll(struct rpcrdma_cq *c, struct rpcrdma_wc *wc, int n)
+{
+	struct siw_cq *cq = to_siw_cq(c);
+	struct siw_dev *dev = to_siw_dev(c->dev);
+	int got = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	while (got < n && cq->count) {
+		wc[got++] = cq->ring[cq->head];
+		cq->head = (cq->head + 1u) % cq->cap;
+		cq->count--;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return got;
+}
+
+int siw_cq_req_notify(struct rpcrdma_cq *c, bool solicited_only)
+{
+	struct siw_cq *cq = to_siw_cq(c);
+	struct siw_dev *dev = to_siw_dev(c->dev);
+
+	pthread_mutex_lock(&dev->lock);
+	cq->armed = true;
+	cq->solicited_only = solicited_only;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+int siw_cq_get_fd(const struct rpcrdma_cq *c)
+{
+	return container_of(c, const struct siw_cq, base)->efd;
+}
+
+int siw_cq_ack_notify(struct rpcrdma_cq *c)
+{
+	struct siw_cq *cq = to_siw_cq(c);
+	struct siw_dev *dev = to_siw_dev(c->dev);
+
+	pthread_mutex_lock(&dev->lock);
+	if (cq->fd_signaled) {
+		cq->fd_signaled = false;
+		efd_drain(cq->efd);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+int siw_evch_push(struct siw_dev *dev, struct siw_evch *ch, const struct rpcrdma_event *ev)
+{
+	struct siw_ev_node *n = malloc(sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	n->next = NULL;
+	n->ev = *ev;
+	if (ch->tail)
+		ch->tail->next = n;
+	else
+		ch->head = n;
+	ch->tail = n;
+	dev->produced++;
+	if (!ch->fd_signaled) {
+		ch->fd_signaled = true;
+		efd_signal(ch->efd);
+	}
+	return 0;
+}
+
+int siw_evch_create(struct rpcrdma_dev *d, const struct rpcrdma_evch_attr *attr,
+		    struct rpcrdma_evch **out)
+{
+	struct siw_dev *dev = to_siw_dev(d);
+	struct siw_evch *ch = calloc(1, sizeof(*ch));
+
+	if (!ch)
+		return -ENOMEM;
+	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ch->efd < 0) {
+		int rc = -errno;
+
+		free(ch);
+		return rc;
+	}
+	ch->base.dev = d;
+	if (attr && (attr->comp_mask & RPCRDMA_EVCH_ATTR_CONTEXT))
+		ch->base.context = attr->context;
+	pthread_mutex_lock(&dev->lock);
+	dev->nobjs++;
+	pthread_mutex_unlock(&dev->lock);
+	*out = &ch->base;
+	return 0;
+}
+
+int siw_evch_destroy(struct rpcrdma_evch *c)
+{
+	struct siw_evch *ch = to_siw_evch(c);
+	struct siw_dev *dev = to_siw_dev(c->dev);
+	struct siw_ev_node *n;
+
+	pthread_mutex_lock(&dev->lock);
+	if (ch->refs) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	dev->nobjs--;
+	pthread_mutex_unlock(&dev->lock);
+	while ((n = ch->head)) {
+		ch->head = n->next;
+		free(n);
+	}
+	close(ch->efd);
+	free(ch);
+	return 0;
+}
+
+int siw_evch_get(struct rpcrdma_evch *c, struct rpcrdma_event *ev)
+{
+	struct siw_evch *ch = to_siw_evch(c);
+	struct siw_dev *dev = to_siw_dev(c->dev);
+	struct siw_ev_node *n;
+
+	pthread_mutex_lock(&dev->lock);
+	n = ch->head;
+	if (n) {
+		ch->head = n->next;
+		if (!ch->head) {
+			ch->tail = NULL;
+			if (ch->fd_signaled) {
+				ch->fd_signaled = false;
+				efd_drain(ch->efd);
+			}
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (!n)
+		return -EAGAIN;
+	*ev = n->ev;
+	free(n);
+	return 0;
+}
+
+int siw_evch_get_fd(const struct rpcrdma_evch *c)
+{
+	return container_of(c, const struct siw_evch, base)->efd;
+}

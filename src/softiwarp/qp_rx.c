@@ -1,0 +1,681 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Receive path: a resumable state machine over the TCP byte stream,
+ * HDR -> DATA -> TRAILER per FPDU (RFC 5044 §4), that parses DDP (RFC 5041
+ * §4) and RDMAP (RFC 5040 §4) headers, checks them (versions, opcodes,
+ * queues, MSN/MO, protection per RFC 5042) *before* any byte is placed, and
+ * places payload into its target: registered memory for tagged messages,
+ * the posted receive for Sends.
+ *
+ * Headers and trailers are read through a small staging buffer (one recv()
+ * usually brings a whole small FPDU). Bulk payload is not staged: once the
+ * stage is empty, recvmsg() scatters the rest of the segment straight into
+ * the target memory, with the stage as the last iovec to catch the trailer
+ * and the next header. At most SIW_RX_STAGE bytes per FPDU are copied.
+ *
+ * With CRC negotiated, payload is placed before the FPDU's CRC is checked
+ * (as on RNICs and in Linux siw); a mismatch terminates the connection, and
+ * actions with side effects beyond placement (Read Request, Terminate,
+ * completions, invalidation) wait until the CRC has been verified.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "softiwarp/siw.h"
+
+static void rx_reset(struct siw_rx *rx)
+{
+	rx->state = SIW_RX_HDR;
+	rx->hdr_have = 0;
+	rx->hdr_need = 4;
+	rx->crc = SIW_CRC_INIT;
+}
+
+/* A fatal error in the incoming stream: report it with a Terminate that
+ * carries a copy of the offending header (RFC 5040 §4.8). */
+static int rx_error(struct siw_ep *ep, uint8_t layer, uint8_t etype, uint8_t code)
+{
+	struct siw_rx *rx = &ep->rx;
+	uint32_t hl = (rx->hdr[2] & DDP_FLAG_TAGGED) ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
+
+	ep->term_hdr_len = 0;
+	ep->term_hdr_rreq = false;
+	if (rx->hdr_have >= MPA_LEN_SIZE + hl) {
+		uint32_t n = rx->hdr_have;
+
+		if (n > sizeof(ep->term_hdr))
+			n = sizeof(ep->term_hdr);
+		memcpy(ep->term_hdr, rx->hdr, n);
+		ep->term_hdr_len = n;
+		ep->term_hdr_rreq = n == sizeof(ep->term_hdr);
+	}
+	siw_ep_terminate(ep, layer, etype, code);
+	return -EPROTO;
+}
+
+/* Mapping of a protection failure to the Terminate codes: tagged
+ * placement (RFC 5041 §7.2, "tagged buffer" errors, except access rights
+ * which only RDMAP names) or an RDMA Read source (RFC 5040 §7.2). */
+static int rx_tagged_error(struct siw_ep *ep, enum siw_mem_err e)
+{
+	switch (e) {
+	case SIW_MEM_PD:
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_STAG_NOT_ASSOC);
+	case SIW_MEM_ACCESS:
+		return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT,
+				RDMAP_ECODE_ACCESS_RIGHTS);
+	case SIW_MEM_BOUNDS:
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+	case SIW_MEM_WRAP:
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+	default:
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+	}
+}
+
+static int rx_rread_error(struct siw_ep *ep, enum siw_mem_err e)
+{
+	static const uint8_t code[] = {
+	    [SIW_MEM_INVALID_STAG] = RDMAP_ECODE_INVALID_STAG,
+	    [SIW_MEM_PD] = RDMAP_ECODE_STAG_NOT_ASSOC,
+	    [SIW_MEM_ACCESS] = RDMAP_ECODE_ACCESS_RIGHTS,
+	    [SIW_MEM_BOUNDS] = RDMAP_ECODE_BASE_BOUNDS,
+	    [SIW_MEM_WRAP] = RDMAP_ECODE_TO_WRAP,
+	};
+
+	return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT, code[e]);
+}
+
+/* Point the placement targets at [off, off + len) of a receive's SGEs. */
+static void rx_map_sges(struct siw_rx *rx, const struct rpcrdma_sge *sg, uint32_t n, uint64_t off,
+			uint32_t len)
+{
+	rx->tgt_n = rx->tgt_i = 0;
+	for (uint32_t i = 0; i < n && len; i++) {
+		uint64_t l = sg[i].length;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		uint64_t take = l - off;
+
+		if (take > len)
+			take = len;
+		rx->tgt[rx->tgt_n].iov_base = (void *)(uintptr_t)(sg[i].addr + off);
+		rx->tgt[rx->tgt_n].iov_len = (size_t)take;
+		rx->tgt_n++;
+		len -= (uint32_t)take;
+		off = 0;
+	}
+}
+
+static void rx_map_one(struct siw_rx *rx, void *p, uint32_t len)
+{
+	rx->tgt[0].iov_base = p;
+	rx->tgt[0].iov_len = len;
+	rx->tgt_n = 1;
+	rx->tgt_i = 0;
+}
+
+/* Terminate payload: keep what fits for decoding, discard the rest into
+ * the device's scratch area. */
+static void rx_map_term(struct siw_ep *ep, uint32_t len)
+{
+	struct siw_rx *rx = &ep->rx;
+	uint32_t keep = len < sizeof(rx->term) ? len : (uint32_t)sizeof(rx->term);
+
+	rx->term_len = keep;
+	rx_map_one(rx, rx->term, keep);
+	len -= keep;
+	while (len && rx->tgt_n < SIW_MAX_SGE + 1) {
+		uint32_t d =
+		    len < sizeof(ep->dev->scratch) ? len : (uint32_t)sizeof(ep->dev->scratch);
+
+		rx->tgt[rx->tgt_n].iov_base = ep->dev->scratch;
+		rx->tgt[rx->tgt_n].iov_len = d;
+		rx->tgt_n++;
+		len -= d;
+	}
+}
+
+static struct siw_wqe *orq_head_wqe(struct siw_ep *ep)
+{
+	if (ep->orq_head == ep->orq_tail)
+		return NULL;
+	return &ep->sq[ep->orq[ep->orq_head % ep->orq_cap] % ep->max_send_wr];
+}
+
+static int rx_hdr_tagged(struct siw_ep *ep, uint32_t seg)
+{
+	struct siw_rx *rx = &ep->rx;
+	const uint8_t *d = rx->hdr + MPA_LEN_SIZE;
+	uint32_t stag = get_be32(d + DDP_T_OFF_STAG);
+	uint64_t to = get_be64(d + DDP_T_OFF_TO);
+	enum siw_mem_err e;
+
+	if (rx->op == RDMAP_WRITE) {
+		if (seg == 0) {
+			/* zero-length Write (e.g. RFC 6581 RTR): nothing is
+			 * accessed, so nothing to validate */
+			rx->kind = SIW_RXK_ZERO;
+			return 0;
+		}
+		/* RFC 5040 §5.1, RFC 5042 §5: remote write access to
+		 * [to, to + seg) of an STag in this stream's PD */
+		e = siw_mem_check(ep->dev, stag, ep->pd,
+				  RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_LOCAL_WRITE, to, seg,
+				  NULL);
+		if (e)
+			return rx_tagged_error(ep, e);
+		rx->kind = SIW_RXK_WRITE;
+		rx_map_one(rx, (void *)(uintptr_t)to, seg);
+		return 0;
+	}
+	/* Read Response: RFC 5040 §5.2, answers the oldest outstanding Read */
+	if (ep->rtr_read_pending && orq_head_wqe(ep) == NULL && seg == 0) {
+		rx->kind = SIW_RXK_ZERO;
+		return 0;
+	}
+	struct siw_wqe *w = orq_head_wqe(ep);
+
+	if (!w)
+		return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP, RDMAP_ECODE_OPCODE);
+	if (seg == 0 && w->len == 0) {
+		rx->kind = SIW_RXK_READ_RESP;
+		rx->tgt_n = rx->tgt_i = 0;
+		return 0;
+	}
+	if (w->num_sge == 0 || stag != w->sge[0].lkey)
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+	if (to < w->sge[0].addr + w->read_got || to - w->sge[0].addr > w->len ||
+	    seg > w->len - (to - w->sge[0].addr))
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+	e = siw_mem_check(ep->dev, stag, ep->pd, RPCRDMA_ACCESS_LOCAL_WRITE, to, seg, NULL);
+	if (e)
+		return rx_tagged_error(ep, e);
+	rx->kind = SIW_RXK_READ_RESP;
+	rx_map_one(rx, (void *)(uintptr_t)to, seg);
+	return 0;
+}
+
+static int rx_hdr_send(struct siw_ep *ep, uint32_t seg)
+{
+	struct siw_rx *rx = &ep->rx;
+	struct siw_rqe *r;
+
+	if (rx->qn != RDMAP_QN_SEND)
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_UT_INVALID_QN);
+	/* RFC 5041 §5.3: Sends consume posted receives in MSN order */
+	if (rx->msn != ep->rx_msn[RDMAP_QN_SEND])
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				DDP_ECODE_UT_INVALID_MSN_RANGE);
+	if (ep->rq_head == ep->rq_tail)
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				DDP_ECODE_UT_INVALID_MSN_NOBUF);
+	r = &ep->rq[ep->rq_head % ep->max_recv_wr];
+	if (rx->mo != rx->msg_bytes)
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_UT_INVALID_MO);
+	if (rx->mo == 0) {
+		for (uint32_t i = 0; i < r->num_sge; i++) {
+			if (siw_mem_check(ep->dev, r->sge[i].lkey, ep->pd,
+					  RPCRDMA_ACCESS_LOCAL_WRITE, r->sge[i].addr,
+					  r->sge[i].length, NULL)) {
+				(void)siw_rq_complete(ep, r, RPCRDMA_WC_LOC_PROT_ERR, 0, 0, 0);
+				ep->rq_head++;
+				return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+						RDMAP_ECODE_UNSPECIFIED);
+			}
+		}
+	}
+	if ((uint64_t)rx->mo + seg > r->len) {
+		(void)siw_rq_complete(ep, r, RPCRDMA_WC_LOC_LEN_ERR, 0, 0, 0);
+		ep->rq_head++;
+		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_UT_MSG_TOO_LONG);
+	}
+	if (rx->last && (rx->op == RDMAP_SEND_INV || rx->op == RDMAP_SEND_SE_INV)) {
+		/* RFC 5040 §6.2: only an STag of this stream's PD may be
+		 * invalidated remotely (RFC 5042 §5.2) */
+		struct siw_mr *mr = siw_mem_lookup(ep->dev, rx->inv_stag);
+
+		if (!mr || mr->pd != ep->pd)
+			return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					RDMAP_ECODE_CANNOT_INVALIDATE);
+	}
+	rx->kind = SIW_RXK_SEND;
+	rx_map_sges(rx, r->sge, r->num_sge, rx->mo, seg);
+	return 0;
+}
+
+static int rx_hdr_done(struct siw_ep *ep)
+{
+	struct siw_rx *rx = &ep->rx;
+	const uint8_t *d = rx->hdr + MPA_LEN_SIZE;
+	bool tagged = d[0] & DDP_FLAG_TAGGED;
+	uint32_t seg = rx->ulpdu_len - (rx->hdr_need - MPA_LEN_SIZE);
+	int rc;
+
+	rx->tgt_n = rx->tgt_i = 0;
+	if (tagged) {
+		rc = rx_hdr_tagged(ep, seg);
+	} else {
+		switch (rx->op) {
+		case RDMAP_SEND:
+		case RDMAP_SEND_INV:
+		case RDMAP_SEND_SE:
+		case RDMAP_SEND_SE_INV:
+			rc = rx_hdr_send(ep, seg);
+			break;
+		case RDMAP_READ_REQ:
+			if (rx->qn != RDMAP_QN_READ_REQ)
+				return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+						DDP_ECODE_UT_INVALID_QN);
+			if (rx->msn != ep->rx_msn[RDMAP_QN_READ_REQ])
+				return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+						DDP_ECODE_UT_INVALID_MSN_RANGE);
+			/* RFC 5040 §4.4: a Read Request is one segment of
+			 * exactly its header */
+			if (seg != 0 || !rx->last || rx->mo != 0)
+				return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+						DDP_ECODE_UT_MSG_TOO_LONG);
+			rx->kind = SIW_RXK_READ_REQ;
+			rc = 0;
+			break;
+		case RDMAP_TERMINATE:
+			if (rx->qn != RDMAP_QN_TERMINATE)
+				return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+						DDP_ECODE_UT_INVALID_QN);
+			rx->kind = SIW_RXK_TERM;
+			rx_map_term(ep, seg);
+			rc = 0;
+			break;
+		default:
+			return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					RDMAP_ECODE_OPCODE);
+		}
+	}
+	if (rc)
+		return rc;
+	rx->data_left = seg;
+	rx->trl_have = 0;
+	rx->trl_need = mpa_pad(rx->ulpdu_len) + MPA_CRC_SIZE;
+	rx->state = seg ? SIW_RX_DATA : SIW_RX_TRAILER;
+	return 0;
+}
+
+/* Header bytes arrived: the first 4 say the header's length. */
+static int rx_hdr_step(struct siw_ep *ep)
+{
+	struct siw_rx *rx = &ep->rx;
+	const uint8_t *d = rx->hdr + MPA_LEN_SIZE;
+
+	if (rx->hdr_need == 4) {
+		bool tagged = d[0] & DDP_FLAG_TAGGED;
+		uint32_t hl = tagged ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
+
+		rx->ulpdu_len = get_be16(rx->hdr);
+		rx->last = d[0] & DDP_FLAG_LAST;
+		rx->op = d[1] & RDMAP_OPCODE_MASK;
+		/* RFC 5044 §4: an FPDU shorter than a DDP header means the
+		 * framing is lost */
+		if (rx->ulpdu_len < hl)
+			return rx_error(ep, TERM_LAYER_LLP, LLP_ETYPE_MPA, LLP_ECODE_FPDU_START);
+		/* RFC 5041 §4.2 DV, RFC 5040 §4.2 RV */
+		if ((d[0] & DDP_DV_MASK) != DDP_VERSION)
+			return rx_error(ep, TERM_LAYER_DDP,
+					tagged ? DDP_ETYPE_TAGGED : DDP_ETYPE_UNTAGGED,
+					tagged ? DDP_ECODE_T_VERSION : DDP_ECODE_UT_VERSION);
+		if ((d[1] >> RDMAP_RV_SHIFT) != RDMAP_VERSION)
+			return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					RDMAP_ECODE_VERSION);
+		if (tagged && rx->op != RDMAP_WRITE && rx->op != RDMAP_READ_RESP)
+			return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					RDMAP_ECODE_OPCODE);
+		rx->hdr_need = MPA_LEN_SIZE + hl;
+		return 0;
+	}
+	if (!(d[0] & DDP_FLAG_TAGGED) && rx->hdr_need == MPA_LEN_SIZE + DDP_UNTAGGED_HDR_LEN) {
+		rx->qn = get_be32(d + DDP_U_OFF_QN);
+		rx->msn = get_be32(d + DDP_U_OFF_MSN);
+		rx->mo = get_be32(d + DDP_U_OFF_MO);
+		rx->inv_stag = get_be32(d + DDP_U_OFF_RSVDULP);
+		if (rx->op == RDMAP_READ_REQ) {
+			if (rx->ulpdu_len < DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN)
+				return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+						DDP_ECODE_UT_INVALID_MO);
+			rx->hdr_need += RDMAP_RREQ_LEN;
+			return 0;
+		}
+	}
+	if (ep->crc)
+		rx->crc = siw_crc_update(rx->crc, rx->hdr, rx->hdr_need);
+	return rx_hdr_done(ep);
+}
+
+static void rx_accept_read(struct siw_ep *ep)
+{
+	struct siw_rx *rx = &ep->rx;
+	const uint8_t *r = rx->hdr + MPA_LEN_SIZE + DDP_UNTAGGED_HDR_LEN;
+	struct siw_irqe q;
+	enum siw_mem_err e;
+
+	q.sink_stag = get_be32(r + RDMAP_RREQ_SINK_STAG);
+	q.sink_to = get_be64(r + RDMAP_RREQ_SINK_TO);
+	q.len = get_be32(r + RDMAP_RREQ_SIZE);
+	q.src_stag = get_be32(r + RDMAP_RREQ_SRC_STAG);
+	q.src_to = get_be64(r + RDMAP_RREQ_SRC_TO);
+	/* IRD enforced (RFC 5040 §6.4, RFC 6581): more outstanding Reads
+	 * than we advertised is a protocol violation */
+	if (ep->irq_tail - ep->irq_head >= ep->irq_cap || ep->ird == 0) {
+		(void)rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+			       DDP_ECODE_UT_INVALID_MSN_RANGE);
+		return;
+	}
+	if (q.len) {
+		e = siw_mem_check(ep->dev, q.src_stag, ep->pd, RPCRDMA_ACCESS_REMOTE_READ, q.src_to,
+				  q.len, NULL);
+		if (e) {
+			(void)rx_rread_error(ep, e);
+			return;
+		}
+	}
+	ep->irq[ep->irq_tail++ % ep->irq_cap] = q;
+	ep->rx_msn[RDMAP_QN_READ_REQ]++;
+}
+
+static void rx_term_received(struct siw_ep *ep)
+{
+	struct siw_rx *rx = &ep->rx;
+	uint8_t layer = 0, etype = 0, code = 0;
+	enum rpcrdma_wc_status st = RPCRDMA_WC_REM_OP_ERR;
+
+	if (rx->term_len >= RDMAP_TERM_CTRL_LEN)
+		siw_term_decode(rx->term, &layer, &etype, &code);
+	ep->term_layer = layer;
+	ep->term_etype = etype;
+	ep->term_code = code;
+	ep->stats.terminates_rx++;
+	if ((layer == TERM_LAYER_RDMAP && etype == RDMAP_ETYPE_REMOTE_PROT) ||
+	    (layer == TERM_LAYER_DDP && etype == DDP_ETYPE_TAGGED))
+		st = RPCRDMA_WC_REM_ACCESS_ERR;
+	else if (layer == TERM_LAYER_DDP && etype == DDP_ETYPE_UNTAGGED)
+		st = RPCRDMA_WC_REM_INV_REQ_ERR;
+	else if (layer == TERM_LAYER_LLP)
+		st = RPCRDMA_WC_TRANSPORT_ERR;
+	rx->state = SIW_RX_DEAD;
+	siw_ep_event(ep, RPCRDMA_EV_TERMINATE, -ECONNABORTED);
+	siw_ep_fail(ep, -ECONNABORTED, st, (uint32_t)layer << 16 | (uint32_t)etype << 8 | code);
+}
+
+void siw_term_decode(const uint8_t *c, uint8_t *layer, uint8_t *etype, uint8_t *code)
+{
+	/* RFC 5040 §4.8 order: byte 0 = Layer<<4 | EType, M/D/R in the top
+	 * bits of byte 2. Linux siw: byte 0 = EType<<4 | Layer, M/D/R in the
+	 * low bits of byte 2. Layers are 0..2, so a high nibble above 2 or
+	 * flags in the low bits of byte 2 identify the Linux order. */
+	bool linux_order = (c[0] >> 4) > TERM_LAYER_LLP || ((c[2] & 0x07u) && !(c[2] & 0xe0u));
+
+	if (linux_order) {
+		*layer = c[0] & 0x0fu;
+		*etype = c[0] >> 4;
+	} else {
+		*layer = c[0] >> 4;
+		*etype = c[0] & 0x0fu;
+	}
+	*code = c[1];
+}
+
+/* A whole FPDU arrived with a good CRC: act on it. */
+static void rx_fpdu_done(struct siw_ep *ep)
+{
+	struct siw_rx *rx = &ep->rx;
+	uint32_t seg = rx->ulpdu_len - (rx->hdr_need - MPA_LEN_SIZE);
+
+	ep->stats.rx_fpdus++;
+	switch (rx->kind) {
+	case SIW_RXK_WRITE:
+		if (rx->last)
+			ep->stats.writes_in++;
+		break;
+	case SIW_RXK_ZERO:
+		if (rx->op == RDMAP_READ_RESP && rx->last)
+			ep->rtr_read_pending = false;
+		break;
+	case SIW_RXK_READ_RESP: {
+		struct siw_wqe *w = orq_head_wqe(ep);
+
+		if (!w) /* zero-length response to a zero-length Read */
+			break;
+		w->read_got += seg;
+		if (rx->last) {
+			w->state = SIW_WQE_DONE;
+			w->status = RPCRDMA_WC_SUCCESS;
+			ep->orq_head++;
+			siw_sq_retire(ep);
+		}
+		break;
+	}
+	case SIW_RXK_SEND: {
+		struct siw_rqe *r = &ep->rq[ep->rq_head % ep->max_recv_wr];
+
+		rx->msg_bytes += seg;
+		if (rx->last) {
+			uint32_t flags = 0, inv = 0;
+
+			if (rx->op == RDMAP_SEND_SE || rx->op == RDMAP_SEND_SE_INV)
+				flags |= RPCRDMA_WC_F_SOLICITED;
+			if (rx->op == RDMAP_SEND_INV || rx->op == RDMAP_SEND_SE_INV) {
+				struct siw_mr *mr = siw_mem_lookup(ep->dev, rx->inv_stag);
+
+				if (mr && mr->pd == ep->pd)
+					mr->valid = false;
+				flags |= RPCRDMA_WC_F_WITH_INV;
+				inv = rx->inv_stag;
+			}
+			ep->rq_head++;
+			ep->rx_msn[RDMAP_QN_SEND]++;
+			ep->stats.recvs++;
+			(void)siw_rq_complete(ep, r, RPCRDMA_WC_SUCCESS, (uint32_t)rx->msg_bytes,
+					      flags, inv);
+			rx->msg_bytes = 0;
+		}
+		break;
+	}
+	case SIW_RXK_READ_REQ:
+		rx_accept_read(ep);
+		break;
+	case SIW_RXK_TERM:
+		rx_term_received(ep);
+		return;
+	default:
+		break;
+	}
+	if (ep->rx.state == SIW_RX_DEAD)
+		return;
+	/* RFC 6581 §6: the responder is ready once the initiator's first
+	 * FPDU (its RTR) arrived */
+	if (ep->state == SIW_EP_MPA_REP_SENT) {
+		siw_ep_enter_rts(ep);
+		siw_ep_event(ep, RPCRDMA_EV_ESTABLISHED, 0);
+	}
+	rx_reset(rx);
+}
+
+/* Copy stage bytes into the targets (CRC over them). */
+static void rx_place(struct siw_ep *ep, const uint8_t *src, uint32_t n)
+{
+	struct siw_rx *rx = &ep->rx;
+
+	if (ep->crc)
+		rx->crc = siw_crc_update(rx->crc, src, n);
+	while (n) {
+		struct iovec *t = &rx->tgt[rx->tgt_i];
+		uint32_t k = t->iov_len < n ? (uint32_t)t->iov_len : n;
+
+		memcpy(t->iov_base, src, k);
+		t->iov_base = (uint8_t *)t->iov_base + k;
+		t->iov_len -= k;
+		src += k;
+		n -= k;
+		if (!t->iov_len)
+			rx->tgt_i++;
+	}
+}
+
+static int rx_trailer_done(struct siw_ep *ep)
+{
+	struct siw_rx *rx = &ep->rx;
+
+	if (ep->crc) {
+		uint32_t pad = rx->trl_need - MPA_CRC_SIZE;
+		uint32_t c = ~siw_crc_update(rx->crc, rx->trl, pad);
+
+		/* RFC 5044 §4.1; little-endian on the wire (crc.c) */
+		if (c != get_le32(rx->trl + pad)) {
+			ep->stats.crc_errors++;
+			return rx_error(ep, TERM_LAYER_LLP, LLP_ETYPE_MPA, LLP_ECODE_CRC);
+		}
+	}
+	rx_fpdu_done(ep);
+	return 0;
+}
+
+/* Use the staged bytes for the current state. */
+static int rx_consume(struct siw_ep *ep)
+{
+	struct siw_rx *rx = &ep->rx;
+	uint32_t avail = rx->st_len - rx->st_off;
+	const uint8_t *src = rx->stage + rx->st_off;
+	uint32_t k;
+
+	switch (rx->state) {
+	case SIW_RX_HDR:
+		k = rx->hdr_need - rx->hdr_have;
+		if (k > avail)
+			k = avail;
+		memcpy(rx->hdr + rx->hdr_have, src, k);
+		rx->hdr_have += k;
+		rx->st_off += k;
+		if (rx->hdr_have == rx->hdr_need)
+			return rx_hdr_step(ep);
+		return 0;
+	case SIW_RX_DATA:
+		k = rx->data_left < avail ? rx->data_left : avail;
+		rx_place(ep, src, k);
+		rx->st_off += k;
+		rx->data_left -= k;
+		if (!rx->data_left)
+			rx->state = SIW_RX_TRAILER;
+		return 0;
+	case SIW_RX_TRAILER:
+		k = rx->trl_need - rx->trl_have;
+		if (k > avail)
+			k = avail;
+		memcpy(rx->trl + rx->trl_have, src, k);
+		rx->trl_have += k;
+		rx->st_off += k;
+		if (rx->trl_have == rx->trl_need)
+			return rx_trailer_done(ep);
+		return 0;
+	default:
+		rx->st_off = rx->st_len; /* dead: drop */
+		return 0;
+	}
+}
+
+/* recvmsg() straight into the placement targets, then the stage. */
+static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *placed)
+{
+	struct siw_rx *rx = &ep->rx;
+	struct iovec iov[SIW_MAX_SGE + 2];
+	struct msghdr mh;
+	uint32_t n = 0, want = rx->data_left;
+	ssize_t got;
+
+	for (uint32_t i = rx->tgt_i; i < rx->tgt_n && want; i++) {
+		size_t l = rx->tgt[i].iov_len < want ? rx->tgt[i].iov_len : want;
+
+		iov[n].iov_base = rx->tgt[i].iov_base;
+		iov[n].iov_len = l;
+		want -= (uint32_t)l;
+		n++;
+	}
+	iov[n].iov_base = rx->stage;
+	iov[n].iov_len = SIW_RX_STAGE;
+	n++;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = n;
+	got = recvmsg(ep->fd, &mh, MSG_DONTWAIT);
+	if (got <= 0)
+		return got;
+	uint32_t p = (uint64_t)got < rx->data_left ? (uint32_t)got : rx->data_left;
+
+	*placed = p;
+	/* advance the targets over what the kernel placed, CRC over it */
+	for (uint32_t left = p; left;) {
+		struct iovec *t = &rx->tgt[rx->tgt_i];
+		uint32_t k = t->iov_len < left ? (uint32_t)t->iov_len : left;
+
+		if (ep->crc)
+			rx->crc = siw_crc_update(rx->crc, t->iov_base, k);
+		t->iov_base = (uint8_t *)t->iov_base + k;
+		t->iov_len -= k;
+		left -= k;
+		if (!t->iov_len)
+			rx->tgt_i++;
+	}
+	rx->data_left -= p;
+	if (!rx->data_left)
+		rx->state = SIW_RX_TRAILER;
+	return got;
+}
+
+int siw_rx_process(struct siw_ep *ep)
+{
+	struct siw_rx *rx = &ep->rx;
+
+	for (;;) {
+		ssize_t n;
+		uint32_t placed = 0;
+
+		if (ep->fd < 0 || rx->state == SIW_RX_DEAD)
+			return 0;
+		if (rx->state == SIW_RX_MPA) {
+			int rc = siw_cm_rx_mpa(ep);
+
+			if (rc)
+				return rc == -EAGAIN ? 0 : rc;
+			continue;
+		}
+		if (rx->st_off < rx->st_len) {
+			int rc = rx_consume(ep);
+
+			if (rc)
+				return 0; /* the endpoint is terminating */
+			continue;
+		}
+		rx->st_off = rx->st_len = 0;
+		if (rx->state == SIW_RX_DATA)
+			n = rx_recv_direct(ep, &placed);
+		else
+			n = recv(ep->fd, rx->stage, SIW_RX_STAGE, MSG_DONTWAIT);
+		if (n == 0) {
+			/* orderly close by the peer */
+			siw_ep_fail(ep, 0, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+			return 0;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			siw_ep_fail(ep, -errno, RPCRDMA_WC_TRANSPORT_ERR, 0);
+			return 0;
+		}
+		ep->stats.rx_bytes += (uint64_t)n;
+		/* what went past the payload landed in the stage */
+		rx->st_len = (uint32_t)n - placed;
+	}
+}

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Transmit path: cut messages into FPDUs (RFC 5044 §4: ULPDU_Length, DDP
+ * segment, pad to 4, CRC32c) and hand batches of them to TCP with one
+ * sendmsg() whose iovecs point straight into registered memory (no copy).
+ * Resumable: a short write leaves the batch's iovec cursor where TCP
+ * stopped; EPOLLOUT resumes it.
+ *
+ * Message priority at message boundaries: our Terminate, then the RTR
+ * frame, then Read Responses (IRQ order, RFC 5040 §5.2), then the send
+ * queue in posting order. A message's send-queue entry is finished once
+ * its whole batch is accepted by TCP (an RDMA Read once its response has
+ * arrived, qp_rx.c).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "softiwarp/siw.h"
+
+static void msg_src(struct siw_txmsg *m, const struct rpcrdma_sge *sge, uint32_t nsge)
+{
+	m->sge = sge;
+	m->nsge = nsge;
+	m->sge_idx = 0;
+	m->sge_off = 0;
+}
+
+static void msg_untagged(struct siw_txmsg *m, uint8_t op, uint32_t qn, uint32_t msn)
+{
+	m->op = op;
+	m->tagged = false;
+	m->qn = qn;
+	m->msn = msn;
+	m->inv_stag = 0;
+	m->done = 0;
+	m->ext_len = 0;
+}
+
+static void msg_tagged(struct siw_txmsg *m, uint8_t op, uint32_t stag, uint64_t to)
+{
+	m->op = op;
+	m->tagged = true;
+	m->stag = stag;
+	m->to = to;
+	m->done = 0;
+	m->ext_len = 0;
+}
+
+/* Local protection check of a work request's SGEs (RFC 5042 §5: local
+ * accesses are checked like remote ones). */
+static bool sges_ok(struct siw_ep *ep, const struct rpcrdma_sge *sg, uint32_t n, uint32_t access)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (siw_mem_check(ep->dev, sg[i].lkey, ep->pd, access, sg[i].addr, sg[i].length,
+				  NULL) != SIW_MEM_OK)
+			return false;
+	}
+	return true;
+}
+
+/* Pick and set up the next message; false when there is none (or the
+ * send queue waits on ORD / a fence). */
+static bool tx_next_msg(struct siw_ep *ep)
+{
+	struct siw_txmsg *m = &ep->tx.msg;
+
+	if (ep->term_pending) {
+		ep->term_pending = false;
+		m->kind = SIW_TXM_TERM;
+		/* RFC 5040 §4.8: Terminate on queue 2, MSN 1, MO 0 */
+		msg_untagged(m, RDMAP_TERMINATE, RDMAP_QN_TERMINATE,
+			     ep->tx_msn[RDMAP_QN_TERMINATE]++);
+		m->ext[0] = (uint8_t)(ep->term_layer << 4 | (ep->term_etype & 0x0fu));
+		m->ext[1] = ep->term_code;
+		m->ext[2] = 0;
+		m->ext[3] = 0;
+		m->ext_len = RDMAP_TERM_CTRL_LEN;
+		if (ep->term_hdr_len) {
+			/* M: DDP Segment Length valid; D: DDP header follows;
+			 * R: RDMAP (Read Request) header follows */
+			m->ext[2] = RDMAP_TERM_FLAG_M | RDMAP_TERM_FLAG_D |
+				    (ep->term_hdr_rreq ? RDMAP_TERM_FLAG_R : 0);
+			memcpy(m->ext + RDMAP_TERM_CTRL_LEN, ep->term_hdr, ep->term_hdr_len);
+			m->ext_len += ep->term_hdr_len;
+		}
+		msg_src(m, NULL, 0);
+		m->total = 0;
+		return true;
+	}
+	if (ep->state != SIW_EP_RTS && ep->state != SIW_EP_CLOSING)
+		return false;
+	if (ep->rtr_pending) {
+		ep->rtr_pending = false;
+		m->kind = SIW_TXM_RTR;
+		if (ep->rtr == RPCRDMA_RTR_READ) {
+			/* RFC 6581 §6: zero-length RDMA Read Request as RTR */
+			msg_untagged(m, RDMAP_READ_REQ, RDMAP_QN_READ_REQ,
+				     ep->tx_msn[RDMAP_QN_READ_REQ]++);
+			memset(m->ext, 0, RDMAP_RREQ_LEN);
+			m->ext_len = RDMAP_RREQ_LEN;
+			ep->rtr_read_pending = true;
+		} else {
+			/* zero-length RDMA Write, STag 0, TO 0 */
+			msg_tagged(m, RDMAP_WRITE, 0, 0);
+		}
+		msg_src(m, NULL, 0);
+		m->total = 0;
+		return true;
+	}
+	if (ep->irq_tx != ep->irq_tail) {
+		struct siw_irqe *q = &ep->irq[ep->irq_tx % ep->irq_cap];
+
+		/* RFC 5042 §5: re-check the source at execution; it may have
+		 * been invalidated since the request was accepted. */
+		if (q->len &&
+		    siw_mem_check(ep->dev, q->src_stag, ep->pd, RPCRDMA_ACCESS_REMOTE_READ,
+				  q->src_to, q->len, NULL) != SIW_MEM_OK) {
+			ep->term_hdr_len = 0;
+			siw_ep_terminate(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT,
+					 RDMAP_ECODE_INVALID_STAG);
+			return false;
+		}
+		ep->irq_tx++;
+		m->kind = SIW_TXM_READ_RESP;
+		msg_tagged(m, RDMAP_READ_RESP, q->sink_stag, q->sink_to);
+		m->one.addr = q->src_to;
+		m->one.length = q->len;
+		m->one.lkey = q->src_stag;
+		msg_src(m, &m->one, 1);
+		m->total = q->len;
+		ep->stats.reads_in++;
+		return true;
+	}
+	if (ep->sq_tx != ep->sq_tail) {
+		struct siw_wqe *w = &ep->sq[ep->sq_tx % ep->max_send_wr];
+		uint32_t outstanding = ep->orq_tail - ep->orq_head;
+
+		if (w->opcode == RPCRDMA_WR_RDMA_READ && outstanding >= ep->eff_ord)
+			return false; /* ORD reached: wait for a Read Response */
+		if ((w->flags & RPCRDMA_SEND_FENCE) && outstanding)
+			return false;
+		if (!sges_ok(ep, w->sge, w->num_sge,
+			     w->opcode == RPCRDMA_WR_RDMA_READ ? RPCRDMA_ACCESS_LOCAL_WRITE : 0)) {
+			w->status = RPCRDMA_WC_LOC_PROT_ERR;
+			w->state = SIW_WQE_DONE;
+			ep->sq_tx++;
+			siw_sq_retire(ep);
+			ep->term_hdr_len = 0;
+			siw_ep_terminate(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+					 RDMAP_ECODE_UNSPECIFIED);
+			return false;
+		}
+		ep->sq_tx++;
+		m->kind = SIW_TXM_WQE;
+		m->wqe = w;
+		switch (w->opcode) {
+		case RPCRDMA_WR_SEND: {
+			uint8_t op = RDMAP_SEND;
+
+			if (w->flags & RPCRDMA_SEND_INVALIDATE)
+				op = (w->flags & RPCRDMA_SEND_SOLICITED) ? RDMAP_SEND_SE_INV
+									 : RDMAP_SEND_INV;
+			else if (w->flags & RPCRDMA_SEND_SOLICITED)
+				op = RDMAP_SEND_SE;
+			msg_untagged(m, op, RDMAP_QN_SEND, ep->tx_msn[RDMAP_QN_SEND]++);
+			if (w->flags & RPCRDMA_SEND_INVALIDATE)
+				m->inv_stag = w->inv_stag;
+			msg_src(m, w->sge, w->num_sge);
+			m->total = w->len;
+			ep->stats.sends++;
+			break;
+		}
+		case RPCRDMA_WR_RDMA_WRITE:
+			msg_tagged(m, RDMAP_WRITE, w->rstag, w->raddr);
+			msg_src(m, w->sge, w->num_sge);
+			m->total = w->len;
+			ep->stats.writes_out++;
+			break;
+		default: /* RDMA Read: RFC 5040 §4.4 Read Request, queue 1 */
+			msg_untagged(m, RDMAP_READ_REQ, RDMAP_QN_READ_REQ,
+				     ep->tx_msn[RDMAP_QN_READ_REQ]++);
+			put_be32(m->ext + RDMAP_RREQ_SINK_STAG, w->num_sge ? w->sge[0].lkey : 0);
+			put_be64(m->ext + RDMAP_RREQ_SINK_TO, w->num_sge ? w->sge[0].addr : 0);
+			put_be32(m->ext + RDMAP_RREQ_SIZE, (uint32_t)w->len);
+			put_be32(m->ext + RDMAP_RREQ_SRC_STAG, w->rstag);
+			put_be64(m->ext + RDMAP_RREQ_SRC_TO, w->raddr);
+			m->ext_len = RDMAP_RREQ_LEN;
+			msg_src(m, NULL, 0);
+			m->total = 0;
+			w->state = SIW_WQE_READ_WAIT;
+			w->read_got = 0;
+			ep->orq[ep->orq_tail++ % ep->orq_cap] = ep->sq_tx - 1u;
+			ep->stats.reads_out++;
+			break;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Append one FPDU of the current message to the batch. Returns false if
+ * the batch has no room for it. */
+static bool tx_build_fpdu(struct siw_ep *ep)
+{
+	struct siw_tx *tx = &ep->tx;
+	struct siw_txmsg *m = &tx->msg;
+	struct siw_fpdu_buf *fb;
+	uint32_t hl = m->tagged ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
+	uint32_t room = ep->max_ulpdu - hl - m->ext_len;
+	uint64_t left = m->total - m->done;
+	uint32_t seg = left > room ? room : (uint32_t)left;
+	uint32_t need_iov = 2u + (m->nsge - m->sge_idx);
+	uint32_t ulpdu, hlen, pad;
+	bool last;
+	uint32_t crc = SIW_CRC_INIT;
+	uint8_t *h;
+
+	if (tx->nfb == SIW_TX_FPDUS || tx->iov_n + need_iov > SIW_TX_IOV)
+		return false;
+	fb = &tx->fb[tx->nfb++];
+	h = fb->hdr;
+	last = m->done + seg == m->total;
+	ulpdu = hl + m->ext_len + seg;
+	put_be16(h, (uint16_t)ulpdu);
+	h[2] =
+	    (uint8_t)((m->tagged ? DDP_FLAG_TAGGED : 0) | (last ? DDP_FLAG_LAST : 0) | DDP_VERSION);
+	h[3] = (uint8_t)(RDMAP_VERSION << RDMAP_RV_SHIFT | m->op);
+	if (m->tagged) {
+		put_be32(h + 2 + DDP_T_OFF_STAG, m->stag);
+		put_be64(h + 2 + DDP_T_OFF_TO, m->to);
+	} else {
+		put_be32(h + 2 + DDP_U_OFF_RSVDULP, m->inv_stag);
+		put_be32(h + 2 + DDP_U_OFF_QN, m->qn);
+		put_be32(h + 2 + DDP_U_OFF_MSN, m->msn);
+		put_be32(h + 2 + DDP_U_OFF_MO, (uint32_t)m->done);
+	}
+	hlen = MPA_LEN_SIZE + hl;
+	if (m->ext_len) {
+		memcpy(h + hlen, m->ext, m->ext_len);
+		hlen += m->ext_len;
+	}
+	tx->iov[tx->iov_n].iov_base = h;
+	tx->iov[tx->iov_n].iov_len = hlen;
+	tx->iov_n++;
+	if (ep->crc)
+		crc = siw_crc_update(crc, h, hlen);
+	/* gather the payload straight from registered memory */
+	for (uint32_t want = seg; want;) {
+		const struct rpcrdma_sge *s = &m->sge[m->sge_idx];
+		uint64_t avail = s->length - m->sge_off;
+		uint32_t take = avail > want ? want : (uint32_t)avail;
+
+		if (take) {
+			void *p = (void *)(uintptr_t)(s->addr + m->sge_off);
+
+			tx->iov[tx->iov_n].iov_base = p;
+			tx->iov[tx->iov_n].iov_len = take;
+			tx->iov_n++;
+			if (ep->crc)
+				crc = siw_crc_update(crc, p, take);
+		}
+		want -= take;
+		m->sge_off += take;
+		if (m->sge_off == s->length) {
+			m->sge_idx++;
+			m->sge_off = 0;
+		}
+	}
+	/* skip zero-length SGEs at the end */
+	while (m->sge_idx < m->nsge && m->sge[m->sge_idx].length == 0)
+		m->sge_idx++;
+	pad = mpa_pad(ulpdu);
+	memset(fb->trl, 0, pad);
+	if (ep->crc) {
+		crc = siw_crc_update(crc, fb->trl, pad);
+		put_le32(fb->trl + pad, ~crc);
+	} else {
+		/* RFC 5044 §4.1: CRC field present, zero when not negotiated */
+		memset(fb->trl + pad, 0, MPA_CRC_SIZE);
+	}
+	tx->iov[tx->iov_n].iov_base = fb->trl;
+	tx->iov[tx->iov_n].iov_len = pad + MPA_CRC_SIZE;
+	tx->iov_n++;
+	tx->left += hlen + seg + pad + MPA_CRC_SIZE;
+	m->done += seg;
+	if (m->tagged)
+		m->to += seg;
+	ep->stats.tx_fpdus++;
+	if (last) {
+		uint8_t kind = m->kind == SIW_TXM_WQE         ? SIW_DONE_WQE
+			       : m->kind == SIW_TXM_READ_RESP ? SIW_DONE_IRQ
+			       : m->kind == SIW_TXM_TERM      ? SIW_DONE_TERM
+							      : SIW_DONE_RTR;
+
+		tx->done[tx->ndone].kind = kind;
+		tx->done[tx->ndone].wqe = m->wqe;
+		tx->ndone++;
+		m->kind = SIW_TXM_NONE;
+	}
+	return true;
+}
+
+/* The whole batch is in TCP's hands: finish the messages it ended. */
+static void tx_batch_done(struct siw_ep *ep)
+{
+	struct siw_tx *tx = &ep->tx;
+	bool retire = false, term = false;
+
+	for (uint32_t i = 0; i < tx->ndone; i++) {
+		switch (tx->done[i].kind) {
+		case SIW_DONE_WQE:
+			if (tx->done[i].wqe->opcode != RPCRDMA_WR_RDMA_READ) {
+				tx->done[i].wqe->state = SIW_WQE_DONE;
+				tx->done[i].wqe->status = RPCRDMA_WC_SUCCESS;
+				retire = true;
+			}
+			break;
+		case SIW_DONE_IRQ:
+			ep->irq_head++;
+			break;
+		case SIW_DONE_TERM:
+			term = true;
+			break;
+		default:
+			break;
+		}
+	}
+	tx->ndone = 0;
+	tx->nfb = 0;
+	tx->iov_n = tx->iov_i = 0;
+	if (retire)
+		siw_sq_retire(ep);
+	if (term) {
+		ep->term_sent = true;
+		siw_ep_fail(ep, -EPROTO, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+	}
+}
+
+static void tx_build_batch(struct siw_ep *ep)
+{
+	struct siw_tx *tx = &ep->tx;
+
+	while (tx->left < SIW_TX_BYTES) {
+		if (tx->msg.kind == SIW_TXM_NONE) {
+			if (ep->fd < 0 || !tx_next_msg(ep))
+				break;
+		}
+		if (!tx_build_fpdu(ep))
+			break;
+	}
+}
+
+int siw_tx_process(struct siw_ep *ep)
+{
+	struct siw_tx *tx = &ep->tx;
+
+	if (ep->fd < 0)
+		return 0;
+	if (tx->mpa_off < tx->mpa_len) {
+		int rc = siw_cm_flush_mpa_out(ep);
+
+		if (rc || tx->mpa_off < tx->mpa_len)
+			return rc == -EAGAIN ? 0 : rc;
+	}
+	for (;;) {
+		struct msghdr mh;
+		ssize_t n;
+
+		if (!tx->left) {
+			if (tx->ndone) {
+				tx_batch_done(ep);
+				if (ep->fd < 0)
+					return 0;
+			}
+			tx_build_batch(ep);
+			if (!tx->left) {
+				if (tx->blocked) {
+					tx->blocked = false;
+					siw_ep_want_write(ep, false);
+				}
+				return 0;
+			}
+		}
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = &tx->iov[tx->iov_i];
+		mh.msg_iovlen = tx->iov_n - tx->iov_i;
+		n = sendmsg(ep->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				ep->stats.send_eagain++;
+				if (!tx->blocked) {
+					tx->blocked = true;
+					siw_ep_want_write(ep, true);
+				}
+				return 0;
+			}
+			siw_ep_fail(ep, -errno, RPCRDMA_WC_TRANSPORT_ERR, 0);
+			return 0;
+		}
+		ep->stats.tx_bytes += (uint64_t)n;
+		tx->left -= (uint64_t)n;
+		/* advance the iovec cursor past what TCP took */
+		while (n > 0) {
+			struct iovec *v = &tx->iov[tx->iov_i];
+
+			if ((size_t)n >= v->iov_len) {
+				n -= (ssize_t)v->iov_len;
+				tx->iov_i++;
+			} else {
+				v->iov_base = (uint8_t *)v->iov_base + n;
+				v->iov_len -= (size_t)n;
+				n = 0;
+			}
+		}
+	}
+}

@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * softiwarp runtime state: device, protection domains, memory regions,
+ * completion queues, event channels, endpoints (queue pair + connection),
+ * listeners and pending connection requests. Wire format lives in iwarp.h.
+ *
+ * Locking: one mutex per device (dev->lock) guards every object of the
+ * device. Public entry points take it; everything named siw_*_locked or
+ * documented "lock held" expects it. The lock is never held across a
+ * blocking wait (epoll_wait is called without it).
+ *
+ * Ownership: the application owns the handles it created; an endpoint owns
+ * its socket, its preallocated work slots and its rx/tx state; registered
+ * memory always stays the application's (the provider only reads/writes it
+ * while work referencing it is outstanding).
+ */
+#ifndef SIW_H
+#define SIW_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "provider/provider_int.h"
+#include "softiwarp/iwarp.h"
+
+#define SIW_PROVIDER_NAME "softiwarp"
+
+#define SIW_MAX_QP_WR   16384u
+#define SIW_MAX_SGE     16u
+#define SIW_MAX_IRD_ORD MPA_V2_IRD_ORD_MASK
+#define SIW_MAX_MR      (1u << 20)
+#define SIW_DEF_WR      128u
+#define SIW_DEF_SGE     4u
+#define SIW_DEF_IRD_ORD 16u
+#define SIW_DEF_ULPDU   65516u /* 2 + 65516 + 2 pad = 65520: 4-aligned */
+#define SIW_MIN_ULPDU   64u
+#define SIW_DEF_TIMEOUT 10000u
+#define SIW_DEF_SOCKBUF (4u << 20)
+#define SIW_MAX_MSG     0x7fffffffu
+
+/* tx batching: FPDUs and iovecs gathered into one sendmsg() */
+#define SIW_TX_FPDUS 64u
+#define SIW_TX_IOV   256u
+#define SIW_TX_BYTES (4u << 20)
+/* rx staging: headers and trailers are read through this; bulk payload is
+ * received straight into the target memory (qp_rx.c). */
+#define SIW_RX_STAGE 512u
+/* header buffer: MPA len + untagged DDP + the largest RDMAP extension
+ * (Terminate control + copied DDP length/header + Read Request header). */
+#define SIW_HDR_MAX                                                                                \
+	(MPA_LEN_SIZE + DDP_UNTAGGED_HDR_LEN + RDMAP_TERM_CTRL_LEN + 2u + DDP_UNTAGGED_HDR_LEN +   \
+	 RDMAP_RREQ_LEN)
+
+/* ---------------- poll registry ---------------- */
+
+enum siw_poll_kind {
+	SIW_POLL_EP = 1,
+	SIW_POLL_LISTENER,
+	SIW_POLL_CREQ,
+};
+
+/* Every socket in the device's epoll set is named by (slot, generation),
+ * so an event for an object destroyed meanwhile is recognised and dropped. */
+struct siw_pollable {
+	enum siw_poll_kind kind;
+	uint32_t slot;
+	uint32_t events; /* EPOLLIN/EPOLLOUT currently requested */
+};
+
+struct siw_poll_slot {
+	struct siw_pollable *p; /* NULL when free */
+	uint32_t gen;
+};
+
+/* ---------------- device ---------------- */
+
+struct siw_ep;
+struct siw_creq;
+struct siw_listener;
+
+struct siw_dev {
+	struct rpcrdma_dev base;
+	pthread_mutex_t lock;
+	int epfd;
+	int timerfd;
+	int wakefd;
+	bool thread_mode;
+	bool thread_stop;
+	pthread_t thread;
+
+	/* STag table (mem.c): index -> MR; slot 0 is never used so that
+	 * STag 0 never names memory. */
+	struct siw_mr **mr_tab;
+	uint32_t mr_cap;
+	uint32_t *mr_free; /* stack of free indices */
+	uint32_t mr_nfree;
+	uint32_t key_seed;
+
+	struct siw_poll_slot *polls;
+	uint32_t npolls;
+
+	/* objects alive (dev_close refuses while any is) */
+	uint32_t nobjs;
+	uint32_t next_pd_id;
+
+	/* endpoints and requests with a connection deadline (cm.c) */
+	struct siw_ep *eps;     /* every endpoint of the device */
+	struct siw_creq *creqs; /* every pending connection request */
+
+	int produced;          /* completions + events made during one progress call */
+	uint8_t scratch[4096]; /* discard area for payload we drop */
+};
+
+static inline struct siw_dev *to_siw_dev(struct rpcrdma_dev *d)
+{
+	return container_of(d, struct siw_dev, base);
+}
+
+/* ---------------- memory ---------------- */
+
+struct siw_pd {
+	struct rpcrdma_pd base;
+	uint32_t id;
+	uint32_t refs; /* MRs + endpoints */
+};
+
+struct siw_mr {
+	struct rpcrdma_mr base;
+	struct siw_pd *pd;
+	uint32_t stag; /* index << 8 | key */
+	uint64_t addr; /* first byte (also its Tagged Offset) */
+	uint64_t len;
+	uint32_t access; /* RPCRDMA_ACCESS_* */
+	bool valid;
+};
+
+static inline struct siw_pd *to_siw_pd(struct rpcrdma_pd *p)
+{
+	return container_of(p, struct siw_pd, base);
+}
+
+static inline struct siw_mr *to_siw_mr(struct rpcrdma_mr *m)
+{
+	return container_of(m, struct siw_mr, base);
+}
+
+/* Result of a protection check (RFC 5042 §5): 0 = allowed. */
+enum siw_mem_err {
+	SIW_MEM_OK = 0,
+	SIW_MEM_INVALID_STAG, /* no such STag, key mismatch, or invalidated */
+	SIW_MEM_PD,           /* STag of another protection domain */
+	SIW_MEM_ACCESS,       /* right not granted */
+	SIW_MEM_BOUNDS,       /* outside [addr, addr + len) */
+	SIW_MEM_WRAP,         /* offset + length wraps */
+};
+
+int siw_mem_init(struct siw_dev *dev);
+void siw_mem_fini(struct siw_dev *dev);
+int siw_mem_add(struct siw_dev *dev, struct siw_mr *mr);
+void siw_mem_del(struct siw_dev *dev, struct siw_mr *mr);
+uint8_t siw_mem_next_key(struct siw_dev *dev, uint8_t old);
+/* Look up @stag and check that [to, to + len) in protection domain @pd
+ * allows @access; on success *mrp is the region. */
+enum siw_mem_err siw_mem_check(struct siw_dev *dev, uint32_t stag, struct siw_pd *pd,
+			       uint32_t access, uint64_t to, uint64_t len, struct siw_mr **mrp);
+struct siw_mr *siw_mem_lookup(struct siw_dev *dev, uint32_t stag);
+
+/* ---------------- completion queues and events ---------------- */
+
+struct siw_cq {
+	struct rpcrdma_cq base;
+	struct rpcrdma_wc *ring;
+	uint32_t cap, head, count;
+	int efd;
+	bool armed, solicited_only, fd_signaled;
+	uint32_t refs; /* endpoints using it */
+};
+
+static inline struct siw_cq *to_siw_cq(struct rpcrdma_cq *c)
+{
+	return container_of(c, struct siw_cq, base);
+}
+
+struct siw_ev_node {
+	struct siw_ev_node *next;
+	struct rpcrdma_event ev;
+};
+
+struct siw_evch {
+	struct rpcrdma_evch base;
+	struct siw_ev_node *head, *tail;
+	int efd;
+	bool fd_signaled;
+	uint32_t refs; /* endpoints + listeners */
+};
+
+static inline struct siw_evch *to_siw_evch(struct rpcrdma_evch *c)
+{
+	return container_of(c, struct siw_evch, base);
+}
+
+/* Lock held. Returns 0 or -ENOSPC (CQ overrun). */
+int siw_cq_push(struct siw_dev *dev, struct siw_cq *cq, const struct rpcrdma_wc *wc);
+/* Lock held. Allocates the event node (events are rare: not steady state). */
+int siw_evch_push(struct siw_dev *dev, struct siw_evch *ch, const struct rpcrdma_event *ev);
+
+/* ---------------- endpoints ---------------- */
+
+enum siw_ep_state {
+	SIW_EP_IDLE = 0,
+	SIW_EP_CONNECTING,   /* active: TCP connect in progress */
+	SIW_EP_MPA_REQ_SENT, /* active: MPA request out, waiting for the reply */
+	SIW_EP_MPA_REP_SENT, /* passive: reply out, waiting for the peer's RTR */
+	SIW_EP_RTS,          /* connected: data transfer */
+	SIW_EP_CLOSING,      /* orderly close: flushing tx, then shutdown */
+	SIW_EP_ERROR,        /* after a Terminate or failure: sending it, then close */
+	SIW_EP_CLOSED,
+};
+
+enum siw_wqe_state {
+	SIW_WQE_QUEUED = 0,
+	SIW_WQE_READ_WAIT, /* RDMA Read request sent, response not complete */
+	SIW_WQE_DONE,
+};
+
+/* Send queue slot; its SGE array lives in ep->sq_sge. */
+struct siw_wqe {
+	uint64_t wr_id;
+	struct rpcrdma_sge *sge;
+	uint32_t num_sge;
+	uint8_t opcode; /* enum rpcrdma_wr_opcode */
+	uint8_t state;  /* enum siw_wqe_state */
+	uint32_t flags; /* RPCRDMA_SEND_* */
+	uint32_t inv_stag;
+	uint32_t rstag;
+	uint64_t raddr;
+	uint64_t len;
+	uint64_t read_got;
+	enum rpcrdma_wc_status status;
+	uint32_t vendor_err;
+};
+
+struct siw_rqe {
+	uint64_t wr_id;
+	struct rpcrdma_sge *sge;
+	uint32_t num_sge;
+	uint64_t len;
+};
+
+/* Inbound RDMA Read Request being answered (IRQ; RFC 5040 §5.2). */
+struct siw_irqe {
+	uint32_t sink_stag;
+	uint64_t sink_to;
+	uint32_t len;
+	uint32_t src_stag;
+	uint64_t src_to;
+};
+
+enum siw_txm_kind {
+	SIW_TXM_NONE = 0,
+	SIW_TXM_WQE,       /* Send / Write / Read Request from the send queue */
+	SIW_TXM_READ_RESP, /* answering the IRQ head */
+	SIW_TXM_TERM,      /* our Terminate */
+	SIW_TXM_RTR,       /* RFC 6581 zero-length RTR */
+};
+
+/* The message being cut into FPDUs (qp_tx.c). */
+struct siw_txmsg {
+	enum siw_txm_kind kind;
+	struct siw_wqe *wqe;
+	uint8_t op; /* enum rdmap_opcode */
+	bool tagged;
+	uint32_t stag; /* tagged: sink STag */
+	uint64_t to;   /* tagged: TO of the next byte */
+	uint32_t qn, msn, inv_stag;
+	uint64_t total, done;
+	/* gather cursor over the source SGEs */
+	const struct rpcrdma_sge *sge;
+	uint32_t nsge, sge_idx;
+	uint64_t sge_off;
+	struct rpcrdma_sge one;
+	/* RDMAP bytes after the DDP header that are not memory (Read Request
+	 * header, Terminate control + copied header) */
+	uint8_t ext[RDMAP_TERM_CTRL_LEN + 2u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
+	uint32_t ext_len;
+};
+
+struct siw_fpdu_buf {
+	uint8_t hdr[SIW_HDR_MAX];
+	uint8_t trl[8]; /* pad + CRC */
+};
+
+enum siw_done_kind {
+	SIW_DONE_WQE = 1,
+	SIW_DONE_IRQ,
+	SIW_DONE_TERM,
+	SIW_DONE_RTR,
+};
+
+struct siw_tx {
+	struct iovec iov[SIW_TX_IOV];
+	uint32_t iov_n, iov_i;
+	uint64_t left; /* bytes of the batch not yet accepted by TCP */
+	struct siw_fpdu_buf fb[SIW_TX_FPDUS];
+	uint32_t nfb;
+	/* messages whose last byte is in the batch: retired once it is sent */
+	struct {
+		uint8_t kind;
+		struct siw_wqe *wqe;
+	} done[SIW_TX_FPDUS];
+	uint32_t ndone;
+	struct siw_txmsg msg;
+	bool blocked; /* socket full: waiting for EPOLLOUT */
+	/* MPA start frame being sent (cm.c) */
+	uint8_t mpa[MPA_HDR_LEN + MPA_MAX_PD];
+	uint32_t mpa_len, mpa_off;
+};
+
+enum siw_rx_state {
+	SIW_RX_MPA = 0, /* reading an MPA start frame (cm.c) */
+	SIW_RX_HDR,     /* MPA length + DDP/RDMAP header (+ RDMAP extension) */
+	SIW_RX_DATA,    /* payload into its target */
+	SIW_RX_TRAILER, /* pad + CRC */
+	SIW_RX_DEAD,    /* error: input ignored */
+};
+
+enum siw_rx_kind {
+	SIW_RXK_WRITE = 1,
+	SIW_RXK_READ_RESP,
+	SIW_RXK_SEND,
+	SIW_RXK_READ_REQ,
+	SIW_RXK_TERM,
+	SIW_RXK_ZERO, /* zero-length tagged (RTR Write / RTR Read Response) */
+};
+
+struct siw_rx {
+	uint8_t state;
+	uint8_t kind;
+	bool last;
+	uint8_t stage[SIW_RX_STAGE];
+	uint32_t st_off, st_len;
+	uint8_t hdr[SIW_HDR_MAX];
+	uint32_t hdr_have, hdr_need;
+	uint32_t ulpdu_len;
+	uint32_t data_left; /* payload bytes of this FPDU still to come */
+	uint8_t trl[8];
+	uint32_t trl_have, trl_need;
+	uint32_t crc; /* running CRC32c (raw, not inverted) */
+	/* placement target of the remaining payload */
+	struct iovec tgt[SIW_MAX_SGE + 1];
+	uint32_t tgt_n, tgt_i;
+	bool discard;
+	/* current untagged message */
+	uint32_t qn, msn, mo;
+	uint32_t inv_stag;
+	uint8_t op;
+	uint64_t msg_bytes; /* Send: bytes placed so far */
+	/* Terminate payload we keep for decoding */
+	uint8_t term[RDMAP_TERM_CTRL_LEN + 2u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
+	uint32_t term_len;
+};
+
+/* Incoming MPA start frame being read. */
+struct siw_mpa_in {
+	uint8_t buf[MPA_HDR_LEN + MPA_MAX_PD + MPA_V2_WORD_LEN];
+	uint32_t have, need;
+};
+
+struct siw_ep {
+	struct rpcrdma_ep base;
+	struct siw_pollable poll;
+	struct siw_dev *dev;
+	struct siw_pd *pd;
+	struct siw_cq *scq, *rcq;
+	struct siw_evch *evch;
+	struct siw_ep *next; /* dev->eps */
+	int fd;
+	enum siw_ep_state state;
+	bool active;
+	bool used; /* connect/accept called once */
+	bool fuzz; /* fuzz/test endpoint over a socketpair */
+
+	/* attributes */
+	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge;
+	uint32_t ird, ord, max_ulpdu, timeout_ms, sockbuf;
+	bool want_crc;
+	uint8_t want_rev;
+	enum rpcrdma_rtr want_rtr;
+
+	/* negotiated */
+	bool crc;
+	uint8_t rev;
+	enum rpcrdma_rtr rtr;
+	uint32_t peer_ird, peer_ord;
+	uint32_t eff_ord;      /* min(ord, peer IRD) when the peer said */
+	bool rtr_read_pending; /* active: RTR Read sent, response awaited */
+
+	/* send queue: free-running counters, slot = counter % max_send_wr */
+	struct siw_wqe *sq;
+	struct rpcrdma_sge *sq_sge;
+	uint32_t sq_head, sq_tx, sq_tail;
+	/* outstanding outbound reads (send-queue counters), ORD deep */
+	uint32_t *orq;
+	uint32_t orq_cap, orq_head, orq_tail;
+	/* receive queue */
+	struct siw_rqe *rq;
+	struct rpcrdma_sge *rq_sge;
+	uint32_t rq_head, rq_tail;
+	/* inbound read queue, IRD deep */
+	struct siw_irqe *irq;
+	uint32_t irq_cap, irq_head, irq_tx, irq_tail; /* retire / next to answer / next free */
+
+	uint32_t tx_msn[3];
+	uint32_t rx_msn[3];
+
+	/* Terminate to send (RFC 5040 §7) */
+	bool term_pending, term_sent;
+	uint8_t term_layer, term_etype, term_code;
+	uint8_t term_hdr[2u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
+	uint32_t term_hdr_len;
+	bool term_hdr_rreq;
+	bool rtr_pending; /* active: RTR to send */
+
+	struct siw_tx tx;
+	struct siw_rx rx;
+
+	/* connection management (cm.c) */
+	uint64_t deadline_ms; /* CLOCK_MONOTONIC ms; 0 = none */
+	uint8_t pdata[MPA_MAX_PD];
+	uint16_t pdata_len;
+	struct siw_mpa_in mpa_in;
+	struct sockaddr_storage peer, local;
+	bool disc_reported;
+	int close_status;
+
+	struct rpcrdma_ep_stats stats;
+};
+
+static inline struct siw_ep *to_siw_ep(struct rpcrdma_ep *e)
+{
+	return container_of(e, struct siw_ep, base);
+}
+
+struct siw_listener {
+	struct rpcrdma_listener base;
+	struct siw_pollable poll;
+	struct siw_dev *dev;
+	struct siw_evch *evch;
+	int fd;
+};
+
+enum siw_creq_state {
+	SIW_CREQ_READING = 0, /* reading the peer's MPA request */
+	SIW_CREQ_PENDING,     /* delivered: the application must answer */
+	SIW_CREQ_REJECTING,   /* reject reply being sent, then close */
+};
+
+struct siw_creq {
+	struct rpcrdma_conn_req base;
+	struct siw_pollable poll;
+	struct siw_dev *dev;
+	struct siw_listener *listener;
+	struct siw_creq *next;
+	int fd;
+	enum siw_creq_state state;
+	uint64_t deadline_ms;
+	struct siw_mpa_in mpa_in;
+	struct sockaddr_storage peer;
+	/* parsed request */
+	uint16_t flags;
+	uint8_t rev;
+	bool enhanced;
+	uint16_t peer_ird_word, peer_ord_word;
+	const uint8_t *pd;
+	uint16_t pd_len;
+	uint8_t out[MPA_HDR_LEN + MPA_MAX_PD];
+	uint32_t out_len, out_off;
+};
+
+/* ---------------- cross-file internals ---------------- */
+
+/* crc.c: raw CRC32c continuation (start with SIW_CRC_INIT, finish with ~). */
+#define SIW_CRC_INIT 0xffffffffu
+uint32_t siw_crc_update(uint32_t crc, const void *buf, size_t len);
+
+uint64_t siw_now_ms(void);
+
+/* verbs.c */
+int siw_poll_add(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t events);
+void siw_poll_mod(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t events);
+void siw_poll_del(struct siw_dev *dev, struct siw_pollable *p, int fd);
+void siw_ep_want_write(struct siw_ep *ep, bool on);
+void siw_timer_rearm(struct siw_dev *dev);
+int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_attr *attr,
+		struct siw_ep **out);
+void siw_ep_free(struct siw_ep *ep);
+int siw_dev_create(bool fuzz, const struct rpcrdma_dev_attr *attr, struct siw_dev **out);
+extern struct rpcrdma_dev_ops siw_ops;
+
+/* qp.c: state changes, completion and flushing */
+void siw_ep_enter_rts(struct siw_ep *ep);
+/* Fatal local error: queue a Terminate with layer/etype/code (RFC order),
+ * flush, then close. @hdr may be NULL. */
+void siw_ep_terminate(struct siw_ep *ep, uint8_t layer, uint8_t etype, uint8_t code);
+/* Connection lost or closed: flush everything, report, close the socket. */
+void siw_ep_fail(struct siw_ep *ep, int status, enum rpcrdma_wc_status first_status,
+		 uint32_t vendor_err);
+void siw_ep_flush(struct siw_ep *ep, enum rpcrdma_wc_status first_status, uint32_t vendor_err);
+void siw_ep_close_socket(struct siw_ep *ep, bool abortive);
+void siw_sq_retire(struct siw_ep *ep);
+void siw_ep_event(struct siw_ep *ep, enum rpcrdma_event_type type, int status);
+int siw_rq_complete(struct siw_ep *ep, struct siw_rqe *rqe, enum rpcrdma_wc_status st,
+		    uint32_t byte_len, uint32_t flags, uint32_t inv);
+
+/* qp_tx.c */
+int siw_tx_process(struct siw_ep *ep);
+
+/* qp_rx.c */
+int siw_rx_process(struct siw_ep *ep);
+/* Decode a received Terminate control field in either bit order. */
+void siw_term_decode(const uint8_t *ctrl, uint8_t *layer, uint8_t *etype, uint8_t *code);
+
+/* cm.c */
+int siw_cm_connect(struct siw_ep *ep, const struct sockaddr *addr, socklen_t addrlen,
+		   const void *pdata, size_t len);
+int siw_cm_listen(struct siw_dev *dev, struct siw_evch *evch, const struct sockaddr *addr,
+		  socklen_t addrlen, int backlog, void *context, struct siw_listener **out);
+void siw_cm_listener_destroy(struct siw_listener *l);
+int siw_cm_accept(struct siw_creq *req, struct siw_ep *ep, const void *pdata, size_t len);
+int siw_cm_reject(struct siw_creq *req, const void *pdata, size_t len);
+void siw_cm_listener_ready(struct siw_listener *l);
+void siw_cm_creq_ready(struct siw_creq *req, uint32_t events);
+void siw_cm_creq_free(struct siw_creq *req);
+/* Endpoint socket events while not in RTS/closing (connect, MPA). */
+void siw_cm_ep_ready(struct siw_ep *ep, uint32_t events);
+/* MPA bytes of an endpoint's rx (SIW_RX_MPA). 0 or -errno/-EAGAIN. */
+int siw_cm_rx_mpa(struct siw_ep *ep);
+void siw_cm_timers(struct siw_dev *dev, uint64_t now);
+int siw_cm_flush_mpa_out(struct siw_ep *ep);
+/* Build an MPA frame into @buf; returns its length. */
+uint32_t siw_mpa_build(uint8_t *buf, bool reply, uint16_t flags, uint8_t rev, bool enhanced,
+		       uint16_t ird_word, uint16_t ord_word, const void *pdata, uint16_t len);
+/* Read an MPA frame: 1 complete, 0 need more (EAGAIN), -errno. */
+int siw_mpa_read(int fd, struct siw_mpa_in *in, const char *key);
+/* Socket setup for data transfer. */
+void siw_sock_tune(int fd, uint32_t sockbuf);
+
+/* cq.c: ops */
+int siw_cq_create(struct rpcrdma_dev *d, const struct rpcrdma_cq_attr *attr,
+		  struct rpcrdma_cq **out);
+int siw_cq_destroy(struct rpcrdma_cq *c);
+int siw_cq_poll(struct rpcrdma_cq *c, struct rpcrdma_wc *wc, int n);
+int siw_cq_req_notify(struct rpcrdma_cq *c, bool solicited_only);
+int siw_cq_get_fd(const struct rpcrdma_cq *c);
+int siw_cq_ack_notify(struct rpcrdma_cq *c);
+int siw_evch_create(struct rpcrdma_dev *d, const struct rpcrdma_evch_attr *attr,
+		    struct rpcrdma_evch **out);
+int siw_evch_destroy(struct rpcrdma_evch *c);
+int siw_evch_get(struct rpcrdma_evch *c, struct rpcrdma_event *ev);
+int siw_evch_get_fd(const struct rpcrdma_evch *c);
+
+#endif

@@ -1,0 +1,865 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * softiwarp device and verbs: the ops table, the device (epoll set, timer,
+ * optional progress thread), protection domains, memory registration,
+ * endpoint creation and work posting. Protocol work happens in cm.c
+ * (connection setup), qp_tx.c / qp_rx.c (data) and qp.c (state).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "softiwarp/siw.h"
+
+#define POLL_TAG_TIMER UINT64_MAX
+#define POLL_TAG_WAKE  (UINT64_MAX - 1u)
+
+/* ---------------- poll registry ---------------- */
+
+int siw_poll_add(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t events)
+{
+	struct epoll_event ev;
+	uint32_t slot;
+
+	for (slot = 0; slot < dev->npolls; slot++) {
+		if (!dev->polls[slot].p)
+			break;
+	}
+	if (slot == dev->npolls) {
+		uint32_t n = dev->npolls ? dev->npolls * 2u : 64u;
+		struct siw_poll_slot *np = realloc(dev->polls, (size_t)n * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		memset(np + dev->npolls, 0, (size_t)(n - dev->npolls) * sizeof(*np));
+		dev->polls = np;
+		dev->npolls = n;
+	}
+	dev->polls[slot].p = p;
+	dev->polls[slot].gen++;
+	p->slot = slot;
+	p->events = events;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events;
+	ev.data.u64 = (uint64_t)dev->polls[slot].gen << 32 | slot;
+	if (epoll_ctl(dev->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		dev->polls[slot].p = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+void siw_poll_mod(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t events)
+{
+	struct epoll_event ev;
+
+	if (p->events == events)
+		return;
+	p->events = events;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events;
+	ev.data.u64 = (uint64_t)dev->polls[p->slot].gen << 32 | p->slot;
+	(void)epoll_ctl(dev->epfd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void siw_poll_del(struct siw_dev *dev, struct siw_pollable *p, int fd)
+{
+	if (p->slot < dev->npolls && dev->polls[p->slot].p == p) {
+		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, fd, NULL);
+		dev->polls[p->slot].p = NULL;
+	}
+}
+
+void siw_ep_want_write(struct siw_ep *ep, bool on)
+{
+	if (ep->fd >= 0)
+		siw_poll_mod(ep->dev, &ep->poll, ep->fd, EPOLLIN | (on ? EPOLLOUT : 0u));
+}
+
+void siw_timer_rearm(struct siw_dev *dev)
+{
+	uint64_t next = 0;
+	struct itimerspec its;
+
+	for (struct siw_ep *ep = dev->eps; ep; ep = ep->next) {
+		if (ep->deadline_ms && (!next || ep->deadline_ms < next))
+			next = ep->deadline_ms;
+	}
+	for (struct siw_creq *r = dev->creqs; r; r = r->next) {
+		if (r->deadline_ms && (!next || r->deadline_ms < next))
+			next = r->deadline_ms;
+	}
+	memset(&its, 0, sizeof(its));
+	if (next) {
+		its.it_value.tv_sec = (time_t)(next / 1000u);
+		its.it_value.tv_nsec = (long)(next % 1000u) * 1000000L;
+	}
+	(void)timerfd_settime(dev->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* ---------------- progress ---------------- */
+
+static void ep_ready(struct siw_ep *ep, uint32_t events)
+{
+	if (ep->state == SIW_EP_CONNECTING) {
+		siw_cm_ep_ready(ep, events);
+		if (ep->fd < 0)
+			return;
+	}
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+		(void)siw_rx_process(ep);
+	/* rx may have freed ORD slots or queued Read Responses */
+	if (ep->fd >= 0)
+		(void)siw_tx_process(ep);
+}
+
+static int progress_once(struct siw_dev *dev, int timeout_ms)
+{
+	struct epoll_event evs[64];
+	int n, produced;
+
+	n = epoll_wait(dev->epfd, evs, 64, timeout_ms);
+	if (n < 0)
+		return -errno;
+	pthread_mutex_lock(&dev->lock);
+	dev->produced = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t tag = evs[i].data.u64;
+		uint32_t slot = (uint32_t)tag;
+		struct siw_pollable *p;
+
+		if (tag == POLL_TAG_TIMER) {
+			uint64_t v;
+			ssize_t r = read(dev->timerfd, &v, sizeof(v));
+
+			(void)r;
+			siw_cm_timers(dev, siw_now_ms());
+			siw_timer_rearm(dev);
+			continue;
+		}
+		if (tag == POLL_TAG_WAKE) {
+			uint64_t v;
+			ssize_t r = read(dev->wakefd, &v, sizeof(v));
+
+			(void)r;
+			continue;
+		}
+		/* stale event of an object removed meanwhile: skip */
+		if (slot >= dev->npolls || dev->polls[slot].gen != (uint32_t)(tag >> 32))
+			continue;
+		p = dev->polls[slot].p;
+		if (!p)
+			continue;
+		switch (p->kind) {
+		case SIW_POLL_EP:
+			ep_ready(container_of(p, struct siw_ep, poll), evs[i].events);
+			break;
+		case SIW_POLL_LISTENER:
+			siw_cm_listener_ready(container_of(p, struct siw_listener, poll));
+			break;
+		case SIW_POLL_CREQ:
+			siw_cm_creq_ready(container_of(p, struct siw_creq, poll), evs[i].events);
+			break;
+		}
+	}
+	produced = dev->produced;
+	pthread_mutex_unlock(&dev->lock);
+	return produced;
+}
+
+static void *progress_thread(void *arg)
+{
+	struct siw_dev *dev = arg;
+
+	while (!__atomic_load_n(&dev->thread_stop, __ATOMIC_ACQUIRE))
+		(void)progress_once(dev, -1);
+	return NULL;
+}
+
+static int siw_progress(struct rpcrdma_dev *d, int timeout_ms)
+{
+	struct siw_dev *dev = to_siw_dev(d);
+
+	if (dev->thread_mode)
+		return -EINVAL;
+	return progress_once(dev, timeout_ms);
+}
+
+static int siw_get_fd(const struct rpcrdma_dev *d)
+{
+	return container_of(d, const struct siw_dev, base)->epfd;
+}
+
+/* ---------------- device ---------------- */
+
+static int epoll_add_tag(int epfd, int fd, uint64_t tag)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.u64 = tag;
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static void dev_free(struct siw_dev *dev)
+{
+	if (dev->epfd >= 0)
+		close(dev->epfd);
+	if (dev->timerfd >= 0)
+		close(dev->timerfd);
+	if (dev->wakefd >= 0)
+		close(dev->wakefd);
+	siw_mem_fini(dev);
+	free(dev->polls);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
+int siw_dev_create(bool fuzz, const struct rpcrdma_dev_attr *attr, struct siw_dev **out)
+{
+	struct siw_dev *dev = calloc(1, sizeof(*dev));
+	struct timespec ts;
+	int rc;
+
+	if (!dev)
+		return -ENOMEM;
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->base.ops = &siw_ops;
+	dev->base.name = SIW_PROVIDER_NAME;
+	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
+	dev->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	dev->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (dev->epfd < 0 || dev->timerfd < 0 || dev->wakefd < 0) {
+		rc = -errno;
+		dev_free(dev);
+		return rc;
+	}
+	rc = siw_mem_init(dev);
+	if (!rc)
+		rc = epoll_add_tag(dev->epfd, dev->timerfd, POLL_TAG_TIMER);
+	if (!rc)
+		rc = epoll_add_tag(dev->epfd, dev->wakefd, POLL_TAG_WAKE);
+	if (rc) {
+		dev_free(dev);
+		return rc;
+	}
+	/* STag keys differ from run to run, except for the fuzz hook which
+	 * needs them reproducible */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	dev->key_seed = fuzz ? 0u : (uint32_t)getpid() ^ (uint32_t)ts.tv_nsec;
+	if (attr && (attr->comp_mask & RPCRDMA_DEV_ATTR_FLAGS) &&
+	    (attr->flags & RPCRDMA_DEV_F_PROGRESS_THREAD)) {
+		dev->thread_mode = true;
+		rc = pthread_create(&dev->thread, NULL, progress_thread, dev);
+		if (rc) {
+			dev_free(dev);
+			return -rc;
+		}
+	}
+	*out = dev;
+	return 0;
+}
+
+static int siw_close(struct rpcrdma_dev *d)
+{
+	struct siw_dev *dev = to_siw_dev(d);
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nobjs) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (dev->thread_mode) {
+		uint64_t one = 1;
+		ssize_t r;
+
+		__atomic_store_n(&dev->thread_stop, true, __ATOMIC_RELEASE);
+		r = write(dev->wakefd, &one, sizeof(one));
+		(void)r;
+		pthread_join(dev->thread, NULL);
+	}
+	dev_free(dev);
+	return 0;
+}
+
+static int siw_query(struct rpcrdma_dev *d, struct rpcrdma_dev_caps *caps)
+{
+	(void)d;
+	strncpy(caps->provider, SIW_PROVIDER_NAME, sizeof(caps->provider) - 1);
+	caps->max_mr = SIW_MAX_MR - 1u;
+	caps->max_mr_size = UINT64_MAX;
+	caps->max_qp_wr = SIW_MAX_QP_WR;
+	caps->max_sge = SIW_MAX_SGE;
+	caps->max_sge_rd = 1;
+	caps->max_ird = SIW_MAX_IRD_ORD;
+	caps->max_ord = SIW_MAX_IRD_ORD;
+	caps->max_private_data = RPCRDMA_MAX_PRIVATE_DATA;
+	caps->max_msg_size = SIW_MAX_MSG;
+	return 0;
+}
+
+/* ---------------- protection domains, memory ---------------- */
+
+static int siw_pd_alloc(struct rpcrdma_dev *d, struct rpcrdma_pd **out)
+{
+	struct siw_dev *dev = to_siw_dev(d);
+	struct siw_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd)
+		return -ENOMEM;
+	pd->base.dev = d;
+	pthread_mutex_lock(&dev->lock);
+	pd->id = ++dev->next_pd_id;
+	dev->nobjs++;
+	pthread_mutex_unlock(&dev->lock);
+	*out = &pd->base;
+	return 0;
+}
+
+static int siw_pd_free(struct rpcrdma_pd *p)
+{
+	struct siw_pd *pd = to_siw_pd(p);
+	struct siw_dev *dev = to_siw_dev(p->dev);
+
+	pthread_mutex_lock(&dev->lock);
+	if (pd->refs) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	dev->nobjs--;
+	pthread_mutex_unlock(&dev->lock);
+	free(pd);
+	return 0;
+}
+
+static int siw_mr_reg(struct rpcrdma_pd *p, void *addr, size_t length, unsigned int access,
+		      struct rpcrdma_mr **out)
+{
+	struct siw_dev *dev = to_siw_dev(p->dev);
+	struct siw_mr *mr = calloc(1, sizeof(*mr));
+	int rc;
+
+	if (!mr)
+		return -ENOMEM;
+	mr->base.pd = p;
+	mr->pd = to_siw_pd(p);
+	mr->addr = (uint64_t)(uintptr_t)addr;
+	mr->len = length;
+	mr->access = access;
+	mr->valid = true;
+	pthread_mutex_lock(&dev->lock);
+	rc = siw_mem_add(dev, mr);
+	if (!rc)
+		mr->pd->refs++;
+	pthread_mutex_unlock(&dev->lock);
+	if (rc) {
+		free(mr);
+		return rc;
+	}
+	*out = &mr->base;
+	return 0;
+}
+
+static int siw_mr_rereg(struct rpcrdma_mr *m, void *addr, size_t length, unsigned int access)
+{
+	struct siw_mr *mr = to_siw_mr(m);
+	struct siw_dev *dev = to_siw_dev(m->pd->dev);
+
+	pthread_mutex_lock(&dev->lock);
+	/* RFC 5042 §5.3: same index, new key */
+	mr->stag = (mr->stag & ~0xffu) | siw_mem_next_key(dev, (uint8_t)mr->stag);
+	mr->addr = (uint64_t)(uintptr_t)addr;
+	mr->len = length;
+	mr->access = access;
+	mr->valid = true;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static int siw_mr_invalidate(struct rpcrdma_mr *m)
+{
+	struct siw_dev *dev = to_siw_dev(m->pd->dev);
+
+	pthread_mutex_lock(&dev->lock);
+	to_siw_mr(m)->valid = false;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static int siw_mr_dereg(struct rpcrdma_mr *m)
+{
+	struct siw_mr *mr = to_siw_mr(m);
+	struct siw_dev *dev = to_siw_dev(m->pd->dev);
+
+	pthread_mutex_lock(&dev->lock);
+	siw_mem_del(dev, mr);
+	mr->pd->refs--;
+	pthread_mutex_unlock(&dev->lock);
+	free(mr);
+	return 0;
+}
+
+static uint32_t siw_mr_stag(const struct rpcrdma_mr *m)
+{
+	return container_of(m, const struct siw_mr, base)->stag;
+}
+
+static bool siw_mr_valid(const struct rpcrdma_mr *m)
+{
+	return container_of(m, const struct siw_mr, base)->valid;
+}
+
+static uint64_t siw_mr_offset(const struct rpcrdma_mr *m)
+{
+	return container_of(m, const struct siw_mr, base)->addr;
+}
+
+static size_t siw_mr_length(const struct rpcrdma_mr *m)
+{
+	return (size_t)container_of(m, const struct siw_mr, base)->len;
+}
+
+/* ---------------- endpoints ---------------- */
+
+static uint32_t attr_or(uint32_t mask, uint32_t bit, uint32_t v, uint32_t def)
+{
+	return (mask & bit) ? v : def;
+}
+
+int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_attr *attr,
+		struct siw_ep **out)
+{
+	uint32_t m = attr->comp_mask;
+	struct siw_ep *ep;
+
+	uint32_t swr = attr_or(m, RPCRDMA_EP_ATTR_CAPS, attr->max_send_wr, SIW_DEF_WR);
+	uint32_t rwr = attr_or(m, RPCRDMA_EP_ATTR_CAPS, attr->max_recv_wr, SIW_DEF_WR);
+	uint32_t ssge = attr_or(m, RPCRDMA_EP_ATTR_CAPS, attr->max_send_sge, SIW_DEF_SGE);
+	uint32_t rsge = attr_or(m, RPCRDMA_EP_ATTR_CAPS, attr->max_recv_sge, SIW_DEF_SGE);
+	uint32_t ird = attr_or(m, RPCRDMA_EP_ATTR_IRD_ORD, attr->ird, SIW_DEF_IRD_ORD);
+	uint32_t ord = attr_or(m, RPCRDMA_EP_ATTR_IRD_ORD, attr->ord, SIW_DEF_IRD_ORD);
+	uint32_t ulpdu = attr_or(m, RPCRDMA_EP_ATTR_MAX_ULPDU, attr->max_ulpdu, SIW_DEF_ULPDU);
+
+	if (!swr || !rwr || swr > SIW_MAX_QP_WR || rwr > SIW_MAX_QP_WR || ssge > SIW_MAX_SGE ||
+	    rsge > SIW_MAX_SGE || ird > SIW_MAX_IRD_ORD || ord > SIW_MAX_IRD_ORD)
+		return -EINVAL;
+	if ((m & RPCRDMA_EP_ATTR_MPA_REV) && attr->mpa_rev != MPA_REV1 && attr->mpa_rev != MPA_REV2)
+		return -EINVAL;
+	if ((m & RPCRDMA_EP_ATTR_RTR) && attr->rtr != RPCRDMA_RTR_NONE &&
+	    attr->rtr != RPCRDMA_RTR_WRITE && attr->rtr != RPCRDMA_RTR_READ)
+		return -EINVAL;
+	if (ulpdu < SIW_MIN_ULPDU)
+		ulpdu = SIW_MIN_ULPDU;
+	if (ulpdu > MPA_MAX_ULPDU)
+		ulpdu = MPA_MAX_ULPDU;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	/* every work slot up front: nothing is allocated per request
+	 * (products bounded by SIW_MAX_QP_WR * SIW_MAX_SGE) */
+	ep->sq = calloc(swr, sizeof(*ep->sq));
+	ep->sq_sge = calloc((size_t)swr * (ssge ? ssge : 1u), sizeof(*ep->sq_sge));
+	ep->rq = calloc(rwr, sizeof(*ep->rq));
+	ep->rq_sge = calloc((size_t)rwr * (rsge ? rsge : 1u), sizeof(*ep->rq_sge));
+	ep->orq_cap = ord ? ord : 1u;
+	ep->irq_cap = ird ? ird : 1u;
+	ep->orq = calloc(ep->orq_cap, sizeof(*ep->orq));
+	ep->irq = calloc(ep->irq_cap, sizeof(*ep->irq));
+	if (!ep->sq || !ep->sq_sge || !ep->rq || !ep->rq_sge || !ep->orq || !ep->irq) {
+		siw_ep_free(ep);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < swr; i++)
+		ep->sq[i].sge = &ep->sq_sge[(size_t)i * (ssge ? ssge : 1u)];
+	for (uint32_t i = 0; i < rwr; i++)
+		ep->rq[i].sge = &ep->rq_sge[(size_t)i * (rsge ? rsge : 1u)];
+	ep->base.dev = &dev->base;
+	ep->base.pd = &pd->base;
+	if (m & RPCRDMA_EP_ATTR_CONTEXT)
+		ep->base.context = attr->context;
+	ep->poll.kind = SIW_POLL_EP;
+	ep->dev = dev;
+	ep->pd = pd;
+	ep->fd = -1;
+	ep->max_send_wr = swr;
+	ep->max_recv_wr = rwr;
+	ep->max_send_sge = ssge;
+	ep->max_recv_sge = rsge;
+	ep->ird = ird;
+	ep->ord = ord;
+	ep->eff_ord = ord;
+	ep->max_ulpdu = ulpdu;
+	ep->timeout_ms =
+	    attr_or(m, RPCRDMA_EP_ATTR_TIMEOUT, attr->connect_timeout_ms, SIW_DEF_TIMEOUT);
+	ep->sockbuf = attr_or(m, RPCRDMA_EP_ATTR_SOCKBUF, attr->sockbuf, SIW_DEF_SOCKBUF);
+	ep->want_crc = (m & RPCRDMA_EP_ATTR_CRC) ? attr->mpa_crc : true;
+	ep->want_rev = (m & RPCRDMA_EP_ATTR_MPA_REV) ? attr->mpa_rev : (uint8_t)MPA_REV2;
+	ep->want_rtr = (m & RPCRDMA_EP_ATTR_RTR) ? attr->rtr : RPCRDMA_RTR_NONE;
+	ep->rev = ep->want_rev;
+	for (int i = 0; i < 3; i++)
+		ep->tx_msn[i] = ep->rx_msn[i] = 1; /* RFC 5041 §5.1: MSN starts at 1 */
+	ep->rx.state = SIW_RX_DEAD;
+	ep->state = SIW_EP_IDLE;
+	if (attr->send_cq) {
+		ep->scq = to_siw_cq(attr->send_cq);
+		ep->rcq = to_siw_cq(attr->recv_cq);
+		ep->scq->refs++;
+		ep->rcq->refs++;
+	}
+	if (attr->evch) {
+		ep->evch = to_siw_evch(attr->evch);
+		ep->evch->refs++;
+	}
+	pd->refs++;
+	dev->nobjs++;
+	ep->next = dev->eps;
+	dev->eps = ep;
+	*out = ep;
+	return 0;
+}
+
+void siw_ep_free(struct siw_ep *ep)
+{
+	free(ep->sq);
+	free(ep->sq_sge);
+	free(ep->rq);
+	free(ep->rq_sge);
+	free(ep->orq);
+	free(ep->irq);
+	free(ep);
+}
+
+static int siw_ep_create(struct rpcrdma_pd *p, const struct rpcrdma_ep_attr *attr,
+			 struct rpcrdma_ep **out)
+{
+	struct siw_dev *dev = to_siw_dev(p->dev);
+	struct siw_ep *ep;
+	int rc;
+
+	pthread_mutex_lock(&dev->lock);
+	rc = siw_ep_init(dev, to_siw_pd(p), attr, &ep);
+	pthread_mutex_unlock(&dev->lock);
+	if (!rc)
+		*out = &ep->base;
+	return rc;
+}
+
+static int siw_ep_destroy(struct rpcrdma_ep *e)
+{
+	struct siw_ep *ep = to_siw_ep(e);
+	struct siw_dev *dev = ep->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	if (ep->fd >= 0)
+		siw_ep_close_socket(ep, true);
+	ep->state = SIW_EP_CLOSED;
+	siw_ep_flush(ep, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+	for (struct siw_ep **pp = &dev->eps; *pp; pp = &(*pp)->next) {
+		if (*pp == ep) {
+			*pp = ep->next;
+			break;
+		}
+	}
+	if (ep->scq) {
+		ep->scq->refs--;
+		ep->rcq->refs--;
+	}
+	if (ep->evch)
+		ep->evch->refs--;
+	ep->pd->refs--;
+	dev->nobjs--;
+	siw_timer_rearm(dev);
+	pthread_mutex_unlock(&dev->lock);
+	siw_ep_free(ep);
+	return 0;
+}
+
+static int siw_ep_query_stats(struct rpcrdma_ep *e, struct rpcrdma_ep_stats *st)
+{
+	struct siw_ep *ep = to_siw_ep(e);
+
+	pthread_mutex_lock(&ep->dev->lock);
+	*st = ep->stats;
+	pthread_mutex_unlock(&ep->dev->lock);
+	return 0;
+}
+
+static int siw_ep_query_conn(struct rpcrdma_ep *e, struct rpcrdma_ep_conn_info *ci)
+{
+	struct siw_ep *ep = to_siw_ep(e);
+	int rc = 0;
+
+	pthread_mutex_lock(&ep->dev->lock);
+	if (ep->state != SIW_EP_RTS && ep->state != SIW_EP_CLOSING) {
+		rc = -ENOTCONN;
+	} else {
+		ci->mpa_rev = ep->rev;
+		ci->crc = ep->crc;
+		ci->rtr = ep->rtr;
+		ci->ird = ep->ird;
+		ci->ord = ep->eff_ord;
+		ci->max_ulpdu = ep->max_ulpdu;
+		ci->local = ep->local;
+		ci->peer = ep->peer;
+	}
+	pthread_mutex_unlock(&ep->dev->lock);
+	return rc;
+}
+
+static int siw_connect(struct rpcrdma_ep *e, const struct sockaddr *addr, socklen_t addrlen,
+		       const void *pdata, size_t len)
+{
+	struct siw_ep *ep = to_siw_ep(e);
+	int rc;
+
+	pthread_mutex_lock(&ep->dev->lock);
+	rc = siw_cm_connect(ep, addr, addrlen, pdata, len);
+	pthread_mutex_unlock(&ep->dev->lock);
+	return rc;
+}
+
+static int siw_listen(struct rpcrdma_dev *d, struct rpcrdma_evch *evch, const struct sockaddr *addr,
+		      socklen_t addrlen, int backlog, void *context, struct rpcrdma_listener **out)
+{
+	struct siw_dev *dev = to_siw_dev(d);
+	struct siw_listener *l;
+	int rc;
+
+	pthread_mutex_lock(&dev->lock);
+	rc = siw_cm_listen(dev, to_siw_evch(evch), addr, addrlen, backlog, context, &l);
+	pthread_mutex_unlock(&dev->lock);
+	if (!rc)
+		*out = &l->base;
+	return rc;
+}
+
+static int siw_listener_destroy(struct rpcrdma_listener *lb)
+{
+	struct siw_listener *l = container_of(lb, struct siw_listener, base);
+	struct siw_dev *dev = l->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	siw_cm_listener_destroy(l);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static int siw_listener_addr(const struct rpcrdma_listener *lb, struct sockaddr_storage *addr)
+{
+	const struct siw_listener *l = container_of(lb, const struct siw_listener, base);
+	socklen_t sl = sizeof(*addr);
+
+	return getsockname(l->fd, (struct sockaddr *)addr, &sl) < 0 ? -errno : 0;
+}
+
+static int siw_accept(struct rpcrdma_conn_req *r, struct rpcrdma_ep *e, const void *pdata,
+		      size_t len)
+{
+	struct siw_creq *req = container_of(r, struct siw_creq, base);
+	struct siw_dev *dev = req->dev;
+	int rc;
+
+	pthread_mutex_lock(&dev->lock);
+	rc = siw_cm_accept(req, to_siw_ep(e), pdata, len);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+static int siw_reject(struct rpcrdma_conn_req *r, const void *pdata, size_t len)
+{
+	struct siw_creq *req = container_of(r, struct siw_creq, base);
+	struct siw_dev *dev = req->dev;
+	int rc;
+
+	pthread_mutex_lock(&dev->lock);
+	rc = siw_cm_reject(req, pdata, len);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+static int siw_disconnect(struct rpcrdma_ep *e)
+{
+	struct siw_ep *ep = to_siw_ep(e);
+
+	pthread_mutex_lock(&ep->dev->lock);
+	if (ep->state != SIW_EP_CLOSED && ep->state != SIW_EP_IDLE) {
+		/* hand TCP whatever fits now, then close (FIN after data) */
+		if (ep->state == SIW_EP_RTS)
+			(void)siw_tx_process(ep);
+		siw_ep_fail(ep, 0, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+	}
+	pthread_mutex_unlock(&ep->dev->lock);
+	return 0;
+}
+
+/* ---------------- work requests ---------------- */
+
+static bool ep_dead(const struct siw_ep *ep)
+{
+	return ep->state == SIW_EP_ERROR || ep->state == SIW_EP_CLOSED ||
+	       ep->state == SIW_EP_CLOSING;
+}
+
+static int siw_post_recv(struct rpcrdma_ep *e, uint64_t wr_id, const struct rpcrdma_sge *sg,
+			 unsigned int num_sge)
+{
+	struct siw_ep *ep = to_siw_ep(e);
+	struct siw_rqe *r;
+	uint64_t len = 0;
+
+	if (num_sge > ep->max_recv_sge)
+		return -EINVAL;
+	for (unsigned int i = 0; i < num_sge; i++)
+		len += sg[i].length;
+	pthread_mutex_lock(&ep->dev->lock);
+	if (ep->used && ep_dead(ep)) {
+		struct siw_rqe tmp = {.wr_id = wr_id};
+
+		(void)siw_rq_complete(ep, &tmp, RPCRDMA_WC_WR_FLUSH_ERR, 0, 0, 0);
+		pthread_mutex_unlock(&ep->dev->lock);
+		return 0;
+	}
+	if (ep->rq_tail - ep->rq_head >= ep->max_recv_wr) {
+		pthread_mutex_unlock(&ep->dev->lock);
+		return -ENOMEM;
+	}
+	r = &ep->rq[ep->rq_tail % ep->max_recv_wr];
+	r->wr_id = wr_id;
+	r->num_sge = num_sge;
+	r->len = len;
+	if (num_sge)
+		memcpy(r->sge, sg, num_sge * sizeof(*sg));
+	ep->rq_tail++;
+	pthread_mutex_unlock(&ep->dev->lock);
+	return 0;
+}
+
+static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
+{
+	struct siw_ep *ep = to_siw_ep(e);
+	struct siw_wqe *w;
+	uint64_t len = 0;
+
+	if ((unsigned)wr->opcode > RPCRDMA_WR_RDMA_READ ||
+	    (wr->flags & ~(uint32_t)(RPCRDMA_SEND_SIGNALED | RPCRDMA_SEND_SOLICITED |
+				     RPCRDMA_SEND_INVALIDATE | RPCRDMA_SEND_FENCE)) ||
+	    ((wr->flags & (RPCRDMA_SEND_INVALIDATE | RPCRDMA_SEND_SOLICITED)) &&
+	     wr->opcode != RPCRDMA_WR_SEND) ||
+	    wr->num_sge > ep->max_send_sge ||
+	    (wr->opcode == RPCRDMA_WR_RDMA_READ && wr->num_sge > 1))
+		return -EINVAL;
+	for (uint32_t i = 0; i < wr->num_sge; i++)
+		len += wr->sg[i].length;
+	if (len > SIW_MAX_MSG)
+		return -EINVAL;
+	pthread_mutex_lock(&ep->dev->lock);
+	if (!ep->used) {
+		pthread_mutex_unlock(&ep->dev->lock);
+		return -ENOTCONN;
+	}
+	if (ep->sq_tail - ep->sq_head >= ep->max_send_wr) {
+		pthread_mutex_unlock(&ep->dev->lock);
+		return -ENOMEM;
+	}
+	w = &ep->sq[ep->sq_tail % ep->max_send_wr];
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->flags = wr->flags;
+	w->num_sge = wr->num_sge;
+	if (wr->num_sge)
+		memcpy(w->sge, wr->sg, wr->num_sge * sizeof(*wr->sg));
+	w->inv_stag = wr->invalidate_stag;
+	w->rstag = wr->remote_stag;
+	w->raddr = wr->remote_offset;
+	w->len = len;
+	w->read_got = 0;
+	w->status = RPCRDMA_WC_SUCCESS;
+	w->vendor_err = 0;
+	w->state = SIW_WQE_QUEUED;
+	ep->sq_tail++;
+	if (ep_dead(ep)) {
+		/* completes at once with a flush status */
+		ep->sq_tx = ep->sq_tail;
+		w->status = RPCRDMA_WC_WR_FLUSH_ERR;
+		w->state = SIW_WQE_DONE;
+		siw_sq_retire(ep);
+	} else if (ep->state == SIW_EP_RTS && !ep->tx.blocked) {
+		(void)siw_tx_process(ep);
+	}
+	pthread_mutex_unlock(&ep->dev->lock);
+	return 0;
+}
+
+/* ---------------- ops table, provider ---------------- */
+
+struct rpcrdma_dev_ops siw_ops = {
+    .close = siw_close,
+    .query = siw_query,
+    .get_fd = siw_get_fd,
+    .progress = siw_progress,
+    .pd_alloc = siw_pd_alloc,
+    .pd_free = siw_pd_free,
+    .mr_reg = siw_mr_reg,
+    .mr_rereg = siw_mr_rereg,
+    .mr_invalidate = siw_mr_invalidate,
+    .mr_dereg = siw_mr_dereg,
+    .mr_stag = siw_mr_stag,
+    .mr_valid = siw_mr_valid,
+    .mr_offset = siw_mr_offset,
+    .mr_length = siw_mr_length,
+    .cq_create = siw_cq_create,
+    .cq_destroy = siw_cq_destroy,
+    .cq_poll = siw_cq_poll,
+    .cq_req_notify = siw_cq_req_notify,
+    .cq_get_fd = siw_cq_get_fd,
+    .cq_ack_notify = siw_cq_ack_notify,
+    .evch_create = siw_evch_create,
+    .evch_destroy = siw_evch_destroy,
+    .evch_get = siw_evch_get,
+    .evch_get_fd = siw_evch_get_fd,
+    .ep_create = siw_ep_create,
+    .ep_destroy = siw_ep_destroy,
+    .ep_query_stats = siw_ep_query_stats,
+    .ep_query_conn = siw_ep_query_conn,
+    .connect = siw_connect,
+    .listen = siw_listen,
+    .listener_destroy = siw_listener_destroy,
+    .listener_addr = siw_listener_addr,
+    .accept = siw_accept,
+    .reject = siw_reject,
+    .disconnect = siw_disconnect,
+    .post_recv = siw_post_recv,
+    .post_send = siw_post_send,
+};
+
+static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
+
+static void ops_init(void)
+{
+	rpcrdma_prov_fill_dummies(&siw_ops);
+}
+
+static int siw_open(const struct rpcrdma_dev_attr *attr, struct rpcrdma_dev **out)
+{
+	struct siw_dev *dev;
+	int rc;
+
+	pthread_once(&ops_once, ops_init);
+	rc = siw_dev_create(false, attr, &dev);
+	if (!rc)
+		*out = &dev->base;
+	return rc;
+}
+
+const struct rpcrdma_provider rpcrdma_softiwarp_provider = {
+    .name = SIW_PROVIDER_NAME,
+    .open = siw_open,
+};
