@@ -171,7 +171,9 @@ static void setup_ep(struct fi_info *info)
 	CHECK(fi_ep_bind(F.ep, &F.cq->fid, FI_TRANSMIT | FI_RECV));
 	CHECK(fi_enable(F.ep));
 
-	F.msgs = aligned_alloc(4096, (BENCH_NRECV + NTX) * sizeof(struct bench_msg));
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	F.msgs = aligned_alloc(4096, 4096);
+	_Static_assert((BENCH_NRECV + NTX) * sizeof(struct bench_msg) <= 4096, "msg slots");
 	F.region = aligned_alloc(4096, BENCH_REGION);
 	if (!F.msgs || !F.region)
 		bench_die("out of memory");
