@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RPC-over-RDMA server (responder) API: listen for RPC-over-RDMA
+ * Version One connections (RFC 8166), dispatch calls to registered
+ * programs on worker threads, send replies with their bulk data placed by
+ * RDMA Write into the client's Write chunks and long replies into its
+ * Reply chunk.
+ *
+ * A dispatch function receives each call as a request handle. It decodes
+ * the arguments with rpcrdma_svc_getargs() (any xdrproc_t; bulk items,
+ * struct rpcrdma_bulk in client.h, point at data already pulled from the
+ * client's Read chunks), and answers exactly once, from any thread and at
+ * any later time, with rpcrdma_svc_reply() (success + results) or
+ * rpcrdma_svc_error() (an RPC accept_stat). The request handle is freed by
+ * that answer. Until then it owns the call's receive buffer and pulled
+ * data, and it holds one of the connection's credits.
+ *
+ * Calls the transport refuses never reach dispatch (RFC 8166 §4.5): a
+ * header with rdma_vers != 1 gets RDMA_ERROR ERR_VERS (1..1); a header
+ * that does not decode, or whose chunks cannot be used, gets ERR_CHUNK;
+ * RDMA_DONE and RDMA_ERROR from a client are dropped silently (as Linux
+ * does). RPC-level refusals (wrong rpcvers, bad credentials, unknown
+ * program or version) are answered by the server itself.
+ *
+ * Every function returns 0 or a negative errno.
+ */
+#ifndef RPCRDMA_SERVER_H
+#define RPCRDMA_SERVER_H
+
+#include <rpc/xdr.h>
+#include <stdint.h>
+
+#include "rpcrdma/client.h"
+#include "rpcrdma/common.h"
+#include "rpcrdma/rpc.h"
+
+RPCRDMA_EXTERN_C_BEGIN
+
+struct rpcrdma_svc;     /* opaque: a listening server */
+struct rpcrdma_svc_req; /* opaque: one call awaiting its reply */
+
+enum rpcrdma_svc_opt_mask {
+	RPCRDMA_SVC_OPT_PROVIDER = 1u << 0,   /* provider */
+	RPCRDMA_SVC_OPT_CREDITS = 1u << 1,    /* credits */
+	RPCRDMA_SVC_OPT_INLINE = 1u << 2,     /* inline_send, inline_recv */
+	RPCRDMA_SVC_OPT_WORKERS = 1u << 3,    /* workers */
+	RPCRDMA_SVC_OPT_CPU = 1u << 4,        /* cpu */
+	RPCRDMA_SVC_OPT_PROGRESS = 1u << 5,   /* progress */
+	RPCRDMA_SVC_OPT_REMOTE_INV = 1u << 6, /* remote_invalidate */
+	RPCRDMA_SVC_OPT_MAX_CHUNK = 1u << 7,  /* max_chunk_bytes */
+	RPCRDMA_SVC_OPT_MAX_CONNS = 1u << 8,  /* max_conns */
+	RPCRDMA_SVC_OPT_MPA_CRC = 1u << 9,    /* mpa_crc */
+	RPCRDMA_SVC_OPT_BACKLOG = 1u << 10,   /* backlog */
+};
+
+/* Server options; a zeroed struct (or NULL) means all defaults. */
+struct rpcrdma_svc_opts {
+	uint32_t comp_mask;   /* RPCRDMA_SVC_OPT_* of the fields set */
+	const char *provider; /* as in client.h (copied) */
+	/* Credits granted to each client (default 64, 1..1024; never 0,
+	 * RFC 8166 §3.3.1): receives posted per connection and calls each
+	 * client may have outstanding. */
+	uint32_t credits;
+	/* Inline thresholds we advertise (RFC 8797), multiples of 1024 in
+	 * 1024..262144 (default 1024); the ones used with a client are the
+	 * minimum of ours and its (1024 when it sent no valid private data). */
+	uint32_t inline_send, inline_recv;
+	/* Worker threads that run dispatch functions (default 1). 0 runs
+	 * dispatch on the progress thread itself (lowest latency; dispatch
+	 * must then never block). */
+	uint32_t workers;
+	int cpu;                             /* pin the progress thread (default: no) */
+	enum rpcrdma_progress_mode progress; /* default RPCRDMA_PROGRESS_THREAD */
+	int remote_invalidate;               /* default true (RFC 8797 flag) */
+	/* Largest sum of Read chunk bytes one call may ask us to pull, and
+	 * largest Write/Reply chunk we will write (default 64 MiB). A call
+	 * over it gets ERR_CHUNK. */
+	uint64_t max_chunk_bytes;
+	uint32_t max_conns; /* simultaneous connections (default 1024) */
+	int mpa_crc;        /* default true */
+	int backlog;        /* listen backlog (default 128) */
+};
+
+/*
+ * Create a server listening on @host (address or name; NULL or "" means
+ * every IPv4 address) and @port (0 means RPCRDMA_DEFAULT_PORT; use
+ * rpcrdma_svc_create_any() for a kernel-chosen port). It does nothing
+ * until rpcrdma_svc_start(). The caller owns *@out.
+ */
+RPCRDMA_API int rpcrdma_svc_create(const char *host, uint16_t port,
+				   const struct rpcrdma_svc_opts *opts, struct rpcrdma_svc **out);
+/* As rpcrdma_svc_create(), but port 0 really means "pick one". */
+RPCRDMA_API int rpcrdma_svc_create_any(const char *host, const struct rpcrdma_svc_opts *opts,
+				       struct rpcrdma_svc **out);
+/* The port actually listened on. */
+RPCRDMA_API uint16_t rpcrdma_svc_port(const struct rpcrdma_svc *svc);
+
+/*
+ * Dispatch function: called once per admitted call of a registered
+ * program/version, on a worker thread. @proc is the procedure number, @args
+ * the argument stream (also reachable with rpcrdma_svc_getargs), @ctx the
+ * registration's. The function must answer @req exactly once, now or
+ * later (from any thread).
+ */
+typedef void (*rpcrdma_svc_dispatch_t)(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args,
+				       void *ctx);
+
+/*
+ * Register @prog/@vers. Calls for an unregistered program get
+ * PROG_UNAVAIL; for a registered program with an unregistered version,
+ * PROG_MISMATCH with the lowest and highest registered versions.
+ * -EEXIST if already registered. Register before rpcrdma_svc_start().
+ */
+RPCRDMA_API int rpcrdma_svc_register(struct rpcrdma_svc *svc, uint32_t prog, uint32_t vers,
+				     rpcrdma_svc_dispatch_t dispatch, void *ctx);
+
+/*
+ * Register an rpcgen-generated dispatcher (the `prog_1(struct svc_req *,
+ * SVCXPRT *)` function of `rpcgen -m` or of foo_svc.c) for @prog/@vers: it
+ * runs unchanged, its svc_getargs/svc_sendreply/svcerr_* calls reach this
+ * server. Each call gets its own SVCXPRT, valid during the dispatcher call;
+ * the reply must be sent before the dispatcher returns.
+ */
+struct svc_req;
+struct __rpc_svcxprt;
+typedef void (*rpcrdma_svc_tirpc_dispatch_t)(struct svc_req *rqstp, struct __rpc_svcxprt *xprt);
+RPCRDMA_API int rpcrdma_svc_register_tirpc(struct rpcrdma_svc *svc, uint32_t prog, uint32_t vers,
+					   rpcrdma_svc_tirpc_dispatch_t dispatch);
+
+/* Start the progress thread and the workers: connections are accepted from
+ * now on. */
+RPCRDMA_API int rpcrdma_svc_start(struct rpcrdma_svc *svc);
+
+/*
+ * Graceful shutdown: stop accepting connections and calls, wait up to
+ * @timeout_ms for calls being dispatched to be answered and their replies
+ * sent, then disconnect every client and stop the threads. Idempotent.
+ * -ETIMEDOUT if requests were still unanswered (they are dropped).
+ */
+RPCRDMA_API int rpcrdma_svc_stop(struct rpcrdma_svc *svc, int timeout_ms);
+
+/* Stop (if running, without waiting) and free everything. */
+RPCRDMA_API void rpcrdma_svc_destroy(struct rpcrdma_svc *svc);
+
+/* Counters summed over every connection since creation. */
+RPCRDMA_API int rpcrdma_svc_stats(struct rpcrdma_svc *svc, struct rpcrdma_xprt_stats *st);
+
+/* ---- inside a dispatch function ---- */
+
+RPCRDMA_API uint32_t rpcrdma_svc_req_xid(const struct rpcrdma_svc_req *req);
+RPCRDMA_API uint32_t rpcrdma_svc_req_prog(const struct rpcrdma_svc_req *req);
+RPCRDMA_API uint32_t rpcrdma_svc_req_vers(const struct rpcrdma_svc_req *req);
+RPCRDMA_API uint32_t rpcrdma_svc_req_proc(const struct rpcrdma_svc_req *req);
+/* The call's credential (AUTH_NONE or AUTH_SYS as admitted). */
+RPCRDMA_API const struct rpcrdma_rpc_auth *rpcrdma_svc_req_cred(const struct rpcrdma_svc_req *req);
+
+/* Decode the arguments with @xargs into @args. -EBADMSG if they do not
+ * decode (answer with rpcrdma_svc_error(req, GARBAGE_ARGS)). Bulk items
+ * point into memory the request owns. */
+RPCRDMA_API int rpcrdma_svc_getargs(struct rpcrdma_svc_req *req, xdrproc_t xargs, void *args);
+/* Free what decoding @args allocated (xdr_free). */
+RPCRDMA_API void rpcrdma_svc_freeargs(struct rpcrdma_svc_req *req, xdrproc_t xargs, void *args);
+
+/*
+ * The call's bulk data: Read chunk @i (0-based, in Read list order, not
+ * counting a Position-Zero chunk) already pulled: *@data, *@len, and its
+ * XDR position in the call. -ENOENT if there is no such chunk.
+ */
+RPCRDMA_API int rpcrdma_svc_req_read_chunk(struct rpcrdma_svc_req *req, uint32_t i,
+					   const void **data, uint32_t *len, uint32_t *position);
+/* Capacity in bytes of the client's Write chunk @i (for result bulk item
+ * i), or 0 if it offered none. */
+RPCRDMA_API uint64_t rpcrdma_svc_req_write_space(const struct rpcrdma_svc_req *req, uint32_t i);
+
+/*
+ * Answer with SUCCESS and the results @xres(@res). Result bulk items
+ * (struct rpcrdma_bulk) go by RDMA Write into the client's Write chunks
+ * when it offered them (the Write list in the reply then carries the
+ * bytes actually written, RFC 8166 §3.4.6), else inline; a reply too
+ * large for the inline threshold goes into the client's Reply chunk as a
+ * Long Reply (RDMA_NOMSG). Bulk buffers are not copied: they are
+ * registered for the Write and must stay valid until this returns (it
+ * waits for the Writes when there are any). Frees @req whatever the
+ * result. -EMSGSIZE (the client got RDMA_ERROR ERR_CHUNK instead) when the
+ * reply fits nowhere the client allowed; -ENOTCONN if the client is gone.
+ */
+RPCRDMA_API int rpcrdma_svc_reply(struct rpcrdma_svc_req *req, xdrproc_t xres, void *res);
+/*
+ * Answer with an RPC error @accept_stat (enum rpcrdma_rpc_accept_stat:
+ * PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR). Frees @req.
+ */
+RPCRDMA_API int rpcrdma_svc_error(struct rpcrdma_svc_req *req, uint32_t accept_stat);
+
+RPCRDMA_EXTERN_C_END
+
+#endif
