@@ -6,9 +6,11 @@
 #ifndef RPCRDMA_H
 #define RPCRDMA_H
 
+#include "rpcrdma/client.h"
 #include "rpcrdma/common.h"
 #include "rpcrdma/provider.h"
 #include "rpcrdma/rpc.h"
+#include "rpcrdma/server.h"
 #include "rpcrdma/xdr.h"
 
 RPCRDMA_EXTERN_C_BEGIN
