@@ -60,6 +60,7 @@ static struct {
 
 	uint64_t raddr;
 	uint32_t rstag;
+	int flushed; /* a WR_FLUSH_ERR was seen: the connection is gone */
 } S;
 
 #define CHECK(call)                                                                                \
@@ -77,6 +78,13 @@ static const char *wc_status_name(enum rpcrdma_wc_status s)
 	};
 
 	return (unsigned)s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
+}
+
+static const char *wc_opcode_name(enum rpcrdma_wc_opcode o)
+{
+	static const char *const n[] = {"SEND", "RDMA_WRITE", "RDMA_READ", "RECV"};
+
+	return (unsigned)o < sizeof(n) / sizeof(n[0]) ? n[o] : "?";
 }
 
 /* Waits for device work (blocking mode) and drives progress once. */
@@ -115,6 +123,10 @@ static int progress(void)
 	int n, i;
 
 	for (;;) {
+		/* Flushes complete everything once the peer has gone; that is
+		 * fatal only if we are still waiting for something. */
+		if (S.flushed)
+			bench_die("connection closed (receives flushed) while waiting");
 		n = rpcrdma_cq_poll(S.cq, wc, 16);
 		if (n < 0)
 			bench_die("rpcrdma_cq_poll: %s", strerror(-n));
@@ -125,9 +137,14 @@ static int progress(void)
 	for (i = 0; i < n; i++) {
 		uint64_t kind = wc[i].wr_id & (0xffull << 56), idx = wc[i].wr_id & ~(0xffull << 56);
 
+		if (wc[i].status == RPCRDMA_WC_WR_FLUSH_ERR) {
+			S.flushed = 1;
+			continue;
+		}
 		if (wc[i].status != RPCRDMA_WC_SUCCESS)
-			bench_die("completion error %s (opcode %d, vendor_err 0x%x)",
-				  wc_status_name(wc[i].status), wc[i].opcode, wc[i].vendor_err);
+			bench_die("completion error %s (%s, vendor_err 0x%x)",
+				  wc_status_name(wc[i].status), wc_opcode_name(wc[i].opcode),
+				  wc[i].vendor_err);
 		if (kind == WR_RX) {
 			if (idx >= BENCH_NRECV || wc[i].byte_len != sizeof(struct bench_msg))
 				bench_die("bad receive completion (slot %llu, %u bytes)",
