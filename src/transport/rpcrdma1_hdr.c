@@ -255,12 +255,32 @@ int rpcrdma1_decode(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
 	return 0;
 }
 
+/* rpcrdma1_decode_buf() sets up a cursor by hand; if struct rpcrdma_xdr
+ * gains a member, this fails to compile rather than leave it unset. */
+struct xdr_cursor_layout {
+	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
+	unsigned int iovcnt, idx;
+	size_t off, pos, len;
+	enum rpcrdma_xdr_op op;
+};
+_Static_assert(sizeof(struct rpcrdma_xdr) == sizeof(struct xdr_cursor_layout),
+	       "struct rpcrdma_xdr changed: update rpcrdma1_decode_buf()");
+
 int rpcrdma1_decode_buf(const void *buf, size_t len, struct rpcrdma1_hdr *h)
 {
 	struct rpcrdma_xdr x;
-	/* A decode cursor only reads; the cast drops const for the shared
-	 * cursor type. */
-	rpcrdma_xdr_init(&x, (void *)buf, len, RPCRDMA_XDR_DECODE);
+	/* A one-iovec decode cursor, set up field by field: this runs once per
+	 * received message and rpcrdma_xdr_init() would clear all
+	 * RPCRDMA_XDR_MAX_IOV iovecs. A decode cursor only reads; the cast
+	 * drops const for the shared cursor type. */
+	x.iov[0].iov_base = (void *)buf;
+	x.iov[0].iov_len = buf ? len : 0;
+	x.iovcnt = 1;
+	x.idx = 0;
+	x.off = 0;
+	x.pos = 0;
+	x.len = x.iov[0].iov_len;
+	x.op = RPCRDMA_XDR_DECODE;
 	return rpcrdma1_decode(&x, h);
 }
 
