@@ -369,7 +369,7 @@ int siw_tx_process(struct siw_ep *ep)
 		ssize_t n;
 
 		if (!tx->left) {
-			if (tx->ndone) {
+			if (tx->iov_n) {
 				tx_batch_done(ep);
 				if (ep->fd < 0)
 					return 0;
