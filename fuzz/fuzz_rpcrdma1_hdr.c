@@ -8,8 +8,9 @@
  *   - on success: the header length is within the input, the size
  *     predicted by rpcrdma1_hdr_size() equals it, re-encoding gives back
  *     exactly the input's header bytes (the Version One encoding is
- *     canonical), and the responder checks and length sums run without
- *     fault and agree with the decoded lists.
+ *     canonical), the call/reply checks and length sums run without fault
+ *     and agree with the decoded lists, and rewriting chunk lengths to
+ *     what they offer is a no-op.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -138,5 +139,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	REQUIRE(rpcrdma1_write_list_length(c, &total) == 0 && total == sum);
 	REQUIRE(rpcrdma1_reply_chunk_length(c, &len) == 0);
+
+	/* Rewriting lengths to "all written" changes nothing; one byte more
+	 * than offered is refused. */
+	h2 = h;
+	for (uint32_t i = 0; i < c->nwrites; i++) {
+		REQUIRE(rpcrdma1_write_chunk_length(c, i, &len) == 0);
+		REQUIRE(rpcrdma1_write_chunk_set_written(&h2.chunks, i, len + 1) == -EMSGSIZE);
+		REQUIRE(rpcrdma1_write_chunk_set_written(&h2.chunks, i, len) == 0);
+	}
+	REQUIRE(rpcrdma1_reply_chunk_length(c, &len) == 0);
+	REQUIRE(rpcrdma1_reply_chunk_set_written(&h2.chunks, len + 1) == -EMSGSIZE);
+	REQUIRE(rpcrdma1_reply_chunk_set_written(&h2.chunks, len) == 0);
+	REQUIRE(same(&h, &h2));
 	return 0;
 }

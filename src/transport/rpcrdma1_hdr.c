@@ -767,3 +767,37 @@ int rpcrdma1_reply_chunk_length(const struct rpcrdma1_chunks *c, uint64_t *lengt
 	*length = len;
 	return 0;
 }
+
+/* Rewrites @segs' lengths to describe @bytes written into them in order. */
+static int set_written(struct rpcrdma1_segment *segs, uint32_t nsegs, uint64_t bytes)
+{
+	uint64_t offered = 0;
+	for (uint32_t k = 0; k < nsegs; k++)
+		offered += segs[k].length;
+	if (bytes > offered)
+		return -EMSGSIZE;
+	for (uint32_t k = 0; k < nsegs; k++) {
+		uint32_t n = bytes < segs[k].length ? (uint32_t)bytes : segs[k].length;
+		segs[k].length = n;
+		bytes -= n;
+	}
+	return 0;
+}
+
+int rpcrdma1_write_chunk_set_written(struct rpcrdma1_chunks *c, uint32_t i, uint64_t bytes)
+{
+	uint64_t unused;
+	int rc = rpcrdma1_write_chunk_length(c, i, &unused);
+	if (rc)
+		return rc;
+	return set_written(&c->wsegs[c->writes[i].first], c->writes[i].nsegs, bytes);
+}
+
+int rpcrdma1_reply_chunk_set_written(struct rpcrdma1_chunks *c, uint64_t bytes)
+{
+	uint64_t unused;
+	int rc = rpcrdma1_reply_chunk_length(c, &unused);
+	if (rc)
+		return rc;
+	return set_written(c->reply, c->nreply, bytes);
+}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * RPC-over-RDMA Version One transport header codec (RFC 8166 §4, same
- * layout as RFC 5666 §4.3) and the chunk-list checks a responder runs
- * before it acts on a call's chunks.
+ * layout as RFC 5666 §4.3), and the chunk-list checks a responder runs
+ * before it acts on a call's chunks and a requester runs on a reply.
  *
  * Internal to the library (hidden symbols, not part of the public API).
  *
@@ -161,8 +161,21 @@ int rpcrdma1_chunks_add_write_seg(struct rpcrdma1_chunks *c, const struct rpcrdm
 int rpcrdma1_chunks_add_reply_seg(struct rpcrdma1_chunks *c, const struct rpcrdma1_segment *seg);
 
 /*
- * Checks and sums used by a responder before it issues RDMA Reads or
- * Writes. 0 or -errno; they read only the struct.
+ * A responder echoes the requester's Write list and Reply chunk in its
+ * reply with each segment's length rewritten to the bytes it actually
+ * wrote there (RFC 8166 §3.4.6, §3.5.3.2): segments fill in order, a
+ * partly filled one carries its byte count, later ones 0; the number of
+ * segments, handles and offsets are unchanged. -EMSGSIZE (nothing changed)
+ * when @bytes exceeds what the chunk offers; -ENOENT / -EINVAL as for
+ * rpcrdma1_write_chunk_length().
+ */
+int rpcrdma1_write_chunk_set_written(struct rpcrdma1_chunks *c, uint32_t i, uint64_t bytes);
+int rpcrdma1_reply_chunk_set_written(struct rpcrdma1_chunks *c, uint64_t bytes);
+
+/*
+ * Checks and sums run by a responder before it issues RDMA Reads or
+ * Writes, and by a requester on a reply. 0 or -errno; they read only the
+ * struct.
  */
 
 /* One Read chunk: the run of Read list entries starting at @start that

@@ -758,6 +758,42 @@ static void test_checks(void)
 	h.proc = RPCRDMA1_MSGP;
 	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
 
+	/* Responder rewrites the echoed lengths to the bytes written. */
+	rpcrdma1_chunks_init(&h.chunks);
+	rpcrdma1_chunks_add_write_chunk(&h.chunks);
+	s = seg(0x21, 4096, 0x1000);
+	rpcrdma1_chunks_add_write_seg(&h.chunks, &s);
+	s = seg(0x22, 4096, 0x9000);
+	rpcrdma1_chunks_add_write_seg(&h.chunks, &s);
+	s = seg(0x23, 100, 0x5000);
+	rpcrdma1_chunks_add_write_seg(&h.chunks, &s);
+	rpcrdma1_chunks_add_reply_seg(&h.chunks, &s);
+	CHECK_RC(rpcrdma1_write_chunk_set_written(&h.chunks, 0, 8293), -EMSGSIZE);
+	CHECK(h.chunks.wsegs[0].length == 4096 && h.chunks.wsegs[2].length == 100);
+	CHECK_RC(rpcrdma1_write_chunk_set_written(&h.chunks, 1, 1), -ENOENT);
+	CHECK_RC(rpcrdma1_write_chunk_set_written(&h.chunks, 0, 5000), 0);
+	CHECK(h.chunks.wsegs[0].length == 4096 && h.chunks.wsegs[1].length == 904 &&
+	      h.chunks.wsegs[2].length == 0);
+	CHECK(h.chunks.wsegs[1].handle == 0x22 && h.chunks.wsegs[1].offset == 0x9000);
+	CHECK(h.chunks.nwsegs == 3 && h.chunks.writes[0].nsegs == 3);
+	CHECK_RC(rpcrdma1_reply_chunk_set_written(&h.chunks, 101), -EMSGSIZE);
+	CHECK_RC(rpcrdma1_reply_chunk_set_written(&h.chunks, 0), 0);
+	CHECK(h.chunks.reply[0].length == 0 && h.chunks.nreply == 1);
+	/* The echoed header, as Linux's server sends one (cf. the capture:
+	 * a READ reply's Write chunk shows the bytes of data). */
+	{
+		static const uint8_t want[] = {
+		    W(0x77), W(1),      W(64),   W(0),    W(0),      W(1),      W(3), W(0x21),
+		    W(4096), H(0x1000), W(0x22), W(904),  H(0x9000), W(0x23),   W(0), H(0x5000),
+		    W(0),    W(1),      W(1),    W(0x23), W(0),      H(0x5000),
+		};
+		uint8_t out[128];
+		struct rpcrdma_xdr x;
+		rpcrdma_xdr_init(&x, out, sizeof(out), RPCRDMA_XDR_ENCODE);
+		CHECK_RC(rpcrdma1_encode_msg(&x, 0x77, 64, &h.chunks), 0);
+		expect_bytes("echoed write list", out, rpcrdma_xdr_getpos(&x), want, sizeof(want));
+	}
+
 	/* Sums do not overflow 32 bits. */
 	rpcrdma1_chunks_init(&h.chunks);
 	rpcrdma1_chunks_add_write_chunk(&h.chunks);
