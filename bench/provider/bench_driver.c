@@ -41,9 +41,13 @@ enum run_status { RUN_OK, RUN_FAILED, RUN_NOT_BUILT };
 #define MAX_KV   64
 #define MAX_INFO 8
 
+#define MAX_REP 9
+
+/* One figure: its value in each repetition; reported as the median. */
 struct kv {
 	char key[64];
-	double v;
+	double v[MAX_REP];
+	int n;
 };
 
 struct run {
@@ -51,6 +55,7 @@ struct run {
 	enum bench_mode mode;
 	int crc;   /* -1: not applicable */
 	int instr; /* callgrind instruction-count run */
+	int rep;   /* current repetition */
 	enum run_status status;
 	char why[256];
 	struct kv kv[MAX_KV];
@@ -68,7 +73,8 @@ static struct {
 	unsigned crcs;         /* bit 0: off, bit 1: on */
 	double seconds;
 	unsigned rtt_iters, qd, timeout;
-	int instr; /* count instructions */
+	unsigned repeat; /* repetitions, interleaved; figures are medians */
+	int instr;       /* count instructions */
 	unsigned instr_iters;
 	char dir[1024];
 	char instr_tool[64];
@@ -96,6 +102,24 @@ static double now_s(void)
 	return (double)bench_now_ns() / 1e9;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(const struct kv *kv)
+{
+	double v[MAX_REP];
+
+	if (!kv->n)
+		return NAN;
+	memcpy(v, kv->v, sizeof(v));
+	qsort(v, (size_t)kv->n, sizeof(v[0]), cmp_double);
+	return kv->n % 2 ? v[kv->n / 2] : (v[kv->n / 2 - 1] + v[kv->n / 2]) / 2;
+}
+
 static double get(const struct run *r, const char *key)
 {
 	int i;
@@ -105,16 +129,31 @@ static double get(const struct run *r, const char *key)
 		return NAN;
 	for (i = 0; i < r->nkv; i++)
 		if (!strcmp(r->kv[i].key, key))
-			return r->kv[i].v;
+			return median(&r->kv[i]);
 	return NAN;
 }
 
+/* Records one repetition's value of key (a repeated key in the same
+ * repetition replaces the value). */
 static void put(struct run *r, const char *key, double v)
 {
-	if (r->nkv < MAX_KV) {
-		snprintf(r->kv[r->nkv].key, sizeof(r->kv[0].key), "%s", key);
-		r->kv[r->nkv++].v = v;
+	struct kv *kv = NULL;
+	int i;
+
+	for (i = 0; i < r->nkv && !kv; i++)
+		if (!strcmp(r->kv[i].key, key))
+			kv = &r->kv[i];
+	if (!kv) {
+		if (r->nkv == MAX_KV)
+			return;
+		kv = &r->kv[r->nkv++];
+		snprintf(kv->key, sizeof(kv->key), "%s", key);
+		kv->n = 0;
 	}
+	if (kv->n > r->rep)
+		kv->v[r->rep] = v;
+	else if (kv->n < MAX_REP)
+		kv->v[kv->n++] = v;
 }
 
 static struct run *find(enum impl impl, enum bench_mode mode, int crc, int instr)
@@ -180,9 +219,7 @@ static void on_line(struct run *r, struct child *c, char *line, unsigned *port)
 			snprintf(k, sizeof(k), "server_%s", key);
 		else
 			snprintf(k, sizeof(k), "%s", key);
-		/* Both sides report the negotiated CRC: keep one. */
-		if (isnan(get(r, k)) || strcmp(k, "server_crc"))
-			put(r, k, v);
+		put(r, k, v);
 	} else if (!strncmp(line, "INFO ", 5)) {
 		int i;
 
@@ -342,6 +379,7 @@ static void run_pair(struct run *r)
 	const char *av[2][40];
 	char cg[2][64];
 	struct child c[2] = {{.role = "server", .out = -1}, {.role = "client", .out = -1}};
+	char why[sizeof(r->why) - 32];
 	unsigned port = 0;
 	double deadline;
 	int i;
@@ -356,8 +394,8 @@ static void run_pair(struct run *r)
 		snprintf(cg[i], sizeof(cg[i]), "/tmp/bench_provider.%d.%s.cg", (int)getpid(),
 			 i ? "client" : "server");
 	if (!G.json)
-		fprintf(stderr, "  running %s, %s%s%s ...\n", impl_name[r->impl],
-			r->mode == BENCH_POLL ? "busy-polling" : "blocking",
+		fprintf(stderr, "  [%d/%u] running %s, %s%s%s ...\n", r->rep + 1, G.repeat,
+			impl_name[r->impl], r->mode == BENCH_POLL ? "busy-polling" : "blocking",
 			r->crc < 0 ? ""
 			: r->crc   ? ", CRC on"
 				   : ", CRC off",
@@ -399,22 +437,25 @@ static void run_pair(struct run *r)
 		reap(&c[i], deadline);
 	}
 
-	r->status = RUN_OK;
+	/* A run fails if any repetition failed; the reason kept is the
+	 * first one seen. */
+	why[0] = 0;
 	if (!port) {
-		r->status = RUN_FAILED;
-		describe_exit(r->why, sizeof(r->why), &c[0]);
-		if (!r->why[0])
-			snprintf(r->why, sizeof(r->why), "server never reported READY");
+		describe_exit(why, sizeof(why), &c[0]);
+		if (!why[0])
+			snprintf(why, sizeof(why), "server never reported READY");
 	}
-	for (i = 1; i >= 0 && r->status == RUN_OK; i--) {
-		describe_exit(r->why, sizeof(r->why), &c[i]);
-		if (r->why[0])
-			r->status = RUN_FAILED;
+	for (i = 1; i >= 0 && !why[0]; i--)
+		describe_exit(why, sizeof(why), &c[i]);
+	if (why[0] && r->status == RUN_OK) {
+		r->status = RUN_FAILED;
+		snprintf(r->why, sizeof(r->why), "%s%s",
+			 G.repeat > 1 ? "a repetition failed: " : "", why);
 	}
 	if (r->instr) {
 		double it = G.instr_iters + G.instr_iters / 10;
 
-		if (r->status == RUN_OK) {
+		if (!why[0]) {
 			put(r, "client_instr_per_rtt", callgrind_ir(cg[1]) / it);
 			put(r, "server_instr_per_rtt", callgrind_ir(cg[0]) / it);
 		}
@@ -444,6 +485,7 @@ static void usage(void)
 		"  --no-instr             skip the instruction counts\n"
 		"  --instr-iters N        round trips under callgrind (default 2000)\n"
 		"  --timeout S            per worker process (default 60)\n"
+		"  --repeat N             run every case N times, interleaved; report medians\n"
 		"  --quick                short run: 0.3 s per bandwidth test, 3000 round trips\n");
 	exit(2);
 }
@@ -536,6 +578,7 @@ static void parse(int argc, char **argv)
 	    {"instr-iters", required_argument, NULL, 'i'},
 	    {"timeout", required_argument, NULL, 'T'},
 	    {"quick", no_argument, NULL, 'Q'},
+	    {"repeat", required_argument, NULL, 'R'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -556,6 +599,7 @@ static void parse(int argc, char **argv)
 	G.timeout = 60;
 	G.instr = 1;
 	G.instr_iters = 2000;
+	G.repeat = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -600,6 +644,11 @@ static void parse(int argc, char **argv)
 			break;
 		case 'T':
 			G.timeout = (unsigned)atoi(optarg);
+			break;
+		case 'R':
+			G.repeat = (unsigned)atoi(optarg);
+			if (!G.repeat || G.repeat > MAX_REP)
+				die("--repeat must be 1..%d", MAX_REP);
 			break;
 		case 'Q':
 			G.seconds = 0.3;
@@ -781,7 +830,7 @@ static int targets(struct target *t)
 		for (i = 0; i < nruns; i++) {
 			unsigned a;
 
-			if (runs[i].impl != IMPL_SIW || runs[i].instr || runs[i].status != RUN_OK)
+			if (runs[i].impl != IMPL_SIW || runs[i].instr)
 				continue;
 			for (a = 0; a < 4 && k < 16; a++) {
 				double v = get(&runs[i], ak[a]);
@@ -829,8 +878,11 @@ static void print_table(void)
 	if (same_cpu() && (G.modes & 2))
 		printf("busy-polling on one CPU: workers sched_yield() after an empty poll\n");
 	printf("RTT: 64-byte Send round trip; bandwidth: 1 MiB ops, %u in flight, %.1f s each; "
-	       "GB/s = 1e9 B/s\n\n",
+	       "GB/s = 1e9 B/s\n",
 	       G.qd, G.seconds);
+	if (G.repeat > 1)
+		printf("every figure is the median of %u interleaved runs\n", G.repeat);
+	putchar('\n');
 	printf("%-6s %-20s %9s %9s %9s %9s %9s %9s %9s\n", "mode", "figure", "siw", "siw",
 	       "libfabric", "plain", "siw/fab", "siw/fab", "siw/TCP");
 	printf("%-6s %-20s %9s %9s %9s %9s %9s %9s %9s\n", "", "", "CRC off", "CRC on", "tcp",
@@ -944,8 +996,9 @@ static void print_json(void)
 	       G.server_cpu, G.client_cpu);
 	json_str(G.placement);
 	printf("},\n  \"params\": {\"msg_bytes\": %u, \"rma_bytes\": %u, \"qd\": %u, "
-	       "\"bw_seconds\": %g, \"rtt_iters\": %u, \"instr_iters\": %u},\n",
-	       BENCH_MSG_SIZE, BENCH_BW_SIZE, G.qd, G.seconds, G.rtt_iters, G.instr_iters);
+	       "\"bw_seconds\": %g, \"rtt_iters\": %u, \"instr_iters\": %u, \"repeat\": %u},\n",
+	       BENCH_MSG_SIZE, BENCH_BW_SIZE, G.qd, G.seconds, G.rtt_iters, G.instr_iters,
+	       G.repeat);
 	printf("  \"units\": {\"gbs\": \"1e9 bytes/s\", \"us\": \"microseconds\"},\n");
 	printf("  \"instructions_method\": ");
 	json_str(G.instr_why);
@@ -967,7 +1020,7 @@ static void print_json(void)
 		printf(",\n     \"results\": {");
 		for (j = 0; j < r->nkv; j++) {
 			printf("%s\"%s\": ", j ? ", " : "", r->kv[j].key);
-			json_num(r->kv[j].v);
+			json_num(median(&r->kv[j]));
 		}
 		printf("},\n     \"info\": [");
 		for (j = 0; j < r->ninfo; j++) {
@@ -992,7 +1045,7 @@ static void print_json(void)
 
 int main(int argc, char **argv)
 {
-	int i, failed = 0;
+	int i, rep, failed = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 	parse(argc, argv);
@@ -1002,8 +1055,19 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"bench_provider: workers in %s; server CPU %d, client CPU %d (%s)\n", G.dir,
 			G.server_cpu, G.client_cpu, G.placement);
+	/* Repetitions are interleaved so every implementation sees the same
+	 * spread of machine noise; callgrind counts are deterministic and run
+	 * once. */
+	for (rep = 0; rep < (int)G.repeat; rep++)
+		for (i = 0; i < nruns; i++) {
+			if (runs[i].instr && rep)
+				continue;
+			if (runs[i].status == RUN_NOT_BUILT)
+				continue;
+			runs[i].rep = rep;
+			run_pair(&runs[i]);
+		}
 	for (i = 0; i < nruns; i++) {
-		run_pair(&runs[i]);
 		if (runs[i].status == RUN_FAILED) {
 			failed = 1;
 			fprintf(stderr, "bench_provider: %s %s%s: %s\n", impl_name[runs[i].impl],
