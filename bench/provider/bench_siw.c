@@ -116,6 +116,36 @@ static void post_recv(unsigned i)
 	CHECK(rpcrdma_post_recv(S.ep, WR_RX | i, &sg, 1));
 }
 
+/* Before dying of a failed completion: print the connection events that
+ * say why (Terminate layer/type/code, disconnect status) and the
+ * endpoint's counters, so a provider failure can be reported precisely. */
+static void explain(void)
+{
+	struct rpcrdma_ep_stats st = {0};
+	struct rpcrdma_event ev;
+
+	rpcrdma_dev_progress(S.dev, 0);
+	while (rpcrdma_evch_get(S.evch, &ev) == 0)
+		fprintf(stderr,
+			"bench_siw %s: event %d status %d (%s) term %s layer %u type %u code %u\n",
+			opt.role == BENCH_SERVER ? "server" : "client", ev.type, ev.status,
+			strerror(-ev.status), ev.term_local ? "sent" : "received", ev.term_layer,
+			ev.term_etype, ev.term_code);
+	if (!rpcrdma_ep_query_stats(S.ep, &st))
+		fprintf(stderr,
+			"bench_siw %s: stats tx %llu B / %llu FPDUs, rx %llu B / %llu FPDUs, "
+			"sends %llu recvs %llu writes out/in %llu/%llu reads out/in %llu/%llu, "
+			"crc errors %llu, terminates tx/rx %llu/%llu, send EAGAIN %llu\n",
+			opt.role == BENCH_SERVER ? "server" : "client",
+			(unsigned long long)st.tx_bytes, (unsigned long long)st.tx_fpdus,
+			(unsigned long long)st.rx_bytes, (unsigned long long)st.rx_fpdus,
+			(unsigned long long)st.sends, (unsigned long long)st.recvs,
+			(unsigned long long)st.writes_out, (unsigned long long)st.writes_in,
+			(unsigned long long)st.reads_out, (unsigned long long)st.reads_in,
+			(unsigned long long)st.crc_errors, (unsigned long long)st.terminates_tx,
+			(unsigned long long)st.terminates_rx, (unsigned long long)st.send_eagain);
+}
+
 /* Reaps what the CQ holds after one drive(); dies on any error status. */
 static int progress(void)
 {
@@ -125,8 +155,10 @@ static int progress(void)
 	for (;;) {
 		/* Flushes complete everything once the peer has gone; that is
 		 * fatal only if we are still waiting for something. */
-		if (S.flushed)
+		if (S.flushed) {
+			explain();
 			bench_die("connection closed (receives flushed) while waiting");
+		}
 		n = rpcrdma_cq_poll(S.cq, wc, 16);
 		if (n < 0)
 			bench_die("rpcrdma_cq_poll: %s", strerror(-n));
@@ -141,10 +173,12 @@ static int progress(void)
 			S.flushed = 1;
 			continue;
 		}
-		if (wc[i].status != RPCRDMA_WC_SUCCESS)
+		if (wc[i].status != RPCRDMA_WC_SUCCESS) {
+			explain();
 			bench_die("completion error %s (%s, vendor_err 0x%x)",
 				  wc_status_name(wc[i].status), wc_opcode_name(wc[i].opcode),
 				  wc[i].vendor_err);
+		}
 		if (kind == WR_RX) {
 			if (idx >= BENCH_NRECV || wc[i].byte_len != sizeof(struct bench_msg))
 				bench_die("bad receive completion (slot %llu, %u bytes)",
