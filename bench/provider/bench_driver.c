@@ -767,6 +767,21 @@ static void machine(char *dst, size_t len)
 		 u.release);
 }
 
+/* The 1-minute load average at the start: other work on the machine is the
+ * main source of noise in these figures. */
+static double load_at_start = NAN;
+
+static void note_load(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &load_at_start) != 1)
+			load_at_start = NAN;
+		fclose(f);
+	}
+}
+
 struct target {
 	const char *what;
 	double value, limit;
@@ -872,7 +887,8 @@ static void print_table(void)
 
 	machine(mach, sizeof(mach));
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
-	printf("\nProvider benchmark, %s\nmachine: %s\n", date, mach);
+	printf("\nProvider benchmark, %s\nmachine: %s; load average %.2f at start\n", date, mach,
+	       load_at_start);
 	printf("placement: server on CPU %d, client on CPU %d (%s); loopback 127.0.0.1\n",
 	       G.server_cpu, G.client_cpu, G.placement);
 	if (same_cpu() && (G.modes & 2))
@@ -992,6 +1008,8 @@ static void print_json(void)
 	json_str(date);
 	printf(",\n  \"machine\": ");
 	json_str(mach);
+	printf(",\n  \"load_average_at_start\": ");
+	json_num(load_at_start);
 	printf(",\n  \"placement\": {\"server_cpu\": %d, \"client_cpu\": %d, \"kind\": ",
 	       G.server_cpu, G.client_cpu);
 	json_str(G.placement);
@@ -1049,6 +1067,7 @@ int main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	parse(argc, argv);
+	note_load();
 	setup_instr();
 	plan();
 	if (!G.json)
