@@ -529,6 +529,12 @@ static void setup_instr(void)
 		snprintf(G.instr_why, sizeof(G.instr_why), "skipped (--no-instr)");
 		return;
 	}
+#ifdef BENCH_SANITIZED
+	G.instr = 0;
+	snprintf(G.instr_why, sizeof(G.instr_why),
+		 "skipped: sanitizer build (valgrind cannot run ASan binaries)");
+	return;
+#endif
 	/* perf first: the figure is `perf stat -e instructions:u`. */
 	pid = fork();
 	if (pid == 0) {
