@@ -64,7 +64,9 @@ struct rpcrdma_conn_req; /* an incoming connection awaiting accept/reject */
 
 /* RFC 5044 §7.1: at most 512 bytes of private data in each MPA frame. For
  * MPA revision 2 the provider adds its 4-byte IRD/ORD word (RFC 6581 §9)
- * itself; the caller always sees and supplies only its own bytes. */
+ * itself, inside those 512: a caller may then supply at most 508 bytes
+ * (connect/accept/reject return -EINVAL beyond). The caller always sees and
+ * supplies only its own bytes. */
 #define RPCRDMA_MAX_PRIVATE_DATA 512u
 
 /* ------------------------------------------------------------------ */

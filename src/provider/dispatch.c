@@ -314,8 +314,9 @@ RPCRDMA_API int rpcrdma_reject(struct rpcrdma_conn_req *req, const void *pdata, 
 	if (!req)
 		return -EINVAL;
 	if (check_pdata(pdata, len)) {
-		pdata = NULL;
-		len = 0;
+		/* @req is consumed whatever the result */
+		(void)req->dev->ops->reject(req, NULL, 0);
+		return -EINVAL;
 	}
 	return req->dev->ops->reject(req, pdata, len);
 }

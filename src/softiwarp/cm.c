@@ -509,10 +509,18 @@ void siw_cm_creq_ready(struct siw_creq *req, uint32_t events)
 
 int siw_cm_reject(struct siw_creq *req, const void *pdata, size_t len)
 {
+	int rc = 0;
+
+	/* RFC 5044 §7.1 + RFC 6581 §9: the 512 bytes include the IRD/ORD word */
+	if (len + (req->enhanced ? MPA_V2_WORD_LEN : 0) > MPA_MAX_PD) {
+		pdata = NULL;
+		len = 0;
+		rc = -EINVAL;
+	}
 	if (req->state == SIW_CREQ_PENDING)
 		creq_send_reject(req, pdata, len);
 	siw_cm_creq_free(req);
-	return 0;
+	return rc;
 }
 
 int siw_cm_accept(struct siw_creq *req, struct siw_ep *ep, const void *pdata, size_t len)

@@ -632,6 +632,26 @@ static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *placed)
 	return got;
 }
 
+/* After an error nothing is placed any more: input is read and dropped
+ * (level-triggered epoll would spin on it otherwise) until the peer
+ * closes, which ends the connection. */
+static void rx_drain(struct siw_ep *ep)
+{
+	for (;;) {
+		ssize_t n = recv(ep->fd, ep->dev->scratch, sizeof(ep->dev->scratch), MSG_DONTWAIT);
+
+		if (n > 0)
+			continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		siw_ep_fail(ep, ep->term_sent ? -EPROTO : -ECONNABORTED, RPCRDMA_WC_WR_FLUSH_ERR,
+			    0);
+		return;
+	}
+}
+
 int siw_rx_process(struct siw_ep *ep)
 {
 	struct siw_rx *rx = &ep->rx;
@@ -640,8 +660,12 @@ int siw_rx_process(struct siw_ep *ep)
 		ssize_t n;
 		uint32_t placed = 0;
 
-		if (ep->fd < 0 || rx->state == SIW_RX_DEAD)
+		if (ep->fd < 0)
 			return 0;
+		if (rx->state == SIW_RX_DEAD) {
+			rx_drain(ep);
+			return 0;
+		}
 		if (rx->state == SIW_RX_MPA) {
 			int rc = siw_cm_rx_mpa(ep);
 

@@ -333,8 +333,11 @@ static void tx_batch_done(struct siw_ep *ep)
 	if (retire)
 		siw_sq_retire(ep);
 	if (term) {
+		/* FIN right behind the Terminate; an abortive close (RST)
+		 * could overtake it at the peer. The socket is closed once the
+		 * peer closes too (qp_rx.c drains) or at the deadline. */
 		ep->term_sent = true;
-		siw_ep_fail(ep, -EPROTO, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+		shutdown(ep->fd, SHUT_WR);
 	}
 }
 
