@@ -13,11 +13,13 @@
  *  - RFC 6581 peer-to-peer ready-to-receive with a zero-length Write and
  *    with a zero-length Read: rtr reported on both sides, and the responder
  *    may send first right after ESTABLISHED;
- *  - private data 0, 1, 255, 511, 512 bytes each way, byte-exact on the
- *    other side; 513 refused locally (-EINVAL) by connect, accept and
- *    reject, and a refused connect never reaches the listener;
- *  - reject with 512 and with 40 bytes of private data: REJECTED,
- *    -ECONNREFUSED, the bytes intact;
+ *  - private data byte-exact on the other side, each way: 0, 1, 255, 507,
+ *    508 bytes with revision 2 (RFC 5044 §7.1 caps PD_Length at 512 and
+ *    the RFC 6581 IRD/ORD word takes 4 of them), 512 with revision 1; one
+ *    byte more is refused locally (-EINVAL) by connect, accept and reject,
+ *    and a refused connect never reaches the listener;
+ *  - reject with 508, 40 (revision 2) and 512 (revision 1) bytes of
+ *    private data: REJECTED, -ECONNREFUSED, the bytes intact;
  *  - connect to a closed port: CONNECT_ERROR -ECONNREFUSED; connect to a
  *    TCP listener that never answers MPA: CONNECT_ERROR within the
  *    configured timeout.
@@ -38,28 +40,37 @@ enum kind { K_CRC, K_REV, K_RTR, K_PDATA, K_PD_OVER, K_ACCEPT_OVER, K_REJECT, K_
 struct mcase {
 	enum kind kind;
 	int a, b; /* K_CRC: child, parent CRC; K_REV: revision; K_RTR: rtr;
-		     K_PDATA / K_REJECT: request / reply private data length */
+		     K_PDATA / K_REJECT: request / reply private data length;
+		     K_*_OVER: the oversized length */
+	int rev;  /* MPA revision the child asks for (0: default 2) */
 };
 
+/* RFC 5044 §7.1: PD_Length <= 512 in every start frame; in revision 2 the
+ * RFC 6581 IRD/ORD word is part of it, leaving 508 bytes to the caller. */
 static const struct mcase cases[] = {
-    {K_CRC, 1, 1},
-    {K_CRC, 1, 0},
-    {K_CRC, 0, 1},
-    {K_CRC, 0, 0},
-    {K_REV, 1, 0},
-    {K_REV, 2, 0},
-    {K_RTR, RPCRDMA_RTR_WRITE, 0},
-    {K_RTR, RPCRDMA_RTR_READ, 0},
-    {K_PDATA, 0, 512},
-    {K_PDATA, 1, 255},
-    {K_PDATA, 255, 1},
-    {K_PDATA, 511, 0},
-    {K_PDATA, 512, 512},
-    {K_PD_OVER, 0, 0},
-    {K_ACCEPT_OVER, 0, 0},
-    {K_REJECT, 0, 512},
-    {K_REJECT, 7, 40},
-    {K_REJECT_OVER, 0, 0},
+    {K_CRC, 1, 1, 0},
+    {K_CRC, 1, 0, 0},
+    {K_CRC, 0, 1, 0},
+    {K_CRC, 0, 0, 0},
+    {K_REV, 1, 0, 1},
+    {K_REV, 2, 0, 0},
+    {K_RTR, RPCRDMA_RTR_WRITE, 0, 0},
+    {K_RTR, RPCRDMA_RTR_READ, 0, 0},
+    {K_PDATA, 0, 508, 0},
+    {K_PDATA, 1, 255, 0},
+    {K_PDATA, 255, 1, 0},
+    {K_PDATA, 507, 0, 0},
+    {K_PDATA, 508, 508, 0},
+    {K_PDATA, 512, 512, 1},
+    {K_PDATA, 0, 512, 1},
+    {K_PD_OVER, 509, 0, 0},
+    {K_PD_OVER, 513, 0, 1},
+    {K_ACCEPT_OVER, 0, 509, 0},
+    {K_ACCEPT_OVER, 0, 513, 1},
+    {K_REJECT, 0, 508, 0},
+    {K_REJECT, 7, 40, 0},
+    {K_REJECT, 3, 512, 1},
+    {K_REJECT_OVER, 0, 509, 0},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -149,10 +160,20 @@ static int child_case(struct siwt_node *n, int ctl, uint16_t port, unsigned c)
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int rc;
 
+	static const char *const kinds[] = {"crc",          "mpa revision",    "rtr",
+					    "private data", "connect pd over", "accept pd over",
+					    "reject",       "reject pd over"};
+	printf("case %u: %s %d %d (rev %d)\n", c, kinds[mc->kind], mc->a, mc->b,
+	       mc->rev ? mc->rev : 2);
+	fflush(stdout);
 	siwt_send4(ctl, MSG_CASE, c, 0, 0);
 	siwt_ep_attr(n, &a);
 	a.comp_mask |= RPCRDMA_EP_ATTR_TIMEOUT;
 	a.connect_timeout_ms = 3000;
+	if (mc->rev) {
+		a.comp_mask |= RPCRDMA_EP_ATTR_MPA_REV;
+		a.mpa_rev = (uint8_t)mc->rev;
+	}
 	switch (mc->kind) {
 	case K_CRC:
 		a.comp_mask |= RPCRDMA_EP_ATTR_CRC;
@@ -214,8 +235,7 @@ static int child_case(struct siwt_node *n, int ctl, uint16_t port, unsigned c)
 	case K_PD_OVER:
 		rc = rpcrdma_ep_create(n->pd, &a, &n->ep);
 		SIWT_CHECK(rc == 0, "ep_create: %s", strerror(-rc));
-		rc = rpcrdma_connect(n->ep, (struct sockaddr *)&sa, sizeof(sa), pd,
-				     RPCRDMA_MAX_PRIVATE_DATA + 1);
+		rc = rpcrdma_connect(n->ep, (struct sockaddr *)&sa, sizeof(sa), pd, (size_t)mc->a);
 		SIWT_EQ(rc, -EINVAL);
 		siwt_send4(ctl, MSG_NOREQ, 0, 0, 0);
 		break;
@@ -421,13 +441,13 @@ static void parent_case(struct siwt_node *n, int ctl, unsigned c)
 			return;
 		rc = rpcrdma_ep_create(n->pd, &a, &n->ep);
 		SIWT_CHECK(rc == 0, "ep_create: %s", strerror(-rc));
-		rc = rpcrdma_accept(req.req, n->ep, pd, RPCRDMA_MAX_PRIVATE_DATA + 1);
+		rc = rpcrdma_accept(req.req, n->ep, pd, (size_t)mc->b);
 		SIWT_EQ(rc, -EINVAL);
 		break;
 	case K_REJECT_OVER:
 		if (siwt_expect_event(n, RPCRDMA_EV_CONNECT_REQUEST, &req, 10000))
 			return;
-		rc = rpcrdma_reject(req.req, pd, RPCRDMA_MAX_PRIVATE_DATA + 1);
+		rc = rpcrdma_reject(req.req, pd, (size_t)mc->b);
 		SIWT_EQ(rc, -EINVAL);
 		break;
 	case K_REJECT:
@@ -461,6 +481,8 @@ int main(void)
 	struct siwt_node n;
 	struct siwt_msg m;
 	int ctl;
+
+	memset(&n, 0, sizeof(n));
 
 	alarm(120);
 	pid_t pid = siwt_fork(child_main, NULL, &ctl, 110);

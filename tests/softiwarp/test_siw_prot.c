@@ -338,6 +338,8 @@ int main(void)
 	struct rpcrdma_pd *pd2 = NULL;
 	int ctl, rc;
 
+	memset(&n, 0, sizeof(n));
+
 	alarm(150);
 	pid_t pid = siwt_fork(child_main, NULL, &ctl, 140);
 	if (pid < 0)

@@ -110,10 +110,11 @@ static int child_conn(struct siwt_node *n, int ctl, uint16_t port, bool limited)
 	a.ord = limited ? 2 : 5;
 	if (!sink || siwt_connect(n, &a, NULL, NULL, port, NULL, 0, &est))
 		return -1;
-	/* the responder's IRD/ORD as it sent them (parent: 7/4, or 2/1) */
+	/* the responder's IRD/ORD as it sent them: its IRD (7, or 2) and its
+	 * ORD (4, or 1) already bounded by our IRD (3, or 1), RFC 6581 §5 */
 	SIWT_EQ(est.mpa_rev, 2);
 	SIWT_EQ(est.ird, limited ? 2 : 7);
-	SIWT_EQ(est.ord, limited ? 1 : 4);
+	SIWT_EQ(est.ord, limited ? 1 : 3);
 	rc = rpcrdma_ep_query_conn(n->ep, &ci);
 	SIWT_CHECK(rc == 0, "query_conn: %s", strerror(-rc));
 	/* RFC 6581 §5: our ORD may not exceed the peer's IRD */
@@ -273,6 +274,8 @@ int main(void)
 	uint64_t t0 = siwt_now_ms();
 	struct siwt_node n;
 	int ctl;
+
+	memset(&n, 0, sizeof(n));
 
 	alarm(150);
 	pid_t pid = siwt_fork(child_main, NULL, &ctl, 140);

@@ -430,6 +430,8 @@ int main(void)
 	struct siwt_node n;
 	int ctl;
 
+	memset(&n, 0, sizeof(n));
+
 	alarm(120);
 	pid_t pid = siwt_fork(child_main, NULL, &ctl, 100);
 	if (pid < 0)

@@ -294,6 +294,8 @@ int main(void)
 	struct siwt_node n;
 	int ctl;
 
+	memset(&n, 0, sizeof(n));
+
 	alarm(150);
 	pid_t pid = siwt_fork(child_main, NULL, &ctl, 140);
 	if (pid < 0)
