@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The interop suite in one command: our client side against the Linux
+# kernel's NFS server (svcrdma, nfsd) over soft-iWARP, in a QEMU guest.
+#
+#   1. builds the guest if it is not built yet: ../shared/kernel-peer/
+#      build-guest.sh (apt-get + debootstrap from the Debian archive, a
+#      few minutes, once; artifacts in PEER_DIR, default /tmp/qemu-peer);
+#   2. configures and builds BUILD_DIR (default build-tests/interop) and
+#      runs `ctest -L interop` there: one guest boot for the whole suite
+#      (tests/interop/CMakeLists.txt says what runs).
+# Results: BUILD_DIR/tests/interop/guest/ (guest logs, the capture
+# interop.pcap and its tshark summaries capture-*.txt).
+#
+# If the guest cannot be built (no archive access, no qemu), the reason is
+# printed and every interop test reports a skip (exit 77), never a pass;
+# this script then exits 77.
+#
+# env: PEER_DIR, BUILD_DIR, KERNEL_PEER_DIR (default ../shared/kernel-peer)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+kp=${KERNEL_PEER_DIR:-$root/../shared/kernel-peer}
+export PEER_DIR=${PEER_DIR:-/tmp/qemu-peer}
+build=${BUILD_DIR:-build-tests/interop}
+guest_built() {
+	[ -f "$PEER_DIR/vmlinuz" ] && [ -f "$PEER_DIR/initramfs.cpio.gz" ] &&
+		[ -f "$PEER_DIR/guest.img" ] && command -v qemu-system-x86_64 >/dev/null
+}
+
+no_guest=0
+if guest_built; then
+	echo "=== guest: already built in $PEER_DIR"
+elif [ ! -x "$kp/build-guest.sh" ]; then
+	echo "=== guest: cannot build: no $kp/build-guest.sh (clone the repo with shared/ beside it)"
+	no_guest=1
+else
+	mkdir -p "$PEER_DIR"
+	log=$PEER_DIR/build-guest.log
+	echo "=== guest: building with $kp/build-guest.sh (log: $log)"
+	t0=$(date +%s)
+	if bash "$kp/build-guest.sh" >"$log" 2>&1 && guest_built; then
+		rm -f "$PEER_DIR/build-failed"
+		echo "=== guest: built in $(($(date +%s) - t0)) s"
+	else
+		tail -5 "$log" >"$PEER_DIR/build-failed"
+		echo "=== guest: build FAILED after $(($(date +%s) - t0)) s; last lines:"
+		cat "$PEER_DIR/build-failed"
+		no_guest=1
+	fi
+fi
+
+echo "=== configure + build $build"
+cmake -S "$root" -B "$build" -DRPCRDMA_WERROR=ON -DRPCRDMA_KERNEL_PEER_DIR="$kp" \
+	>"$build.configure.log" 2>&1 || {
+	cat "$build.configure.log"
+	exit 1
+}
+cmake --build "$build" -j "$(nproc)" >"$build.build.log" 2>&1 || {
+	grep -E 'error|warning' "$build.build.log" | head -40
+	echo "build FAILED (full log: $build.build.log)"
+	exit 1
+}
+echo "=== ctest -L interop"
+t0=$(date +%s)
+ctest --test-dir "$build" -L interop --output-on-failure
+rc=$?
+echo "=== interop suite: $(($(date +%s) - t0)) s (results in $build/tests/interop/guest)"
+[ $rc -ne 0 ] && exit $rc
+[ $no_guest -eq 1 ] && exit 77
+exit 0

@@ -1,0 +1,96 @@
+#!/bin/bash
+# ctest interop_capture: the guest's tcpdump capture of the interop run
+# (tcp port 20049 on its eth0: our provider's traffic with the kernel's
+# siw/svcrdma) decoded by tshark in two passes (-2). Asserts:
+#   - tshark reads it and it holds MPA start frames and DDP/RDMAP frames;
+#   - no "Bad CRC32" anywhere (connections with MPA CRC on) and a good
+#     CRC on every FPDU of those connections;
+#   - every RDMAP Send (Send, Send with Invalidate, with SE, both) decodes
+#     as rpcordma (an RPC-over-RDMA message: our calls and the kernel's
+#     replies), i.e. as many rpcordma xids in a frame as Send FPDUs;
+#   - no malformed packets.
+# Artifacts in STATE_DIR: capture-summary.txt (one line per packet) and
+# capture-rpcordma.txt (every RPC-over-RDMA message, decoded).
+# usage: capture-check.sh STATE_DIR      exit 0 / 1, 77 when there was no guest
+set -uo pipefail
+state=${1:?usage: capture-check.sh STATE_DIR}
+if [ -f "$state/skip" ]; then
+	echo "SKIP: $(cat "$state/skip")"
+	exit 77
+fi
+command -v tshark >/dev/null || {
+	echo "SKIP: tshark not installed"
+	exit 77
+}
+pcap=$state/out/interop.pcap
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+[ -s "$pcap" ] || fail "no capture at $pcap"
+
+ts=(tshark -n -2 -r "$pcap")
+"${ts[@]}" >"$state/capture-summary.txt" 2>"$state/tshark.err" || {
+	cat "$state/tshark.err"
+	fail "tshark cannot read $pcap"
+}
+"${ts[@]}" -Y rpcordma -O rpcordma,rpc,nfs >"$state/capture-rpcordma.txt" 2>/dev/null
+"${ts[@]}" -T fields -E separator='|' -e frame.number -e frame.protocols \
+	-e iwarp_mpa.key.req -e iwarp_mpa.key.rep -e iwarp_rdma.opcode -e rpcordma.xid \
+	-e iwarp_mpa.crc_flag -e tcp.payload >"$state/capture-fields.txt" 2>/dev/null
+nframes=$(wc -l <"$state/capture-fields.txt")
+nreq=$(awk -F'|' '$3 != ""' "$state/capture-fields.txt" | wc -l)
+nrep=$(awk -F'|' '$4 != ""' "$state/capture-fields.txt" | wc -l)
+nddp=$(awk -F'|' '$2 ~ /iwarp_ddp_rdmap/' "$state/capture-fields.txt" | wc -l)
+[ "$nreq" -ge 1 ] && [ "$nrep" -ge 1 ] || fail "no MPA request/reply frames ($nreq/$nrep)"
+[ "$nddp" -ge 1 ] || fail "no DDP/RDMAP frames"
+
+"${ts[@]}" -V >"$state/capture-verbose.txt" 2>/dev/null
+nbad=$(grep -c 'Bad CRC32' "$state/capture-verbose.txt")
+ngood=$(grep -c 'Good CRC32' "$state/capture-verbose.txt")
+if [ "$nbad" -ne 0 ]; then
+	grep -m5 -B30 'Bad CRC32' "$state/capture-verbose.txt" | grep -E '^Frame|Bad CRC32'
+	fail "$nbad FPDUs with a bad CRC32"
+fi
+
+# RDMAP Send opcodes: 3 Send, 4 Send with Invalidate, 5 with SE, 6 with
+# SE and Invalidate (RFC 5040 §4.2). Each must carry an rpcordma message.
+# A Send the test programs built invalid on purpose (rdma_vers 2, unknown
+# rdma_proc: STATE_DIR/invalid-xids) is not an RPC-over-RDMA Version One
+# message, and Wireshark rightly leaves it (and a reply that echoes its
+# rdma_vers) undecoded: such a frame is accepted when it holds one FPDU
+# whose xid (the first word after the 18-byte untagged DDP/RDMAP header)
+# is listed.
+touch "$state/invalid-xids"
+bad=$(awk -F'|' '
+	NR == FNR { inv[$1] = 1; next }
+	{
+	n = split($5, op, ","); sends = 0
+	for (i = 1; i <= n; i++) if (op[i] ~ /^(0x0)?[3456]$|^0x0[3456]$/) sends++
+	xids = ($6 == "") ? 0 : split($6, x, ",")
+	if (sends == xids) next
+	if (sends == 1 && xids == 0 && n == 1 && (substr($8, 41, 8) in inv)) {
+		print "deliberate frame " $1 " xid 0x" substr($8, 41, 8) > "/dev/stderr"
+		next
+	}
+	print "frame " $1 ": " sends " Send FPDUs but " xids " rpcordma messages (" $2 ")"
+}' "$state/invalid-xids" "$state/capture-fields.txt" 2>"$state/capture-deliberate.txt")
+ndelib=$(wc -l <"$state/capture-deliberate.txt")
+nsend=$(awk -F'|' '{n = split($5, op, ","); for (i = 1; i <= n; i++) if (op[i] ~ /^(0x0)?[3456]$|^0x0[3456]$/) s++} END {print s + 0}' "$state/capture-fields.txt")
+nrpc=$(awk -F'|' '$6 != "" {s += split($6, x, ",")} END {print s + 0}' "$state/capture-fields.txt")
+if [ -n "$bad" ]; then
+	echo "$bad" | head -20
+	fail "Send FPDUs not decoded as RPC-over-RDMA"
+fi
+[ "$nsend" -ge 2 ] || fail "only $nsend RDMAP Sends in the capture"
+nmal=$("${ts[@]}" -Y '_ws.malformed' 2>/dev/null | wc -l)
+if [ "$nmal" -ne 0 ]; then
+	"${ts[@]}" -Y '_ws.malformed' 2>/dev/null | head
+	fail "$nmal malformed packets"
+fi
+ops=$(cut -d'|' -f5 "$state/capture-fields.txt" | tr ',' '\n' | grep . | sort | uniq -c | awk '{printf "%s x%s ", $2, $1}')
+echo "capture: $nframes frames, $nreq MPA requests, $nrep replies, $nddp DDP/RDMAP frames," \
+	"$nsend Sends: $nrpc decoded as rpcordma, $ndelib deliberately invalid headers;" \
+	"$ngood good CRCs, 0 bad;" \
+	"RDMAP opcodes: $ops"
+echo "decoded summary: $state/capture-summary.txt, RPC-over-RDMA detail: $state/capture-rpcordma.txt"

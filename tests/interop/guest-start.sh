@@ -1,0 +1,117 @@
+#!/bin/bash
+# ctest fixture setup of the interop suite (test interop_guest_start): boots
+# the kernel-peer guest once for all interop tests and returns when the
+# guest's NFS server is ready and the host hook is waiting.
+#
+# usage: guest-start.sh STATE_DIR KERNEL_PEER_DIR
+#   STATE_DIR        per-build directory; the tests read STATE_DIR/guest-ready
+#                    (ports) or STATE_DIR/skip (why there is no guest)
+#   KERNEL_PEER_DIR  ../shared/kernel-peer (build-guest.sh, run-guest.sh)
+# env: PEER_DIR (default /tmp/qemu-peer, where build-guest.sh put the guest),
+#      INTEROP_BOOT_TIMEOUT (default 300 s to guest-ready),
+#      RPCRDMA_INTEROP_BUILD_GUEST=1 build the guest here if it is missing
+#      (bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT, default 480 s)
+# exit: 0 guest up, 77 skip (no guest on this machine: every interop test
+#       then skips with the same reason), 1 failure (guest built but broken).
+set -uo pipefail
+state=${1:?usage: guest-start.sh STATE_DIR KERNEL_PEER_DIR}
+kp=${2:?usage: guest-start.sh STATE_DIR KERNEL_PEER_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+export PEER_DIR=${PEER_DIR:-/tmp/qemu-peer}
+boot_timeout=${INTEROP_BOOT_TIMEOUT:-300}
+
+# A guest left over from an interrupted run of this build dir: end it
+# (only the process group we started, recorded in our own pid file).
+if [ -f "$state/pid" ]; then
+	old=$(cat "$state/pid")
+	kill -0 "$old" 2>/dev/null && kill -- -"$old" 2>/dev/null
+fi
+rm -rf "$state"
+mkdir -p "$state"
+
+skip() {
+	printf '%s\n' "$*" >"$state/skip"
+	echo "SKIP: $*"
+	exit 77
+}
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# Opt-in (CI with time to spare): build the guest here when it is missing,
+# bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT (default 480 s).
+guest_built() {
+	[ -f "$PEER_DIR/vmlinuz" ] && [ -f "$PEER_DIR/initramfs.cpio.gz" ] &&
+		[ -f "$PEER_DIR/guest.img" ] && command -v qemu-system-x86_64 >/dev/null
+}
+if [ "${RPCRDMA_INTEROP_BUILD_GUEST:-0}" = 1 ] && ! guest_built && [ -x "$kp/build-guest.sh" ]; then
+	mkdir -p "$PEER_DIR"
+	echo "[start] building the guest (RPCRDMA_INTEROP_BUILD_GUEST=1, log $PEER_DIR/build-guest.log)"
+	t0=$(date +%s)
+	if timeout "${RPCRDMA_INTEROP_BUILD_TIMEOUT:-480}" bash "$kp/build-guest.sh" \
+		>"$PEER_DIR/build-guest.log" 2>&1; then
+		rm -f "$PEER_DIR/build-failed"
+	else
+		tail -5 "$PEER_DIR/build-guest.log" >"$PEER_DIR/build-failed"
+	fi
+	echo "[start] guest build took $(($(date +%s) - t0)) s"
+fi
+why=""
+[ -s "$PEER_DIR/build-failed" ] && why=" (last build attempt failed: $(tr '\n' ' ' <"$PEER_DIR/build-failed" | cut -c1-300))"
+
+[ -x "$kp/run-guest.sh" ] ||
+	skip "guest not built: kernel-peer scripts not found at $kp (clone the repo with shared/ beside it), then run scripts/interop.sh"
+command -v qemu-system-x86_64 >/dev/null ||
+	skip "guest not built: run scripts/interop.sh (qemu-system-x86_64 is not installed)$why"
+for f in vmlinuz initramfs.cpio.gz guest.img; do
+	[ -f "$PEER_DIR/$f" ] || skip "guest not built: run scripts/interop.sh (no $PEER_DIR/$f)$why"
+done
+[ -e /dev/kvm ] || echo "note: no /dev/kvm, the guest runs under TCG emulation"
+
+# Two free host ports: the NFS/RDMA forward and the mountd forward.
+free_port() {
+	local p
+	for _ in $(seq 1 100); do
+		p=$((32000 + RANDOM % 8000))
+		ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q . && continue
+		[ "$p" = "${1:-}" ] && continue
+		echo "$p"
+		return 0
+	done
+	return 1
+}
+rport=$(free_port) || fail "no free port"
+mport=$(free_port "$rport") || fail "no free port"
+name=interop-$(printf '%s' "$state" | md5sum | cut -c1-8)
+
+echo "[start] guest $PEER_DIR, share $PEER_DIR/runs/$name, ports rdma $rport mountd $mport"
+date +%s.%N >"$state/t-start"
+# The guest runs in its own session so ctest does not wait for it (no
+# inherited stdout) and guest-stop.sh can end exactly this process group.
+setsid bash -c 'echo $$ > "$0/pid"; "$@"; echo $? > "'"$state"'/run-guest.rc"' \
+	"$state" env HOSTFWD_PORT="$rport" \
+	HOSTFWD_EXTRA=",hostfwd=tcp:127.0.0.1:$mport-10.0.2.15:20048" \
+	HOST_HOOK="$here/host-hook.sh" INTEROP_STATE="$state" INTEROP_MOUNT_PORT="$mport" \
+	NAME="$name" TIMEOUT=1200 GUEST_ENV="INTEROP_WAIT=900" \
+	"$kp/run-guest.sh" "$here/guest/nfs-server.sh" "$state/out" \
+	>"$state/run-guest.log" 2>&1 </dev/null &
+
+for _ in $(seq 1 $((boot_timeout * 5))); do
+	[ -e "$state/guest-ready" ] && break
+	if [ -e "$state/run-guest.rc" ]; then
+		cat "$state/run-guest.log"
+		tail -30 "$state/out/serial.log" 2>/dev/null
+		fail "the guest ended before its NFS server was ready"
+	fi
+	sleep 0.2
+done
+if [ ! -e "$state/guest-ready" ]; then
+	tail -30 "$PEER_DIR/runs/$name/serial.log" 2>/dev/null
+	fail "guest not ready after ${boot_timeout}s"
+fi
+t=$(echo "$(date +%s.%N) - $(cat "$state/t-start")" | bc)
+echo "$t" >"$state/t-ready"
+cat "$state/run-guest.log"
+cat "$state/guest-ready"
+echo "[start] guest NFS server ready after $t s (boot + nfsd start, host wall clock)"

@@ -1,0 +1,85 @@
+# Guest side of the interop suite (runs as /peer/test.sh in the kernel-peer
+# guest, see ../../../../shared/kernel-peer/run-guest.sh). Modelled on
+# kernel-peer/guest/tests/nfs-rdma.sh with HOSTPROBE=1: the kernel is the
+# server, the host runs our client.
+#
+#   1. siw device on eth0, nfsd with the RDMA listener on 20049 (svcrdma),
+#      rpc.mountd on the FIXED port 20048 (forwarded to the host through
+#      HOSTFWD_EXTRA, so MOUNT needs no rpcbind on the host side);
+#   2. /export/interop holds files with random content; their POSIX cksum
+#      goes to /peer/out/export.cksum (the host compares what it READs);
+#   3. tcpdump on eth0 captures tcp port 20049 (the host's RDMA traffic
+#      arrives from slirp's 10.0.2.2) into /peer/out/interop.pcap;
+#   4. touch /peer/out/ready-host, wait for /peer/host-done (run-guest.sh
+#      creates it when the host hook ends), then record the cksum of every
+#      file the host wrote (/peer/out/after.cksum), dmesg and the svcrdma
+#      trace.
+# env (GUEST_ENV): INTEROP_WAIT=600 seconds to wait for the host.
+set -u
+OUT=/peer/out
+WAIT=${INTEROP_WAIT:-600}
+step() { echo; echo "=== $* (uptime $(cut -d' ' -f1 /proc/uptime)s)"; }
+run() { echo "+ $*"; "$@"; }
+
+step "siw on eth0, rpcrdma"
+modprobe ib_uverbs; modprobe rdma_ucm
+modprobe siw && run rdma link add siw0 type siw netdev eth0
+modprobe rpcrdma
+run rdma link show
+
+step "nfsd (rdma 20049) and mountd (tcp 20048)"
+mount -t nfsd nfsd /proc/fs/nfsd
+mkdir -p /run/rpcbind /var/lib/nfs/v4recovery /var/lib/nfs/rpc_pipefs
+rpcbind -w
+mkdir -p /export/interop
+head -c 1048576 /dev/urandom > /export/interop/read-1m
+head -c 1000003 /dev/urandom > /export/interop/read-odd
+head -c 4097 /dev/urandom > /export/interop/read-4097
+printf 'interop hello\n' > /export/interop/hello.txt
+# Empty files the host WRITEs into (found by LOOKUP, so no CREATE needed).
+for f in write-1m write-odd; do : > /export/interop/$f; done
+chmod 0666 /export/interop/*
+run exportfs -ra
+run rpc.mountd -p 20048
+run rpc.nfsd 8
+grep -q rdma /proc/fs/nfsd/portlist || echo "rdma 20049" > /proc/fs/nfsd/portlist
+echo "portlist: $(tr '\n' ' ' < /proc/fs/nfsd/portlist)"
+echo "versions: $(cat /proc/fs/nfsd/versions)"
+run ss -tlnp
+(cd /export/interop && cksum read-1m read-odd read-4097 hello.txt) > $OUT/export.cksum
+cat $OUT/export.cksum
+
+# svcrdma trace points: when the kernel drops or refuses one of our
+# messages, the trace says why (copied to the host as svcrdma-trace.txt).
+T=/sys/kernel/debug/tracing
+for e in rpcrdma/svcrdma_cm_event rpcrdma/svcrdma_qp_error rpcrdma/svcrdma_post_send \
+	rpcrdma/svcrdma_decode_rqst rpcrdma/svcrdma_decode_badvers rpcrdma/svcrdma_decode_drop \
+	rpcrdma/svcrdma_decode_short_err rpcrdma/svcrdma_decode_badproc \
+	rpcrdma/svcrdma_decode_parse rpcrdma/svcrdma_wc_read rpcrdma/svcrdma_wc_write \
+	rpcrdma/svcrdma_wc_send rpcrdma/svcrdma_send_err rpcrdma/svcrdma_encode_wseg \
+	sunrpc/svc_xprt_accept; do
+	[ -e $T/events/$e/enable ] && echo 1 > $T/events/$e/enable
+done
+dmesg -C
+
+step "capture tcp port 20049 on eth0, wait for the host (up to ${WAIT}s)"
+tcpdump -i eth0 -s 0 -U -Z root -w /tmp/interop.pcap tcp port 20049 > /tmp/tcpdump.log 2>&1 &
+CAPPID=$!
+sleep 1.5
+touch $OUT/ready-host
+i=0; while [ ! -e /peer/host-done ] && [ $i -lt $WAIT ]; do sleep 1; i=$((i+1)); done
+[ -e /peer/host-done ] || echo "host did not finish within ${WAIT}s"
+sleep 1
+kill -INT $CAPPID; wait $CAPPID 2>/dev/null
+cat /tmp/tcpdump.log
+cp /tmp/interop.pcap $OUT/interop.pcap
+
+step "after the host"
+(cd /export/interop && cksum write-1m write-odd) > $OUT/after.cksum
+cat $OUT/after.cksum
+ls -l /export/interop
+nfsstat -s 2>/dev/null | head -20
+dmesg > $OUT/dmesg-after.txt
+grep -v '^#' $T/trace > $OUT/svcrdma-trace.txt 2>/dev/null
+echo "trace lines: $(wc -l < $OUT/svcrdma-trace.txt)"
+step "done"

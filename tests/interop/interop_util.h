@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared code of the interop test programs (ctest label "interop"): they
+ * run on the host against the Linux kernel's NFS server (svcrdma over siw)
+ * in the kernel-peer QEMU guest, reached through QEMU's port forwards.
+ *
+ * The transport of the library is not used here on purpose: these
+ * programs drive our soft-iWARP provider directly and build every
+ * RPC-over-RDMA message by hand with the Version One header codec
+ * (src/transport/rpcrdma1_hdr.h), the RPC header codec (rpc.h) and rpcgen
+ * routines over our XDR adapter (tirpc.h), so each byte the kernel sees is
+ * one the test chose and can name when the kernel disagrees.
+ */
+#ifndef RPCRDMA_TESTS_INTEROP_UTIL_H
+#define RPCRDMA_TESTS_INTEROP_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rpc/rpc.h>
+
+#include "rpcrdma/provider.h"
+#include "rpcrdma/rpc.h"
+#include "rpcrdma/tirpc.h"
+#include "rpcrdma/xdr.h"
+#include "transport/connect_private.h"
+#include "transport/rpcrdma1_hdr.h"
+
+/* Exit codes (STYLE habit 9). */
+#define IOP_PASS 0
+#define IOP_FAIL 1
+#define IOP_SKIP 77
+
+extern int iop_failures;
+
+/* Record a failed expectation (with location) and go on. */
+#define IOP_EXPECT(c)                                                                              \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "%s:%d: expectation failed: %s\n", __FILE__, __LINE__,     \
+				#c);                                                               \
+			iop_failures++;                                                            \
+		}                                                                                  \
+	} while (0)
+/* Record a failed expectation and return -1 from the calling function. */
+#define IOP_CHECK(c)                                                                               \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
+			iop_failures++;                                                            \
+			return -1;                                                                 \
+		}                                                                                  \
+	} while (0)
+
+/* Where the guest is. */
+struct iop_env {
+	uint16_t rdma_port;  /* host port forwarded to the guest's 20049 (svcrdma) */
+	uint16_t mount_port; /* host port forwarded to the guest's mountd (tcp 20048) */
+	char state[512];     /* ctest state dir ("" when run by the host hook) */
+	char guest_out[512]; /* host path of the guest's /peer/out */
+};
+
+/*
+ * Find the guest: RPCRDMA_INTEROP_STATE (set by ctest) names the state dir
+ * that guest-start.sh filled; RPCRDMA_INTEROP_RDMA_PORT / _MOUNT_PORT /
+ * _GUEST_OUT are used when the host hook runs a program directly. Returns
+ * IOP_PASS, or IOP_SKIP after printing why there is no guest.
+ */
+int iop_env_get(struct iop_env *e);
+
+/* Record that the message with @xid is deliberately not a valid Version
+ * One header (STATE/invalid-xids): the capture check lets exactly those
+ * Sends go undecoded by Wireshark's rpcordma dissector. */
+void iop_note_invalid_xid(const struct iop_env *e, uint32_t xid);
+
+/* Monotonic milliseconds. */
+uint64_t iop_now_ms(void);
+
+/* RFC 8797 private data exactly as the Linux client sends it:
+ * f6 ab 0e 18 01 01 03 03 (remote invalidation OK, 4 KiB each way). */
+extern const uint8_t iop_linux_client_pdata[8];
+
+/* Inline buffer size: the kernel sends at most 4 KiB (its private data). */
+#define IOP_INLINE 4096u
+#define IOP_NRECV  32u
+
+/* One connection to svcrdma and its receive/send buffers. */
+struct iop_conn {
+	struct rpcrdma_dev *dev;
+	struct rpcrdma_pd *pd;
+	struct rpcrdma_cq *cq;
+	struct rpcrdma_evch *evch;
+	struct rpcrdma_ep *ep;
+	struct rpcrdma_mr *buf_mr;
+	uint8_t *buf;                  /* IOP_NRECV receive slots, then one send slot */
+	struct rpcrdma_event est;      /* the ESTABLISHED event */
+	struct rpcrdma1_cm_private pp; /* the server's private data, decoded */
+	uint32_t xid;                  /* next xid */
+	uint32_t grant;                /* credits the server granted last */
+	unsigned int stalls;           /* first-Send retransmissions (see iop_call) */
+};
+
+/* Connect to 127.0.0.1:@port with MPA revision @rev (2: with IRD 128 /
+ * ORD 0, what the Linux client advertises), CRC as @crc, private data @pd.
+ * 0 with c->est the ESTABLISHED event; else -errno with c->est the event
+ * that came instead (type printed). */
+int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const void *pd,
+		size_t pdlen);
+void iop_close(struct iop_conn *c);
+
+/* A received message, copied out of its receive slot (reposted at once). */
+struct iop_msg {
+	uint32_t len;
+	uint32_t wc_flags; /* RPCRDMA_WC_F_* */
+	uint32_t inv_stag; /* with RPCRDMA_WC_F_WITH_INV */
+	uint8_t data[IOP_INLINE];
+};
+
+/* Post @len bytes from the send slot as one Send (signaled) and wait for
+ * its completion. */
+int iop_send(struct iop_conn *c, const void *msg, uint32_t len);
+/* Wait up to @timeout_ms for one incoming Send. -ETIMEDOUT, or -EIO for an
+ * error completion (printed). */
+int iop_recv(struct iop_conn *c, struct iop_msg *m, int timeout_ms);
+
+/* A decoded reply: transport header, RPC reply header, and a cursor over
+ * the results (inline part). */
+struct iop_reply {
+	struct iop_msg msg;
+	struct rpcrdma1_hdr hdr;
+	struct rpcrdma_rpc_reply rpc;
+	struct rpcrdma_xdr x; /* at the procedure's results */
+	XDR xdrs;             /* the same, as a TI-RPC stream */
+};
+
+/*
+ * Encode an RDMA_MSG call into @buf (@cap bytes): transport header with
+ * credit request 128 and chunk lists @ch (NULL: none), then the RPC call
+ * header (AUTH_SYS uid 0 gid 0, as root: the export has no_root_squash),
+ * then @args via rpcgen routine @xargs (NULL: none) over our XDR adapter.
+ * *@rpc_off receives where the RPC message starts. Returns the length or
+ * -errno.
+ */
+int iop_encode_call(struct iop_conn *c, uint8_t *buf, size_t cap, uint32_t xid,
+		    const struct rpcrdma1_chunks *ch, uint32_t prog, uint32_t vers, uint32_t proc,
+		    xdrproc_t xargs, void *args, size_t *rpc_off);
+
+/*
+ * Send @len bytes of @msg and wait for the reply to @xid (messages for
+ * other xids are reported and skipped), then decode the transport header
+ * and, for RDMA_MSG, the RPC reply header. 0 or -errno.
+ *
+ * Linux 6.1 siw sends its MPA reply before it reads the socket, so a first
+ * Send can sit unread until the next socket event (kernel-peer README):
+ * with @retry, a call unanswered after 1 s is sent again (same xid; both
+ * copies may be answered, the second reply is skipped by the next call)
+ * and c->stalls counts it.
+ */
+int iop_call(struct iop_conn *c, const void *msg, uint32_t len, uint32_t xid, bool retry,
+	     struct iop_reply *r);
+
+/* NFSv3 NULL over @c (transport RDMA_MSG, no chunks), asserting the reply. */
+int iop_nfs_null(struct iop_conn *c, bool retry);
+
+/* MOUNTPROC3_MNT of @path over TCP through libtirpc (clnttcp_create to
+ * 127.0.0.1:@port, AUTH_SYS root). 0 and the root handle, or -1. */
+int iop_mount(uint16_t port, const char *path, uint8_t *fh, uint32_t *fhlen);
+
+/* POSIX cksum (IEEE 802.3 CRC-32 over the data, then its length in
+ * little-endian bytes, complemented), as coreutils' cksum prints it. */
+uint32_t iop_cksum(const void *p, size_t n);
+/* Look @fname up in a file of `cksum` lines ("CRC SIZE NAME"). 0, or -1 if
+ * absent. */
+int iop_cksum_lookup(const char *file, const char *fname, uint32_t *crc, uint64_t *size);
+
+/* Deterministic test data (xorshift). */
+void iop_fill(uint8_t *p, size_t n, uint64_t seed);
+
+#endif

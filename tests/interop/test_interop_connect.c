@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Interop: connection setup and the smallest RPC-over-RDMA exchange with
+ * the Linux kernel's svcrdma (nfsd over siw, in the kernel-peer guest),
+ * through our soft-iWARP provider.
+ *
+ * For MPA CRC off (what the Linux client asks for) and on:
+ *   - MPA revision 2 with the enhanced IRD/ORD word and the RFC 8797
+ *     private data the Linux client sends is accepted; the reply is
+ *     revision 2, CRC as asked, and carries the server's private data
+ *     f6 ab 0e 18 01 00 03 03 (version 1, no remote invalidation, 4 KiB
+ *     send and receive inline sizes);
+ *   - an NFSv3 NULL call (RDMA_MSG, no chunks, AUTH_SYS) is answered
+ *     RDMA_MSG, credit grant 64, MSG_ACCEPTED/SUCCESS, as a plain Send;
+ *   - a transport header with rdma_vers 2 is answered RDMA_ERROR ERR_VERS
+ *     1..1 (RFC 8166 §4.5.1), an unknown rdma_proc RDMA_ERROR ERR_CHUNK
+ *     (Linux's answer), and the connection keeps working after both.
+ * And: an MPA revision 1 request is rejected by the kernel (kernel-peer
+ * README: svcrdma needs the IRD/ORD exchange to issue RDMA Reads).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "interop_util.h"
+
+/* What Linux 6.1 svcrdma puts in its accept (kernel-peer README). */
+static const uint8_t server_pdata[8] = {0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03};
+
+static struct iop_reply r;
+static struct iop_env env;
+
+/* A header with @vers / @proc followed by an NFSv3 NULL call. */
+static int bad_header(struct iop_conn *c, uint32_t vers, uint32_t proc, uint32_t want_err)
+{
+	uint8_t buf[512];
+	size_t off;
+	uint32_t xid = c->xid++;
+	int len = iop_encode_call(c, buf, sizeof(buf), xid, NULL, 100003, 3, 0, NULL, NULL, &off);
+
+	IOP_CHECK(len > 0);
+	iop_note_invalid_xid(&env, xid);
+	/* Patch the fixed words of the RDMA_MSG header (RFC 8166 §4.2:
+	 * xid, vers, credit, proc): the codec refuses to build such
+	 * headers on purpose. */
+	buf[4] = (uint8_t)(vers >> 24);
+	buf[5] = (uint8_t)(vers >> 16);
+	buf[6] = (uint8_t)(vers >> 8);
+	buf[7] = (uint8_t)vers;
+	buf[12] = (uint8_t)(proc >> 24);
+	buf[13] = (uint8_t)(proc >> 16);
+	buf[14] = (uint8_t)(proc >> 8);
+	buf[15] = (uint8_t)proc;
+	IOP_CHECK(iop_call(c, buf, (uint32_t)len, xid, false, &r) == 0);
+	printf("  rdma_vers %u rdma_proc %u -> rdma_vers %u proc %u err %u vers %u..%u credit %u "
+	       "(%u bytes)\n",
+	       vers, proc, r.hdr.vers, r.hdr.proc, r.hdr.err, r.hdr.vers_low, r.hdr.vers_high,
+	       r.hdr.credit, r.msg.len);
+	IOP_CHECK(r.hdr.xid == xid);
+	/* Linux answers with the rdma_vers of the call in the fixed words
+	 * (2 for our vers 2 call), RFC 8166 §4.5.1 leaves it open: take
+	 * either the call's or 1. */
+	IOP_CHECK(r.hdr.vers == RPCRDMA1_VERSION || r.hdr.vers == vers);
+	IOP_CHECK(r.hdr.credit == 64);
+	IOP_CHECK(r.hdr.proc == RPCRDMA1_ERROR && r.hdr.err == want_err);
+	if (want_err == RPCRDMA1_ERR_VERS) {
+		IOP_CHECK(r.hdr.vers_low == 1 && r.hdr.vers_high == 1);
+		IOP_CHECK(r.msg.len == RPCRDMA1_ERR_VERS_SIZE);
+	} else {
+		IOP_CHECK(r.msg.len == RPCRDMA1_ERR_CHUNK_SIZE);
+	}
+	return 0;
+}
+
+static int one(uint16_t port, bool crc)
+{
+	struct iop_conn c;
+	struct rpcrdma_ep_conn_info ci;
+	struct rpcrdma_ep_stats st;
+	uint64_t t0 = iop_now_ms();
+	int rc;
+
+	printf("MPA rev 2, CRC %s, Linux client private data\n", crc ? "on" : "off");
+	rc = iop_connect(&c, port, 2, crc, iop_linux_client_pdata, sizeof(iop_linux_client_pdata));
+	if (rc) {
+		iop_failures++;
+		iop_close(&c);
+		return -1;
+	}
+	printf("  established in %llu ms: rev %u crc %d peer IRD %u ORD %u, %u bytes of private "
+	       "data\n",
+	       (unsigned long long)(iop_now_ms() - t0), c.est.mpa_rev, c.est.crc, c.est.ird,
+	       c.est.ord, c.est.private_data_len);
+	IOP_EXPECT(c.est.mpa_rev == 2);
+	IOP_EXPECT(c.est.crc == crc);
+	IOP_EXPECT(c.est.private_data_len == sizeof(server_pdata));
+	IOP_EXPECT(memcmp(c.est.private_data, server_pdata, sizeof(server_pdata)) == 0);
+	IOP_EXPECT(rpcrdma1_cm_private_decode(c.est.private_data, c.est.private_data_len, &c.pp) ==
+		   0);
+	IOP_EXPECT(!c.pp.remote_invalidate && c.pp.send_size == 4096 && c.pp.recv_size == 4096);
+	/* The server will issue RDMA Reads to us (Read chunks): siw answers
+	 * our IRD 128 / ORD 0 with ORD 128 / IRD 0. */
+	IOP_EXPECT(c.est.ord == 128 && c.est.ird == 0);
+	IOP_EXPECT(rpcrdma_ep_query_conn(c.ep, &ci) == 0);
+	IOP_EXPECT(ci.mpa_rev == 2 && ci.crc == crc);
+	printf("  effective IRD %u ORD %u, max ULPDU %u\n", ci.ird, ci.ord, ci.max_ulpdu);
+
+	t0 = iop_now_ms();
+	if (iop_nfs_null(&c, true) == 0)
+		printf("  NFSv3 NULL: RDMA_MSG, grant %u, accepted SUCCESS (%llu ms, %u first-Send "
+		       "retransmissions)\n",
+		       c.grant, (unsigned long long)(iop_now_ms() - t0), c.stalls);
+	/* Again without retransmission: now the connection is running. */
+	IOP_EXPECT(iop_nfs_null(&c, false) == 0);
+
+	IOP_EXPECT(bad_header(&c, 2, RPCRDMA1_MSG, RPCRDMA1_ERR_VERS) == 0);
+	IOP_EXPECT(iop_nfs_null(&c, false) == 0);
+	IOP_EXPECT(bad_header(&c, 1, 7, RPCRDMA1_ERR_CHUNK) == 0);
+	IOP_EXPECT(iop_nfs_null(&c, false) == 0);
+
+	IOP_EXPECT(rpcrdma_ep_query_stats(c.ep, &st) == 0);
+	printf("  stats: %llu sends %llu recvs, %llu/%llu FPDUs tx/rx, %llu CRC errors, %llu "
+	       "Terminates received\n",
+	       (unsigned long long)st.sends, (unsigned long long)st.recvs,
+	       (unsigned long long)st.tx_fpdus, (unsigned long long)st.rx_fpdus,
+	       (unsigned long long)st.crc_errors, (unsigned long long)st.terminates_rx);
+	IOP_EXPECT(st.crc_errors == 0 && st.terminates_rx == 0);
+	/* with a first-Send retransmission both copies are answered */
+	IOP_EXPECT(st.recvs == st.sends);
+	iop_close(&c);
+	return 0;
+}
+
+static int rev1(uint16_t port)
+{
+	struct iop_conn c;
+	int rc;
+
+	printf("MPA rev 1, CRC off, Linux client private data\n");
+	rc =
+	    iop_connect(&c, port, 1, false, iop_linux_client_pdata, sizeof(iop_linux_client_pdata));
+	/* kernel-peer README: siw answers with the Reject flag */
+	IOP_EXPECT(rc != 0 && c.est.type == RPCRDMA_EV_REJECTED);
+	iop_close(&c);
+	return 0;
+}
+
+int main(void)
+{
+	int rc = iop_env_get(&env);
+
+	if (rc != IOP_PASS)
+		return rc;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	one(env.rdma_port, false);
+	one(env.rdma_port, true);
+	rev1(env.rdma_port);
+	printf("%s (%d failed expectations)\n", iop_failures ? "FAIL" : "PASS", iop_failures);
+	return iop_failures ? IOP_FAIL : IOP_PASS;
+}
