@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test and fuzz hook (siw_fuzz.h): one endpoint over an AF_UNIX
+ * socketpair, fed raw bytes, driven by the ordinary progress engine. Not
+ * exported from the shared library (no rpcrdma_ prefix: the version
+ * script hides it); tests and fuzz targets link the object libraries.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "softiwarp/siw.h"
+#include "softiwarp/siw_fuzz.h"
+
+#define FUZZ_REGION_LEN  65536u
+#define FUZZ_REGION_ADDR ((void *)0x600000000000ull) /* outside ASan's shadow */
+#define FUZZ_NRECV       8u
+#define FUZZ_RECV_LEN    4096u
+#define FUZZ_MAX_ROUNDS  4096
+
+struct siw_fuzz {
+	struct siw_dev *dev;
+	struct rpcrdma_pd *pd;
+	struct rpcrdma_cq *cq;
+	struct rpcrdma_evch *ch;
+	struct rpcrdma_mr *mr, *rmr;
+	struct rpcrdma_ep *ep;
+	struct siw_listener fake_listener; /* owner of the responder's request */
+	uint8_t *region;
+	bool region_mapped;
+	uint8_t *rbuf;
+	int peer; /* our end of the socketpair; the endpoint owns the other */
+	struct siw_fuzz_info info;
+};
+
+static void keep_tx(struct siw_fuzz *f, const uint8_t *p, size_t n)
+{
+	f->info.tx_bytes += n;
+	if (n >= SIW_FUZZ_TX_KEEP) {
+		memcpy(f->info.tx_keep, p + n - SIW_FUZZ_TX_KEEP, SIW_FUZZ_TX_KEEP);
+		f->info.tx_keep_len = SIW_FUZZ_TX_KEEP;
+		return;
+	}
+	if (f->info.tx_keep_len + n > SIW_FUZZ_TX_KEEP) {
+		size_t drop = f->info.tx_keep_len + n - SIW_FUZZ_TX_KEEP;
+
+		memmove(f->info.tx_keep, f->info.tx_keep + drop, f->info.tx_keep_len - drop);
+		f->info.tx_keep_len -= (uint32_t)drop;
+	}
+	memcpy(f->info.tx_keep + f->info.tx_keep_len, p, n);
+	f->info.tx_keep_len += (uint32_t)n;
+}
+
+/* Read and keep whatever the endpoint sent back. */
+static void drain_peer(struct siw_fuzz *f)
+{
+	uint8_t buf[8192];
+
+	for (;;) {
+		ssize_t n = recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n <= 0)
+			return;
+		keep_tx(f, buf, (size_t)n);
+	}
+}
+
+static int post_recv(struct siw_fuzz *f, uint32_t i)
+{
+	struct rpcrdma_sge sge = {(uint64_t)(uintptr_t)(f->rbuf + (size_t)i * FUZZ_RECV_LEN),
+				  FUZZ_RECV_LEN, rpcrdma_mr_stag(f->rmr)};
+
+	return rpcrdma_post_recv(f->ep, i, &sge, 1);
+}
+
+/* Events (auto-accept) and completions (count, repost). */
+static void reap(struct siw_fuzz *f)
+{
+	struct rpcrdma_event ev;
+	struct rpcrdma_wc wc[16];
+	int n;
+
+	while (rpcrdma_evch_get(f->ch, &ev) == 0) {
+		if (ev.type == RPCRDMA_EV_CONNECT_REQUEST)
+			(void)rpcrdma_accept(ev.req, f->ep, NULL, 0);
+	}
+	while ((n = rpcrdma_cq_poll(f->cq, wc, 16)) > 0) {
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != RPCRDMA_WC_SUCCESS) {
+				f->info.flushes++;
+				continue;
+			}
+			if (wc[i].opcode == RPCRDMA_WC_RECV) {
+				f->info.recvs_done++;
+				(void)post_recv(f, (uint32_t)wc[i].wr_id);
+			}
+		}
+	}
+}
+
+static bool ep_has_input(struct siw_fuzz *f)
+{
+	struct siw_ep *ep = to_siw_ep(f->ep);
+	int avail = 0;
+
+	if (ep->fd < 0)
+		return false;
+	if (ep->rx.st_off < ep->rx.st_len)
+		return true;
+	return ioctl(ep->fd, FIONREAD, &avail) == 0 && avail > 0;
+}
+
+static void pump(struct siw_fuzz *f)
+{
+	for (int round = 0; round < FUZZ_MAX_ROUNDS; round++) {
+		int got = rpcrdma_dev_progress(&f->dev->base, 0);
+
+		drain_peer(f);
+		reap(f);
+		if (got <= 0 && !ep_has_input(f) && to_siw_ep(f->ep)->tx.left == 0)
+			return;
+	}
+}
+
+int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
+{
+	struct siw_fuzz *f;
+	struct rpcrdma_cq_attr ca = {.cqe = 1024};
+	struct rpcrdma_ep_attr ea;
+	int sv[2], rc;
+
+	if (!cfg || !out)
+		return -EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->peer = -1;
+	rc = siw_dev_create(true, NULL, &f->dev);
+	if (rc) {
+		free(f);
+		return rc;
+	}
+	f->region = mmap(FUZZ_REGION_ADDR, FUZZ_REGION_LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (f->region == MAP_FAILED)
+		f->region = mmap(NULL, FUZZ_REGION_LEN, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	f->region_mapped = f->region != MAP_FAILED;
+	f->rbuf = calloc(FUZZ_NRECV, FUZZ_RECV_LEN);
+	if (!f->region_mapped || !f->rbuf) {
+		siw_fuzz_destroy(f);
+		return -ENOMEM;
+	}
+	rc = rpcrdma_pd_alloc(&f->dev->base, &f->pd);
+	if (!rc)
+		rc = rpcrdma_mr_reg(f->pd, f->region, FUZZ_REGION_LEN,
+				    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE |
+					RPCRDMA_ACCESS_REMOTE_READ,
+				    &f->mr);
+	if (!rc)
+		rc = rpcrdma_mr_reg(f->pd, f->rbuf, (size_t)FUZZ_NRECV * FUZZ_RECV_LEN,
+				    RPCRDMA_ACCESS_LOCAL_WRITE, &f->rmr);
+	if (!rc)
+		rc = rpcrdma_cq_create(&f->dev->base, &ca, &f->cq);
+	if (!rc)
+		rc = rpcrdma_evch_create(&f->dev->base, NULL, &f->ch);
+	if (rc) {
+		siw_fuzz_destroy(f);
+		return rc;
+	}
+	memset(&ea, 0, sizeof(ea));
+	ea.comp_mask = RPCRDMA_EP_ATTR_IRD_ORD | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_MPA_REV |
+		       RPCRDMA_EP_ATTR_SOCKBUF;
+	ea.ird = cfg->ird ? cfg->ird : 4;
+	ea.ord = cfg->ord ? cfg->ord : 4;
+	ea.mpa_crc = cfg->crc;
+	ea.mpa_rev = cfg->mpa_rev ? cfg->mpa_rev : 2;
+	ea.sockbuf = 0;
+	if (cfg->max_ulpdu) {
+		ea.comp_mask |= RPCRDMA_EP_ATTR_MAX_ULPDU;
+		ea.max_ulpdu = cfg->max_ulpdu;
+	}
+	ea.send_cq = f->cq;
+	ea.recv_cq = f->cq;
+	ea.evch = f->ch;
+	rc = rpcrdma_ep_create(f->pd, &ea, &f->ep);
+	for (uint32_t i = 0; !rc && i < FUZZ_NRECV; i++)
+		rc = post_recv(f, i);
+	if (!rc && socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
+		rc = -errno;
+	if (rc) {
+		siw_fuzz_destroy(f);
+		return rc;
+	}
+	f->peer = sv[1];
+
+	struct siw_dev *dev = f->dev;
+	struct siw_ep *ep = to_siw_ep(f->ep);
+
+	pthread_mutex_lock(&dev->lock);
+	ep->fuzz = true;
+	if (cfg->mode == SIW_FUZZ_MPA_RESPONDER) {
+		/* a request read from sv[0], answered by reap() */
+		struct siw_creq *req = calloc(1, sizeof(*req));
+
+		if (!req) {
+			rc = -ENOMEM;
+		} else {
+			f->fake_listener.dev = dev;
+			f->fake_listener.evch = to_siw_evch(f->ch);
+			f->fake_listener.fd = -1;
+			req->base.dev = &dev->base;
+			req->dev = dev;
+			req->listener = &f->fake_listener;
+			req->fd = sv[0];
+			req->poll.kind = SIW_POLL_CREQ;
+			req->state = SIW_CREQ_READING;
+			rc = siw_poll_add(dev, &req->poll, sv[0], EPOLLIN);
+			if (rc) {
+				free(req);
+			} else {
+				req->next = dev->creqs;
+				dev->creqs = req;
+			}
+		}
+	} else {
+		ep->fd = sv[0];
+		ep->used = true;
+		ep->peer_ird = ep->ird;
+		ep->peer_ord = ep->ord;
+		ep->eff_ord = ep->ord;
+		ep->rev = ep->want_rev;
+		if (cfg->mode == SIW_FUZZ_MPA_INITIATOR) {
+			bool enh = ep->want_rev >= MPA_REV2;
+
+			ep->active = true;
+			ep->state = SIW_EP_MPA_REQ_SENT;
+			ep->rx.state = SIW_RX_MPA;
+			ep->mpa_in.need = 0;
+			ep->tx.mpa_len =
+			    siw_mpa_build(ep->tx.mpa, false, ep->want_crc ? MPA_FLAG_CRC : 0,
+					  enh ? MPA_REV2 : MPA_REV1, enh, (uint16_t)ep->ird,
+					  (uint16_t)ep->ord, NULL, 0);
+			ep->tx.mpa_off = 0;
+		} else {
+			ep->crc = cfg->crc;
+			ep->rx.state = SIW_RX_MPA; /* siw_ep_enter_rts resets it to HDR */
+			siw_ep_enter_rts(ep);
+		}
+		rc = siw_poll_add(dev, &ep->poll, sv[0], EPOLLIN);
+		if (!rc)
+			(void)siw_tx_process(ep);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (rc) {
+		close(sv[0]);
+		siw_fuzz_destroy(f);
+		return rc;
+	}
+	drain_peer(f);
+	*out = f;
+	return 0;
+}
+
+int siw_fuzz_feed(struct siw_fuzz *f, const uint8_t *data, size_t len)
+{
+	if (!f || (len && !data))
+		return -EINVAL;
+	while (len) {
+		ssize_t n =
+		    send(f->peer, data, len > 65536 ? 65536 : len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				size_t before = f->info.tx_bytes;
+
+				pump(f);
+				/* the endpoint stopped reading: drop the rest */
+				if (!ep_has_input(f) && f->info.tx_bytes == before &&
+				    to_siw_ep(f->ep)->fd < 0)
+					return 0;
+				continue;
+			}
+			return 0; /* EPIPE: the endpoint closed its end */
+		}
+		data += n;
+		len -= (size_t)n;
+		pump(f);
+	}
+	pump(f);
+	return 0;
+}
+
+int siw_fuzz_info(struct siw_fuzz *f, struct siw_fuzz_info *info)
+{
+	struct siw_ep *ep;
+
+	if (!f || !info)
+		return -EINVAL;
+	ep = to_siw_ep(f->ep);
+	switch (ep->state) {
+	case SIW_EP_RTS:
+	case SIW_EP_CLOSING:
+		f->info.state = SIW_FUZZ_ST_RTS;
+		break;
+	case SIW_EP_ERROR:
+		f->info.state = SIW_FUZZ_ST_ERROR;
+		break;
+	case SIW_EP_CLOSED:
+		f->info.state = ep->stats.terminates_tx || ep->stats.terminates_rx
+				    ? SIW_FUZZ_ST_ERROR
+				    : SIW_FUZZ_ST_CLOSED;
+		break;
+	default:
+		f->info.state = SIW_FUZZ_ST_MPA;
+		break;
+	}
+	f->info.stag = rpcrdma_mr_stag(f->mr);
+	f->info.to = rpcrdma_mr_offset(f->mr);
+	f->info.len = FUZZ_REGION_LEN;
+	f->info.term_sent = ep->stats.terminates_tx != 0;
+	f->info.term_layer = ep->term_layer;
+	f->info.term_etype = ep->term_etype;
+	f->info.term_code = ep->term_code;
+	*info = f->info;
+	return 0;
+}
+
+uint8_t *siw_fuzz_region(struct siw_fuzz *f)
+{
+	return f ? f->region : NULL;
+}
+
+void siw_fuzz_destroy(struct siw_fuzz *f)
+{
+	if (!f)
+		return;
+	if (f->dev) {
+		struct siw_creq *r, *rn;
+
+		pthread_mutex_lock(&f->dev->lock);
+		for (r = f->dev->creqs; r; r = rn) {
+			rn = r->next;
+			siw_cm_creq_free(r);
+		}
+		pthread_mutex_unlock(&f->dev->lock);
+	}
+	if (f->ep)
+		rpcrdma_ep_destroy(f->ep);
+	if (f->mr)
+		rpcrdma_mr_dereg(f->mr);
+	if (f->rmr)
+		rpcrdma_mr_dereg(f->rmr);
+	if (f->ch)
+		rpcrdma_evch_destroy(f->ch);
+	if (f->cq)
+		rpcrdma_cq_destroy(f->cq);
+	if (f->pd)
+		rpcrdma_pd_free(f->pd);
+	if (f->dev)
+		rpcrdma_dev_close(&f->dev->base);
+	if (f->peer >= 0)
+		close(f->peer);
+	if (f->region_mapped)
+		munmap(f->region, FUZZ_REGION_LEN);
+	free(f->rbuf);
+	free(f);
+}
