@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal hooks of the client and server used by the tests in tests/xprt
+ * (hidden symbols: tests link the object libraries directly).
+ */
+#ifndef RPCRDMA_API_INT_H
+#define RPCRDMA_API_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpcrdma/client.h"
+#include "rpcrdma/server.h"
+
+/* Called (under the client's lock) with the transport header of every call
+ * just before it is posted, and the RPC message length. */
+struct clnt_testhook {
+	void (*on_send)(void *arg, const uint8_t *hdr, size_t hdr_len, size_t msg_len);
+	void *arg;
+};
+
+void rpcrdma_clnt_set_testhook(struct rpcrdma_clnt *c, const struct clnt_testhook *h);
+/* Drop the connection as if the network failed (the client reconnects). */
+int rpcrdma_clnt_test_disconnect(struct rpcrdma_clnt *c);
+
+/* Server: called with every received message (before any check). */
+struct svc_testhook {
+	void (*on_recv)(void *arg, const uint8_t *msg, size_t len);
+	void *arg;
+};
+void rpcrdma_svc_set_testhook(struct rpcrdma_svc *s, const struct svc_testhook *h);
+
+/* Between server.c and tirpc_svc.c. */
+struct rpcrdma_rpc_reply;
+int svc_reply_raw(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
+		  void *res);
+/* End a request without any reply (an rpcgen procedure that returned NULL). */
+void svc_req_drop(struct rpcrdma_svc_req *r);
+void svc_tirpc_dispatch(struct rpcrdma_svc_req *r, rpcrdma_svc_tirpc_dispatch_t fn);
+
+#endif

@@ -1,0 +1,967 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The RPC-over-RDMA client (include/rpcrdma/client.h).
+ *
+ * Structure. A client owns one connection (endpoint) at a time and a fixed
+ * array of call slots, one per credit it requests. A slot owns two send
+ * buffers of the pre-registered send pool (transport header, RPC message),
+ * the MRs it re-registers over each call's chunk memory, and the call's
+ * state. The receive pool holds one buffer per slot, all posted while the
+ * connection is up (donated to the provider until their RECV completion).
+ *
+ * Threads. Callers start calls and, for synchronous calls, sleep on their
+ * slot's condition variable. One progress thread drives the provider,
+ * reaps completions, matches replies to slots by XID, decodes results,
+ * runs completion callbacks (without the lock), enforces timeouts and
+ * re-connects. Everything shared is under clnt->lock.
+ *
+ * Credits (RFC 8166 §3.3.1): a call is "on the wire" from its Send until
+ * its reply; xprt_credits (credits.c) bounds that count by the latest
+ * grant, starting at one on every connection. Calls that cannot go yet
+ * wait in their slot (need_tx) and go in FIFO order as replies return.
+ *
+ * Connection loss: slots on the wire are fenced (their STags invalidated)
+ * and marked for retransmission; once a new connection is up they are
+ * marshalled again (same XID, new STags) and sent, up to the new grant.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api_int.h"
+#include "transport/xprt.h"
+
+enum clnt_state { C_DOWN = 0, C_UP, C_DEAD };
+
+enum { WR_SEND = 1, WR_RECV = 2 };
+
+struct clnt_slot {
+	struct xprt_call call;
+	uint32_t index;
+	bool in_use;  /* owned by a call (or a zombie) */
+	bool need_tx; /* waiting to be (re)transmitted */
+	bool on_wire; /* sent on the current connection, no reply yet */
+	bool done;    /* completed: status is final */
+	bool zombie;  /* its caller is gone; free it when its reply or the
+			 connection goes */
+	bool async;
+	int status;
+	uint64_t seq;
+	uint64_t deadline; /* ns, 0 = none */
+	rpcrdma_clnt_cb_t cb;
+	void *cb_arg;
+	struct rpcrdma_call_result result;
+	pthread_cond_t cv;
+};
+
+struct rpcrdma_clnt {
+	pthread_mutex_t lock;
+	pthread_cond_t slot_cv; /* a slot was freed */
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	uint32_t prog, vers;
+	/* resolved options */
+	uint32_t nslots, inline_send, inline_recv, timeout_ms, connect_timeout_ms, retries;
+	uint32_t ddp_threshold;
+	int cpu;
+	enum rpcrdma_progress_mode progress;
+	bool remote_inv, mpa_crc;
+	/* provider objects */
+	struct rpcrdma_dev *dev;
+	struct rpcrdma_pd *pd;
+	struct rpcrdma_cq *cq;
+	struct rpcrdma_evch *evch;
+	struct rpcrdma_ep *ep;
+	struct xprt_pool sendp, recvp;
+	struct xprt_limits lim;
+	enum clnt_state state;
+	uint32_t gen; /* connection generation, in every wr_id */
+	struct xprt_credits cr;
+	struct clnt_slot *slots;
+	uint32_t nfree;
+	uint32_t next_xid;
+	uint64_t seq;
+	pthread_t thr;
+	bool thr_started, stop;
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma1_hdr rh; /* reply header scratch (under lock) */
+	struct clnt_testhook hook;
+};
+
+/* Completed async calls whose callbacks run after the lock is dropped. */
+struct cb_list {
+	uint32_t n;
+	struct {
+		rpcrdma_clnt_cb_t cb;
+		void *arg, *res;
+		int status;
+	} e[64];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mk_wrid(uint32_t gen, uint32_t kind, uint32_t idx)
+{
+	return ((uint64_t)gen << 32) | ((uint64_t)kind << 24) | idx;
+}
+
+/* ------------------------------------------------------------------ */
+/* Slots                                                               */
+/* ------------------------------------------------------------------ */
+
+static void slot_free(struct rpcrdma_clnt *c, struct clnt_slot *s)
+{
+	s->in_use = false;
+	s->zombie = false;
+	s->need_tx = false;
+	s->done = false;
+	c->nfree++;
+	pthread_cond_broadcast(&c->slot_cv);
+}
+
+/* The call's owner is finished with @s. A slot still on the wire keeps its
+ * credit and receive expectations until its reply or the connection goes. */
+static void slot_release(struct rpcrdma_clnt *c, struct clnt_slot *s)
+{
+	if (s->on_wire) {
+		s->zombie = true;
+		return;
+	}
+	slot_free(c, s);
+}
+
+static void slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int status,
+			  struct cb_list *cbl)
+{
+	/* RFC 8166 §3.4.? fencing: no chunk memory stays exposed once the
+	 * caller may reuse it. */
+	if (s->call.mr_used)
+		c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
+	s->need_tx = false;
+	s->status = status;
+	s->done = true;
+	s->result.xid = s->call.xid;
+	s->result.status = status;
+	if (status == -ETIMEDOUT)
+		c->st.timeouts++;
+	if ((s->call.opts.comp_mask & RPCRDMA_CALL_OPT_RESULT) && s->call.opts.result)
+		*s->call.opts.result = s->result;
+	if (s->async) {
+		if (cbl && cbl->n < 64) {
+			cbl->e[cbl->n].cb = s->cb;
+			cbl->e[cbl->n].arg = s->cb_arg;
+			cbl->e[cbl->n].res = s->call.res;
+			cbl->e[cbl->n].status = status;
+			cbl->n++;
+		} else if (s->cb) {
+			/* Callback list full: run it here (rare; the lock is
+			 * dropped around it). */
+			pthread_mutex_unlock(&c->lock);
+			s->cb(c, status, s->call.res, s->cb_arg);
+			pthread_mutex_lock(&c->lock);
+		}
+		slot_release(c, s);
+	} else {
+		pthread_cond_signal(&s->cv);
+	}
+}
+
+static void run_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	for (uint32_t i = 0; i < cbl->n; i++)
+		if (cbl->e[i].cb)
+			cbl->e[i].cb(c, cbl->e[i].status, cbl->e[i].res, cbl->e[i].arg);
+	cbl->n = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmission                                                        */
+/* ------------------------------------------------------------------ */
+
+static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s)
+{
+	struct xprt_call *k = &s->call;
+	struct rpcrdma_send_wr wr = {0};
+	int rc;
+
+	if (k->mr_used)
+		c->st.local_invalidations += xprt_call_fence(k, false, 0);
+	rc = xprt_marshal(k, &c->lim, c->ddp_threshold, c->nslots);
+	if (rc)
+		return rc;
+	if (c->hook.on_send)
+		c->hook.on_send(c->hook.arg, k->hdr, k->hdr_len, k->msg_len);
+	wr.wr_id = mk_wrid(c->gen, WR_SEND, s->index);
+	wr.opcode = RPCRDMA_WR_SEND;
+	wr.flags = RPCRDMA_SEND_SIGNALED;
+	wr.sg = k->sge;
+	wr.num_sge = k->nsge;
+	rc = rpcrdma_post_send(c->ep, &wr);
+	if (rc)
+		return rc;
+	s->on_wire = true;
+	s->need_tx = false;
+	s->result.transmissions++;
+	s->result.call_proc = k->call_proc;
+	s->result.read_chunks = k->nread;
+	s->result.write_chunks = k->nwrite;
+	s->result.reply_chunk = k->reply_offered;
+	if (s->result.transmissions > 1)
+		c->st.retransmits++;
+	xprt_credits_sent(&c->cr);
+	c->st.outstanding = c->cr.on_wire;
+	if (c->cr.on_wire > c->st.max_outstanding)
+		c->st.max_outstanding = c->cr.on_wire;
+	if (k->call_proc == RPCRDMA1_NOMSG)
+		c->st.long_calls++;
+	else
+		c->st.short_msgs++;
+	c->st.read_chunks += k->nread;
+	c->st.read_bytes += k->read_bytes;
+	c->st.write_chunks += k->nwrite;
+	c->st.reply_chunks += k->reply_offered;
+	c->st.inline_bytes_tx += k->hdr_len + (k->nsge > 1 ? k->msg_len : 0);
+	return 0;
+}
+
+/* Send waiting calls, oldest first, while the credit window allows. */
+static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	while (c->state == C_UP && xprt_credits_may_send(&c->cr)) {
+		struct clnt_slot *best = NULL;
+
+		for (uint32_t i = 0; i < c->nslots; i++) {
+			struct clnt_slot *s = &c->slots[i];
+
+			if (s->in_use && s->need_tx && (!best || s->seq < best->seq))
+				best = s;
+		}
+		if (!best)
+			return;
+		int rc = transmit(c, best);
+
+		if (rc)
+			slot_complete(c, best, rc, cbl);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Create an endpoint, post every receive and connect; wait for the
+ * outcome. Called without the lock by the only thread driving the device
+ * at that time (the creator, or the progress thread). */
+static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
+{
+	struct rpcrdma_ep_attr ea = {0};
+	struct rpcrdma_event ev;
+	struct rpcrdma_ep *ep;
+	uint8_t pdata[RPCRDMA1_CM_SIZE];
+	uint64_t end;
+	int rc;
+
+	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_TIMEOUT;
+	ea.send_cq = c->cq;
+	ea.recv_cq = c->cq;
+	ea.evch = c->evch;
+	ea.max_send_wr = c->nslots + 8;
+	ea.max_recv_wr = c->nslots;
+	ea.max_send_sge = 2;
+	ea.max_recv_sge = 1;
+	ea.mpa_crc = c->mpa_crc;
+	ea.connect_timeout_ms = c->connect_timeout_ms;
+	rc = rpcrdma_ep_create(c->pd, &ea, &ep);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		rc = xprt_pool_post_recv(&c->recvp, ep, i, mk_wrid(gen, WR_RECV, i));
+		if (rc)
+			goto fail;
+	}
+	/* RFC 8797: advertise our inline sizes and remote invalidation. */
+	rc = xprt_pdata_build(pdata, sizeof(pdata), c->inline_send, c->inline_recv, c->remote_inv);
+	if (rc)
+		goto fail;
+	rc = rpcrdma_connect(ep, (const struct sockaddr *)&c->addr, c->alen, pdata, sizeof(pdata));
+	if (rc)
+		goto fail;
+	end = now_ns() + (uint64_t)c->connect_timeout_ms * 1000000ull + 1000000000ull;
+	for (;;) {
+		if (rpcrdma_evch_get(c->evch, &ev) == 0) {
+			if (ev.ep != ep)
+				continue; /* an old endpoint's late event */
+			if (ev.type == RPCRDMA_EV_ESTABLISHED) {
+				struct xprt_limits lim;
+
+				xprt_negotiate(ev.private_data, ev.private_data_len, c->inline_send,
+					       c->inline_recv, c->remote_inv, &lim);
+				pthread_mutex_lock(&c->lock);
+				c->ep = ep;
+				c->lim = lim;
+				c->st.inline_send = lim.inline_send;
+				c->st.inline_recv = lim.inline_recv;
+				c->st.remote_invalidate = lim.remote_inv;
+				c->st.connections = 1;
+				xprt_credits_reset(&c->cr);
+				c->st.credits = c->cr.grant;
+				pthread_mutex_unlock(&c->lock);
+				return 0;
+			}
+			rc = ev.status ? ev.status : -ECONNREFUSED;
+			goto fail;
+		}
+		if (now_ns() > end) {
+			rc = -ETIMEDOUT;
+			goto fail;
+		}
+		rc = rpcrdma_dev_progress(c->dev, 20);
+		if (rc < 0 && rc != -EINTR)
+			goto fail;
+		/* Completions of an older endpoint may still arrive. */
+		struct rpcrdma_wc wc[16];
+
+		while (rpcrdma_cq_poll(c->cq, wc, 16) > 0)
+			;
+	}
+fail:
+	rpcrdma_ep_destroy(ep);
+	/* Drop the flush completions of the endpoint we just destroyed. */
+	{
+		struct rpcrdma_wc wc[16];
+
+		while (rpcrdma_cq_poll(c->cq, wc, 16) > 0)
+			;
+	}
+	return rc;
+}
+
+/* The connection is gone (lock held): fence, mark for retransmission. */
+static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	(void)cbl;
+	if (c->state != C_UP)
+		return;
+	c->state = C_DOWN;
+	c->gen++;
+	c->st.conn_errors++;
+	c->st.connections = 0;
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct clnt_slot *s = &c->slots[i];
+
+		if (!s->in_use)
+			continue;
+		/* Memory registered for the old connection is invalidated
+		 * before anything is sent again. */
+		if (s->call.mr_used)
+			c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
+		if (s->on_wire) {
+			s->on_wire = false;
+			if (s->zombie)
+				slot_free(c, s);
+			else if (!s->done)
+				s->need_tx = true;
+		}
+	}
+	xprt_credits_reset(&c->cr);
+	c->st.outstanding = 0;
+}
+
+static void fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
+{
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct clnt_slot *s = &c->slots[i];
+
+		if (!s->in_use)
+			continue;
+		if (s->zombie) {
+			s->on_wire = false;
+			slot_free(c, s);
+		} else if (!s->done) {
+			s->on_wire = false;
+			if (s->call.mr_used)
+				c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
+			slot_complete(c, s, status, cbl);
+		}
+		if (cbl->n == 64) {
+			pthread_mutex_unlock(&c->lock);
+			run_callbacks(c, cbl);
+			pthread_mutex_lock(&c->lock);
+		}
+	}
+}
+
+/* Progress thread, connection down: re-connect with the configured number
+ * of attempts, then retransmit. */
+static void reconnect(struct rpcrdma_clnt *c)
+{
+	struct cb_list cbl = {0};
+	struct rpcrdma_ep *old;
+	uint32_t gen;
+	int rc = -ECONNRESET;
+
+	pthread_mutex_lock(&c->lock);
+	old = c->ep;
+	c->ep = NULL;
+	gen = c->gen;
+	pthread_mutex_unlock(&c->lock);
+	if (old) {
+		rpcrdma_ep_destroy(old);
+		struct rpcrdma_wc wc[16];
+
+		while (rpcrdma_cq_poll(c->cq, wc, 16) > 0)
+			;
+	}
+	for (uint32_t attempt = 0; attempt < c->retries && !c->stop; attempt++) {
+		rc = conn_open(c, gen);
+		if (!rc)
+			break;
+		usleep(100000u * (attempt + 1));
+	}
+	pthread_mutex_lock(&c->lock);
+	if (!rc) {
+		c->state = C_UP;
+		c->st.reconnects++;
+		kick_tx(c, &cbl);
+	} else {
+		c->state = C_DEAD;
+		fail_all(c, -ECONNRESET, &cbl);
+	}
+	pthread_mutex_unlock(&c->lock);
+	run_callbacks(c, &cbl);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive                                                             */
+/* ------------------------------------------------------------------ */
+
+static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc,
+			 struct cb_list *cbl)
+{
+	const uint8_t *buf = xprt_pool_buf(&c->recvp, idx);
+	struct rpcrdma1_hdr *h = &c->rh;
+	struct clnt_slot *s = NULL;
+	uint32_t len = wc->byte_len;
+	int rc, st;
+
+	c->st.inline_bytes_rx += len;
+	rc = rpcrdma1_decode_buf(buf, len, h);
+	if (len < RPCRDMA1_FIXED_SIZE) {
+		c->st.bad_headers++;
+		return;
+	}
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		if (c->slots[i].in_use && c->slots[i].on_wire && c->slots[i].call.xid == h->xid) {
+			s = &c->slots[i];
+			break;
+		}
+	}
+	if (!s) {
+		/* Not fatal: count and drop. */
+		c->st.unmatched_replies++;
+		return;
+	}
+	if (h->vers == RPCRDMA1_VERSION)
+		xprt_credits_update(&c->cr, h->credit); /* RFC 8166 §3.3.1 */
+	c->st.credits = c->cr.grant;
+	s->on_wire = false;
+	xprt_credits_done(&c->cr);
+	c->st.outstanding = c->cr.on_wire;
+	if (s->zombie) {
+		c->st.unmatched_replies++;
+		slot_free(c, s);
+		return;
+	}
+	if (s->done)
+		return;
+	/* RFC 8797 §4 / RFC 8166 §3.4.?: the responder may have invalidated
+	 * our one exposed STag; everything else is invalidated here, before
+	 * the call completes. */
+	if (wc->wc_flags & RPCRDMA_WC_F_WITH_INV) {
+		c->st.remote_invalidations++;
+		s->result.remote_invalidated = 1;
+	}
+	c->st.local_invalidations +=
+	    xprt_call_fence(&s->call, wc->wc_flags & RPCRDMA_WC_F_WITH_INV, wc->invalidated_stag);
+	if (rc) {
+		c->st.bad_headers++;
+		if (rc == -EPROTONOSUPPORT)
+			st = -EPROTONOSUPPORT;
+		else
+			st = -EBADMSG;
+	} else {
+		st = xprt_reply_process(&s->call, buf, len, h, &s->result);
+		if (h->proc == RPCRDMA1_ERROR) {
+			if (h->err == RPCRDMA1_ERR_VERS)
+				c->st.err_vers_rx++;
+			else
+				c->st.err_chunk_rx++;
+		} else {
+			if (h->proc == RPCRDMA1_NOMSG)
+				c->st.long_replies++;
+			for (uint32_t i = 0; i < h->chunks.nwrites; i++) {
+				uint64_t w;
+
+				if (!rpcrdma1_write_chunk_length(&h->chunks, i, &w))
+					c->st.write_bytes += w;
+			}
+			if (h->chunks.reply_present) {
+				uint64_t w;
+
+				if (!rpcrdma1_reply_chunk_length(&h->chunks, &w))
+					c->st.reply_bytes += w;
+			}
+			if (st == -EBADMSG)
+				c->st.decode_errors++;
+			else if (st)
+				c->st.rpc_errors++;
+		}
+	}
+	c->st.replies++;
+	slot_complete(c, s, st, cbl);
+}
+
+static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_list *cbl)
+{
+	uint32_t gen = (uint32_t)(wc->wr_id >> 32);
+	uint32_t kind = (uint32_t)(wc->wr_id >> 24) & 0xff;
+	uint32_t idx = (uint32_t)wc->wr_id & 0xffffff;
+
+	if (gen != c->gen || c->state != C_UP)
+		return; /* an old connection's completion */
+	if (wc->status != RPCRDMA_WC_SUCCESS) {
+		if (wc->status != RPCRDMA_WC_WR_FLUSH_ERR)
+			conn_lost(c, cbl);
+		return;
+	}
+	if (kind != WR_RECV || idx >= c->nslots)
+		return;
+	handle_reply(c, idx, wc, cbl);
+	if (c->state == C_UP &&
+	    xprt_pool_post_recv(&c->recvp, c->ep, idx, mk_wrid(c->gen, WR_RECV, idx)))
+		conn_lost(c, cbl);
+	kick_tx(c, cbl);
+}
+
+static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	uint64_t now = now_ns();
+
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct clnt_slot *s = &c->slots[i];
+
+		if (s->in_use && !s->done && !s->zombie && s->deadline && now > s->deadline)
+			slot_complete(c, s, -ETIMEDOUT, cbl);
+	}
+}
+
+static void *progress_main(void *arg)
+{
+	struct rpcrdma_clnt *c = arg;
+	struct rpcrdma_wc wc[32];
+	struct rpcrdma_event ev;
+	struct cb_list cbl = {0};
+	uint64_t last_tmo = 0;
+
+	if (c->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(c->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		bool stop = c->stop;
+		enum clnt_state state = c->state;
+
+		pthread_mutex_unlock(&c->lock);
+		if (stop)
+			break;
+		if (state == C_DOWN) {
+			reconnect(c);
+			continue;
+		}
+		int rc = rpcrdma_dev_progress(c->dev,
+					      c->progress == RPCRDMA_PROGRESS_BUSY_POLL ? 0 : 20);
+
+		if (rc < 0 && rc != -EINTR && state == C_DEAD)
+			usleep(20000);
+		for (;;) {
+			int n = rpcrdma_cq_poll(c->cq, wc, 32);
+
+			if (n <= 0)
+				break;
+			pthread_mutex_lock(&c->lock);
+			for (int i = 0; i < n; i++)
+				handle_wc(c, &wc[i], &cbl);
+			pthread_mutex_unlock(&c->lock);
+			run_callbacks(c, &cbl);
+		}
+		while (rpcrdma_evch_get(c->evch, &ev) == 0) {
+			pthread_mutex_lock(&c->lock);
+			if (ev.ep == c->ep &&
+			    (ev.type == RPCRDMA_EV_DISCONNECTED || ev.type == RPCRDMA_EV_TERMINATE))
+				conn_lost(c, &cbl);
+			pthread_mutex_unlock(&c->lock);
+		}
+		uint64_t now = now_ns();
+
+		if (now - last_tmo > 5000000ull) {
+			last_tmo = now;
+			pthread_mutex_lock(&c->lock);
+			check_timeouts(c, &cbl);
+			pthread_mutex_unlock(&c->lock);
+			run_callbacks(c, &cbl);
+		}
+		if (state == C_DEAD)
+			usleep(10000);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Public API                                                          */
+/* ------------------------------------------------------------------ */
+
+static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct addrinfo hints = {0}, *res = NULL;
+	char ps[8];
+	int rc;
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(ps, sizeof(ps), "%u", port);
+	rc = getaddrinfo(host && *host ? host : "127.0.0.1", ps, &hints, &res);
+	if (rc || !res)
+		return -ENOENT;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int apply_opts(struct rpcrdma_clnt *c, const struct rpcrdma_clnt_opts *o)
+{
+	uint32_t m = o ? o->comp_mask : 0;
+
+	c->nslots = RPCRDMA_DEFAULT_CREDITS;
+	c->inline_send = c->inline_recv = RPCRDMA_DEFAULT_INLINE;
+	c->timeout_ms = 30000;
+	c->connect_timeout_ms = 10000;
+	c->retries = 3;
+	c->ddp_threshold = 1024;
+	c->cpu = -1;
+	c->progress = RPCRDMA_PROGRESS_THREAD;
+	c->remote_inv = true;
+	c->mpa_crc = true;
+	if (m & RPCRDMA_CLNT_OPT_CREDITS) {
+		if (o->credits < 1 || o->credits > 1024)
+			return -EINVAL;
+		c->nslots = o->credits;
+	}
+	if (m & RPCRDMA_CLNT_OPT_INLINE) {
+		if (!xprt_inline_valid(o->inline_send) || !xprt_inline_valid(o->inline_recv))
+			return -EINVAL;
+		c->inline_send = o->inline_send;
+		c->inline_recv = o->inline_recv;
+	}
+	if (m & RPCRDMA_CLNT_OPT_TIMEOUT)
+		c->timeout_ms = o->timeout_ms;
+	if (m & RPCRDMA_CLNT_OPT_CONNECT_TIMEOUT)
+		c->connect_timeout_ms = o->connect_timeout_ms ? o->connect_timeout_ms : 10000;
+	if (m & RPCRDMA_CLNT_OPT_RETRIES)
+		c->retries = o->retries;
+	if (m & RPCRDMA_CLNT_OPT_DDP_THRESHOLD)
+		c->ddp_threshold = o->ddp_threshold ? o->ddp_threshold : 1;
+	if (m & RPCRDMA_CLNT_OPT_CPU)
+		c->cpu = o->cpu;
+	if (m & RPCRDMA_CLNT_OPT_PROGRESS)
+		c->progress = o->progress;
+	if (m & RPCRDMA_CLNT_OPT_REMOTE_INV)
+		c->remote_inv = o->remote_invalidate != 0;
+	if (m & RPCRDMA_CLNT_OPT_MPA_CRC)
+		c->mpa_crc = o->mpa_crc != 0;
+	return 0;
+}
+
+static void clnt_free(struct rpcrdma_clnt *c)
+{
+	if (c->ep)
+		rpcrdma_ep_destroy(c->ep);
+	if (c->slots) {
+		for (uint32_t i = 0; i < c->nslots; i++) {
+			xprt_call_fini(&c->slots[i].call);
+			pthread_cond_destroy(&c->slots[i].cv);
+		}
+		free(c->slots);
+	}
+	xprt_pool_fini(&c->sendp);
+	xprt_pool_fini(&c->recvp);
+	if (c->evch)
+		rpcrdma_evch_destroy(c->evch);
+	if (c->cq)
+		rpcrdma_cq_destroy(c->cq);
+	if (c->pd)
+		rpcrdma_pd_free(c->pd);
+	if (c->dev)
+		rpcrdma_dev_close(c->dev);
+	pthread_cond_destroy(&c->slot_cv);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+int rpcrdma_clnt_create(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
+			const struct rpcrdma_clnt_opts *opts, struct rpcrdma_clnt **out)
+{
+	struct rpcrdma_clnt *c = calloc(1, sizeof(*c));
+	struct rpcrdma_cq_attr ca = {0};
+	struct timespec ts;
+	int rc;
+
+	if (!c || !out) {
+		free(c);
+		return c ? -EINVAL : -ENOMEM;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->slot_cv, NULL);
+	rc = apply_opts(c, opts);
+	if (!rc)
+		rc = resolve(host, port ? port : RPCRDMA_DEFAULT_PORT, &c->addr, &c->alen);
+	if (rc) {
+		clnt_free(c);
+		return rc;
+	}
+	c->prog = prog;
+	c->vers = vers;
+	c->state = C_DOWN;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->next_xid = (uint32_t)(ts.tv_nsec ^ ts.tv_sec ^ getpid());
+	xprt_credits_init(&c->cr, c->nslots);
+	rc = rpcrdma_dev_open(
+	    (opts && (opts->comp_mask & RPCRDMA_CLNT_OPT_PROVIDER)) ? opts->provider : NULL, NULL,
+	    &c->dev);
+	if (!rc)
+		rc = rpcrdma_pd_alloc(c->dev, &c->pd);
+	ca.cqe = 2 * c->nslots + 16;
+	if (!rc)
+		rc = rpcrdma_cq_create(c->dev, &ca, &c->cq);
+	if (!rc)
+		rc = rpcrdma_evch_create(c->dev, NULL, &c->evch);
+	/* Two send buffers per slot (header, message), one receive each. */
+	if (!rc)
+		rc = xprt_pool_init(&c->sendp, c->pd, 2 * c->nslots, c->inline_send);
+	if (!rc)
+		rc = xprt_pool_init(&c->recvp, c->pd, c->nslots, c->inline_recv);
+	if (!rc) {
+		c->slots = calloc(c->nslots, sizeof(*c->slots));
+		if (!c->slots)
+			rc = -ENOMEM;
+	}
+	if (rc) {
+		clnt_free(c);
+		return rc;
+	}
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct clnt_slot *s = &c->slots[i];
+
+		s->index = i;
+		pthread_cond_init(&s->cv, NULL);
+		s->call.pd = c->pd;
+		s->call.hdr = xprt_pool_buf(&c->sendp, 2 * i);
+		s->call.msg = xprt_pool_buf(&c->sendp, 2 * i + 1);
+		s->call.lkey = rpcrdma_mr_stag(c->sendp.mr);
+	}
+	c->nfree = c->nslots;
+	rc = conn_open(c, c->gen);
+	if (rc) {
+		clnt_free(c);
+		return rc;
+	}
+	c->state = C_UP;
+	rc = pthread_create(&c->thr, NULL, progress_main, c);
+	if (rc) {
+		clnt_free(c);
+		return -rc;
+	}
+	c->thr_started = true;
+	*out = c;
+	return 0;
+}
+
+void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
+{
+	struct cb_list cbl = {0};
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_mutex_unlock(&c->lock);
+	if (c->thr_started)
+		pthread_join(c->thr, NULL);
+	pthread_mutex_lock(&c->lock);
+	fail_all(c, -ECANCELED, &cbl);
+	pthread_mutex_unlock(&c->lock);
+	run_callbacks(c, &cbl);
+	/* Synchronous callers still asleep wake with -ECANCELED and give
+	 * their slots back; wait for them. */
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		uint32_t busy = 0;
+
+		for (uint32_t i = 0; i < c->nslots; i++)
+			if (c->slots[i].in_use && !c->slots[i].zombie)
+				busy++;
+		if (!busy)
+			break;
+		pthread_cond_wait(&c->slot_cv, &c->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (c->ep)
+		rpcrdma_disconnect(c->ep);
+	clnt_free(c);
+}
+
+static int call_start(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
+		      xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts,
+		      rpcrdma_clnt_cb_t cb, void *cb_arg, bool async, struct clnt_slot **out,
+		      struct cb_list *cbl)
+{
+	struct clnt_slot *s = NULL;
+	uint32_t tmo = c->timeout_ms;
+
+	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_RECV_BULK) &&
+	    opts->nrecv_bulk > RPCRDMA_MAX_BULK)
+		return -EMSGSIZE;
+	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_TIMEOUT))
+		tmo = opts->timeout_ms;
+	while (!c->nfree) {
+		if (c->stop || c->state == C_DEAD)
+			return c->stop ? -ECANCELED : -ECONNRESET;
+		pthread_cond_wait(&c->slot_cv, &c->lock);
+	}
+	if (c->stop)
+		return -ECANCELED;
+	if (c->state == C_DEAD)
+		return -ECONNRESET;
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		if (!c->slots[i].in_use) {
+			s = &c->slots[i];
+			break;
+		}
+	}
+	if (!s)
+		return -EAGAIN; /* nfree said otherwise: cannot happen */
+	c->nfree--;
+	s->in_use = true;
+	s->done = false;
+	s->zombie = false;
+	s->on_wire = false;
+	s->async = async;
+	s->cb = cb;
+	s->cb_arg = cb_arg;
+	s->status = 0;
+	memset(&s->result, 0, sizeof(s->result));
+	s->call.xid = c->next_xid++;
+	s->call.prog = c->prog;
+	s->call.vers = c->vers;
+	s->call.proc = proc;
+	s->call.xargs = xargs;
+	s->call.args = args;
+	s->call.xres = xres;
+	s->call.res = res;
+	if (opts)
+		s->call.opts = *opts;
+	else
+		memset(&s->call.opts, 0, sizeof(s->call.opts));
+	s->seq = c->seq++;
+	s->deadline = tmo ? now_ns() + (uint64_t)tmo * 1000000ull : 0;
+	s->need_tx = true;
+	c->st.calls++;
+	kick_tx(c, cbl);
+	if (s->need_tx)
+		c->st.credit_stalls++; /* waits for a credit or a connection */
+	*out = s;
+	return 0;
+}
+
+int rpcrdma_clnt_call(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
+		      xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts)
+{
+	struct cb_list cbl = {0};
+	struct clnt_slot *s;
+	int rc;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	rc = call_start(c, proc, xargs, args, xres, res, opts, NULL, NULL, false, &s, &cbl);
+	if (!rc) {
+		while (!s->done)
+			pthread_cond_wait(&s->cv, &c->lock);
+		rc = s->status;
+		slot_release(c, s);
+	}
+	pthread_mutex_unlock(&c->lock);
+	run_callbacks(c, &cbl);
+	return rc;
+}
+
+int rpcrdma_clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
+			    xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts,
+			    rpcrdma_clnt_cb_t cb, void *cb_arg)
+{
+	struct cb_list cbl = {0};
+	struct clnt_slot *s;
+	int rc;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	rc = call_start(c, proc, xargs, args, xres, res, opts, cb, cb_arg, true, &s, &cbl);
+	pthread_mutex_unlock(&c->lock);
+	run_callbacks(c, &cbl);
+	return rc;
+}
+
+int rpcrdma_clnt_stats(struct rpcrdma_clnt *c, struct rpcrdma_xprt_stats *st)
+{
+	if (!c || !st)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	*st = c->st;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+void rpcrdma_clnt_set_testhook(struct rpcrdma_clnt *c, const struct clnt_testhook *h)
+{
+	pthread_mutex_lock(&c->lock);
+	c->hook = *h;
+	pthread_mutex_unlock(&c->lock);
+}
+
+int rpcrdma_clnt_test_disconnect(struct rpcrdma_clnt *c)
+{
+	int rc = -ENOTCONN;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->ep && c->state == C_UP)
+		rc = rpcrdma_disconnect(c->ep);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}

@@ -1,0 +1,1504 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The RPC-over-RDMA server (include/rpcrdma/server.h).
+ *
+ * Structure. One device, one listener, one event channel. Each connection
+ * has its own CQ, a receive pool of `credits` buffers (all posted: RFC 8166
+ * §3.3.1, the grant is backed by posted receives) and a send pool of
+ * credits + 8 buffers (replies and RDMA_ERRORs). Request i of a connection
+ * is bound to receive buffer i: it owns that buffer, its pulled Read chunk
+ * data and its MRs from the RECV completion until its reply is posted.
+ *
+ * Threads. The progress thread accepts connections, reaps completions,
+ * parses transport headers, answers the ones it refuses (RDMA_ERROR),
+ * pulls Read chunks, and queues complete calls to the workers (or runs them
+ * itself when workers == 0). Workers decode the RPC header and dispatch.
+ * Replies are built and posted by whichever thread answers. Shared state
+ * is under svc->lock.
+ *
+ * Ordering. A reply's receive buffer is re-posted before its Send is
+ * posted, so a client that sends its next call as soon as it sees the
+ * reply always finds a receive waiting (no RNR on iWARP: an unexpected
+ * Send is fatal, RFC 5041 §7).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api_int.h"
+#include "rpcrdma/tirpc.h"
+#include "transport/xprt.h"
+
+enum { WR_RECV = 1, WR_SEND, WR_READ, WR_WRITE };
+
+#define SVC_MAX_PROGS  32
+#define SVC_SEND_EXTRA 8
+
+struct svc_prog {
+	uint32_t prog, vers;
+	rpcrdma_svc_dispatch_t fn;
+	rpcrdma_svc_tirpc_dispatch_t tfn;
+	void *ctx;
+};
+
+struct svc_conn;
+
+struct rpcrdma_svc_req {
+	struct svc_conn *conn;
+	uint32_t ridx;
+	uint32_t recv_len;
+	bool held;              /* between RECV and reply: owns receive buffer ridx */
+	struct rpcrdma1_hdr h;  /* the call's transport header */
+	struct rpcrdma1_hdr rh; /* the reply's */
+	/* Read chunks: pulled into rd (Position-Zero first, then in order) */
+	struct xprt_lbuf rd;
+	struct rpcrdma_mr *rdmr;
+	uint32_t reads_pending;
+	bool read_err;
+	uint8_t *p0;
+	uint32_t p0len;
+	struct {
+		uint32_t pos, len;
+		uint8_t *data;
+	} rc[RPCRDMA_MAX_BULK];
+	uint32_t nrc;
+	/* the call */
+	struct rpcrdma_xdr cur;
+	XDR xdrs;
+	struct xprt_ddp ddp;
+	struct rpcrdma_rpc_call call;
+	/* reply */
+	struct rpcrdma_mr *wmr[RPCRDMA_MAX_BULK];
+	struct rpcrdma_mr *lmr;
+	struct xprt_lbuf lrep;
+	uint32_t writes_pending;
+	struct rpcrdma_svc_req *next; /* work queue */
+};
+
+struct svc_conn {
+	struct rpcrdma_svc *svc;
+	struct rpcrdma_ep *ep;
+	struct rpcrdma_cq *cq;
+	struct xprt_pool recvp, sendp;
+	uint32_t *sfree;
+	uint32_t nsfree;
+	struct xprt_limits lim;
+	struct rpcrdma_svc_req *reqs;
+	bool up, dead;
+	uint32_t held; /* requests between RECV and reply */
+	struct svc_conn *next;
+};
+
+struct rpcrdma_svc {
+	pthread_mutex_t lock;
+	pthread_cond_t work_cv; /* work queued / stop */
+	pthread_cond_t done_cv; /* a Write or Send completed, a request ended */
+	/* options */
+	uint32_t credits, inline_send, inline_recv, workers, max_conns;
+	uint64_t max_chunk;
+	int cpu, backlog;
+	enum rpcrdma_progress_mode progress;
+	bool remote_inv, mpa_crc;
+	/* provider */
+	struct rpcrdma_dev *dev;
+	struct rpcrdma_pd *pd;
+	struct rpcrdma_evch *evch;
+	struct rpcrdma_listener *lst;
+	uint16_t port;
+	struct svc_prog progs[SVC_MAX_PROGS];
+	uint32_t nprogs;
+	struct svc_conn *conns;
+	uint32_t nconns;
+	struct rpcrdma_svc_req *qhead, *qtail;
+	pthread_t pthr;
+	pthread_t *wthr;
+	uint32_t nwthr;
+	bool started, stopping, stop, stopped;
+	struct rpcrdma_xprt_stats st;
+	struct svc_testhook hook;
+};
+
+static uint64_t mk_wrid(uint32_t kind, uint32_t idx)
+{
+	return ((uint64_t)kind << 24) | idx;
+}
+
+static bool on_progress_thread(const struct rpcrdma_svc *s)
+{
+	return s->started && pthread_equal(pthread_self(), s->pthr);
+}
+
+/* ------------------------------------------------------------------ */
+/* Sending (lock held)                                                 */
+/* ------------------------------------------------------------------ */
+
+static int send_buf_get(struct svc_conn *c, uint32_t *idx)
+{
+	if (!c->nsfree)
+		return -EAGAIN;
+	*idx = c->sfree[--c->nsfree];
+	return 0;
+}
+
+static void send_buf_put(struct svc_conn *c, uint32_t idx)
+{
+	c->sfree[c->nsfree++] = idx;
+}
+
+static int post_send_buf(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t inv_stag)
+{
+	struct rpcrdma_sge sge = xprt_pool_sge(&c->sendp, sidx, 0, len);
+	struct rpcrdma_send_wr wr = {
+	    .wr_id = mk_wrid(WR_SEND, sidx),
+	    .opcode = RPCRDMA_WR_SEND,
+	    .flags = RPCRDMA_SEND_SIGNALED,
+	    .sg = &sge,
+	    .num_sge = 1,
+	};
+	int rc;
+
+	if (inv_stag) {
+		wr.flags |= RPCRDMA_SEND_INVALIDATE;
+		wr.invalidate_stag = inv_stag;
+	}
+	rc = rpcrdma_post_send(c->ep, &wr);
+	if (rc)
+		send_buf_put(c, sidx);
+	return rc;
+}
+
+/* RFC 8166 §4.5: answer a call we will not run. */
+static void send_error(struct svc_conn *c, uint32_t xid, uint32_t err)
+{
+	struct rpcrdma_svc *s = c->svc;
+	uint32_t sidx;
+	int len;
+
+	if (c->dead || send_buf_get(c, &sidx))
+		return;
+	len =
+	    xprt_encode_error(xprt_pool_buf(&c->sendp, sidx), c->sendp.size, xid, s->credits, err);
+	if (len < 0 || post_send_buf(c, sidx, (size_t)len, 0)) {
+		return;
+	}
+	if (err == RPCRDMA1_ERR_VERS)
+		s->st.err_vers_tx++;
+	else
+		s->st.err_chunk_tx++;
+}
+
+static void repost_recv(struct svc_conn *c, uint32_t idx)
+{
+	if (!c->dead && xprt_pool_post_recv(&c->recvp, c->ep, idx, mk_wrid(WR_RECV, idx)))
+		rpcrdma_disconnect(c->ep);
+}
+
+/* The request is over: give back its receive buffer and credit. */
+static void req_end(struct rpcrdma_svc_req *r, bool repost)
+{
+	struct svc_conn *c = r->conn;
+
+	if (!r->held)
+		return;
+	r->held = false;
+	if (repost)
+		repost_recv(c, r->ridx);
+	c->held--;
+	c->svc->st.outstanding--;
+	pthread_cond_broadcast(&c->svc->done_cv);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receiving a call (progress thread, lock held)                       */
+/* ------------------------------------------------------------------ */
+
+static void queue_ready(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r,
+			struct rpcrdma_svc_req **runnow)
+{
+	r->next = NULL;
+	if (s->workers == 0) {
+		/* run by the progress thread once the lock is dropped */
+		r->next = *runnow;
+		*runnow = r;
+		return;
+	}
+	if (s->qtail)
+		s->qtail->next = r;
+	else
+		s->qhead = r;
+	s->qtail = r;
+	pthread_cond_signal(&s->work_cv);
+}
+
+/* Refuse: answer with RDMA_ERROR (or drop), give the receive back. */
+static void refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err)
+{
+	if (err)
+		send_error(c, r->h.xid, err);
+	req_end(r, true);
+}
+
+static int post_reads(struct svc_conn *c, struct rpcrdma_svc_req *r, uint64_t total)
+{
+	const struct rpcrdma1_chunks *ch = &r->h.chunks;
+	uint64_t off = 0;
+	int rc;
+
+	rc = xprt_lbuf_reserve(&r->rd, total ? (size_t)total : 4);
+	if (!rc)
+		rc = xprt_mr_use(c->svc->pd, &r->rdmr, r->rd.buf, (size_t)total,
+				 RPCRDMA_ACCESS_LOCAL_WRITE);
+	if (rc)
+		return rc;
+	r->reads_pending = 0;
+	r->read_err = false;
+	for (uint32_t i = 0; i < ch->nreads; i++) {
+		const struct rpcrdma1_segment *sg = &ch->reads[i].seg;
+		struct rpcrdma_sge sge = {
+		    .addr = (uint64_t)(uintptr_t)(r->rd.buf + off),
+		    .length = sg->length,
+		    .lkey = rpcrdma_mr_stag(r->rdmr),
+		};
+		struct rpcrdma_send_wr wr = {
+		    .wr_id = mk_wrid(WR_READ, r->ridx),
+		    .opcode = RPCRDMA_WR_RDMA_READ,
+		    .flags = RPCRDMA_SEND_SIGNALED,
+		    .sg = &sge,
+		    .num_sge = sg->length ? 1 : 0,
+		    .remote_offset = sg->offset,
+		    .remote_stag = sg->handle,
+		};
+
+		rc = rpcrdma_post_send(c->ep, &wr);
+		if (rc)
+			return rc;
+		r->reads_pending++;
+		off += sg->length;
+	}
+	return 0;
+}
+
+static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
+			struct rpcrdma_svc_req **runnow)
+{
+	struct rpcrdma_svc *s = c->svc;
+	struct rpcrdma_svc_req *r = &c->reqs[idx];
+	const uint8_t *buf = xprt_pool_buf(&c->recvp, idx);
+	struct rpcrdma1_chunks *ch = &r->h.chunks;
+	uint64_t total = 0, w;
+	uint32_t nchunks = 0, start = 0, prev_pos = 0;
+	int rc;
+
+	r->held = true;
+	r->recv_len = len;
+	r->nrc = 0;
+	r->p0 = NULL;
+	r->p0len = 0;
+	c->held++;
+	s->st.outstanding++;
+	if (s->st.outstanding > s->st.max_outstanding)
+		s->st.max_outstanding = s->st.outstanding;
+	s->st.inline_bytes_rx += len;
+	if (s->hook.on_recv)
+		s->hook.on_recv(s->hook.arg, buf, len);
+	if (s->stopping) {
+		refuse(c, r, 0);
+		return;
+	}
+	if (len < RPCRDMA1_FIXED_SIZE) {
+		s->st.bad_headers++;
+		refuse(c, r, 0); /* nothing to answer to */
+		return;
+	}
+	rc = rpcrdma1_decode_buf(buf, len, &r->h);
+	if (rc == -EPROTONOSUPPORT) {
+		/* RFC 8166 §4.5.1: whatever follows, answer ERR_VERS. */
+		s->st.bad_headers++;
+		refuse(c, r, RPCRDMA1_ERR_VERS);
+		return;
+	}
+	if (r->h.proc == RPCRDMA1_DONE || r->h.proc == RPCRDMA1_ERROR) {
+		/* A requester's DONE/ERROR: dropped silently, as Linux does. */
+		s->st.dropped_msgs++;
+		refuse(c, r, 0);
+		return;
+	}
+	if (rc || r->h.proc == RPCRDMA1_MSGP || rpcrdma1_check_call(&r->h)) {
+		/* RFC 8166 §4.5.2: unparseable header or unusable chunks
+		 * (MSGP too: Linux answers it ERR_CHUNK). */
+		s->st.bad_headers++;
+		refuse(c, r, RPCRDMA1_ERR_CHUNK);
+		return;
+	}
+	/* Read chunks: Position-Zero (NOMSG) first, then the DDP items, at
+	 * strictly increasing positions we can splice. */
+	while (start < ch->nreads) {
+		uint32_t pos, nsegs;
+		uint64_t clen;
+
+		if (rpcrdma1_read_chunk(ch, start, &pos, &nsegs, &clen))
+			break;
+		if (clen > UINT32_MAX)
+			goto chunk_err;
+		if (pos == 0 && nchunks == 0 && r->h.proc == RPCRDMA1_NOMSG) {
+			r->p0len = (uint32_t)clen;
+		} else {
+			if (r->nrc >= RPCRDMA_MAX_BULK || (r->nrc && pos <= prev_pos) || pos == 0)
+				goto chunk_err;
+			r->rc[r->nrc].pos = pos;
+			r->rc[r->nrc].len = (uint32_t)clen;
+			r->nrc++;
+			prev_pos = pos;
+		}
+		total += clen;
+		nchunks++;
+		start += nsegs;
+	}
+	if (total > s->max_chunk || rpcrdma1_write_list_length(ch, &w) || w > s->max_chunk ||
+	    rpcrdma1_reply_chunk_length(ch, &w) || w > s->max_chunk)
+		goto chunk_err;
+	if (r->h.proc == RPCRDMA1_MSG) {
+		for (uint32_t i = 0; i < r->nrc; i++)
+			if (r->rc[i].pos > len - r->h.hdr_len)
+				goto chunk_err; /* position out of range */
+	}
+	if (!nchunks) {
+		queue_ready(s, r, runnow);
+		return;
+	}
+	rc = post_reads(c, r, total);
+	if (rc) {
+		if (r->reads_pending) {
+			/* Some Reads are in flight: the connection cannot be
+			 * trusted to finish them in order; drop it. */
+			r->read_err = true;
+			rpcrdma_disconnect(c->ep);
+			return;
+		}
+		goto chunk_err;
+	}
+	{
+		uint64_t off = 0;
+
+		if (r->p0len) {
+			r->p0 = r->rd.buf;
+			off = r->p0len;
+		}
+		for (uint32_t i = 0; i < r->nrc; i++) {
+			r->rc[i].data = r->rd.buf + off;
+			off += r->rc[i].len;
+		}
+	}
+	s->st.read_chunks += nchunks;
+	s->st.read_bytes += total;
+	if (r->p0len)
+		s->st.long_calls++;
+	return;
+chunk_err:
+	s->st.bad_headers++;
+	refuse(c, r, RPCRDMA1_ERR_CHUNK);
+}
+
+static void conn_fail(struct svc_conn *c)
+{
+	if (!c->dead)
+		rpcrdma_disconnect(c->ep);
+}
+
+static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
+		      struct rpcrdma_svc_req **runnow)
+{
+	struct rpcrdma_svc *s = c->svc;
+	uint32_t kind = (uint32_t)(wc->wr_id >> 24) & 0xff;
+	uint32_t idx = (uint32_t)wc->wr_id & 0xffffff;
+	bool ok = wc->status == RPCRDMA_WC_SUCCESS;
+
+	if (!ok && wc->status != RPCRDMA_WC_WR_FLUSH_ERR) {
+		s->st.conn_errors++;
+		conn_fail(c);
+	}
+	switch (kind) {
+	case WR_RECV:
+		if (ok && idx < s->credits)
+			handle_call(c, idx, wc->byte_len, runnow);
+		break;
+	case WR_SEND:
+		if (idx < s->credits + SVC_SEND_EXTRA)
+			send_buf_put(c, idx);
+		pthread_cond_broadcast(&s->done_cv);
+		break;
+	case WR_READ:
+		if (idx < s->credits) {
+			struct rpcrdma_svc_req *r = &c->reqs[idx];
+
+			if (!ok)
+				r->read_err = true;
+			if (r->reads_pending && --r->reads_pending == 0) {
+				rpcrdma_mr_invalidate(r->rdmr);
+				if (r->read_err)
+					req_end(r, !c->dead);
+				else
+					queue_ready(s, r, runnow);
+			}
+		}
+		break;
+	case WR_WRITE:
+		if (idx < s->credits) {
+			struct rpcrdma_svc_req *r = &c->reqs[idx];
+
+			if (r->writes_pending)
+				r->writes_pending--;
+		}
+		pthread_cond_broadcast(&s->done_cv);
+		break;
+	default:
+		break;
+	}
+}
+
+static void poll_conn(struct svc_conn *c, struct rpcrdma_svc_req **runnow)
+{
+	struct rpcrdma_wc wc[32];
+	int n;
+
+	while ((n = rpcrdma_cq_poll(c->cq, wc, 32)) > 0)
+		for (int i = 0; i < n; i++)
+			handle_wc(c, &wc[i], runnow);
+}
+
+/* ------------------------------------------------------------------ */
+/* Dispatch (worker or progress thread, no lock)                       */
+/* ------------------------------------------------------------------ */
+
+static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
+		    void *res);
+
+/* Rebuild the call's XDR stream: inline bytes (or the Position-Zero
+ * chunk) with each pulled Read chunk spliced in at its position, plus the
+ * XDR roundup the requester left out (RFC 8166 §3.4.5). */
+static int splice(struct rpcrdma_svc_req *r)
+{
+	static const uint8_t zero[4];
+	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
+	const uint8_t *base;
+	uint32_t blen, cur = 0;
+	unsigned int n = 0;
+
+	if (r->h.proc == RPCRDMA1_NOMSG) {
+		base = r->p0;
+		blen = r->p0len;
+	} else {
+		base = xprt_pool_buf(&r->conn->recvp, r->ridx) + r->h.hdr_len;
+		blen = r->recv_len - (uint32_t)r->h.hdr_len;
+	}
+	for (uint32_t i = 0; i < r->nrc; i++) {
+		uint32_t pos = r->rc[i].pos,
+			 pad = (uint32_t)(RPCRDMA_XDR_ROUNDUP(r->rc[i].len) - r->rc[i].len);
+
+		if (pos > blen || pos < cur || (pos & 3))
+			return -EINVAL;
+		if (pos > cur) {
+			iov[n].iov_base = (void *)(uintptr_t)(base + cur);
+			iov[n++].iov_len = pos - cur;
+		}
+		if (r->rc[i].len) {
+			iov[n].iov_base = r->rc[i].data;
+			iov[n++].iov_len = r->rc[i].len;
+		}
+		if (pad) {
+			iov[n].iov_base = (void *)(uintptr_t)zero;
+			iov[n++].iov_len = pad;
+		}
+		cur = pos;
+	}
+	if (blen > cur) {
+		iov[n].iov_base = (void *)(uintptr_t)(base + cur);
+		iov[n++].iov_len = blen - cur;
+	}
+	if (n == 0) {
+		iov[n].iov_base = (void *)(uintptr_t)zero;
+		iov[n++].iov_len = 0;
+	}
+	return rpcrdma_xdr_init_iov(&r->cur, iov, n, RPCRDMA_XDR_DECODE);
+}
+
+static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
+{
+	struct rpcrdma_rpc_reply rep;
+	const struct svc_prog *p = NULL;
+	uint32_t low = UINT32_MAX, high = 0;
+	bool prog_known = false;
+
+	if (splice(r)) {
+		pthread_mutex_lock(&s->lock);
+		s->st.bad_headers++;
+		refuse(r->conn, r, RPCRDMA1_ERR_CHUNK);
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	if (rpcrdma_rpc_decode_call(&r->cur, &r->call)) {
+		/* Not an RPC call we can parse: dropped (as Linux does). */
+		pthread_mutex_lock(&s->lock);
+		s->st.decode_errors++;
+		req_end(r, true);
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->st.calls++;
+	pthread_mutex_unlock(&s->lock);
+	if (rpcrdma_rpc_check_call(&r->call, RPCRDMA_RPC_FLAVORS_DEFAULT, &rep) == 1) {
+		do_reply(r, &rep, NULL, NULL);
+		return;
+	}
+	for (uint32_t i = 0; i < s->nprogs; i++) {
+		if (s->progs[i].prog != r->call.prog)
+			continue;
+		prog_known = true;
+		if (s->progs[i].vers < low)
+			low = s->progs[i].vers;
+		if (s->progs[i].vers > high)
+			high = s->progs[i].vers;
+		if (s->progs[i].vers == r->call.vers)
+			p = &s->progs[i];
+	}
+	if (!p) {
+		if (prog_known)
+			rpcrdma_rpc_reply_prog_mismatch(&rep, r->call.xid, low, high);
+		else
+			rpcrdma_rpc_reply_accepted(&rep, r->call.xid, RPCRDMA_RPC_PROG_UNAVAIL);
+		do_reply(r, &rep, NULL, NULL);
+		return;
+	}
+	rpcrdma_tirpc_xdr_create(&r->xdrs, &r->cur);
+	xprt_ddp_init(&r->ddp, XPRT_DDP_SVC_DEC);
+	xprt_ddp_attach(&r->xdrs, &r->ddp);
+	if (p->fn)
+		p->fn(r, r->call.proc, &r->xdrs, p->ctx);
+	else
+		svc_tirpc_dispatch(r, p->tfn);
+}
+
+static void *worker_main(void *arg)
+{
+	struct rpcrdma_svc *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		while (!s->qhead && !s->stop)
+			pthread_cond_wait(&s->work_cv, &s->lock);
+		if (s->stop && !s->qhead)
+			break;
+		struct rpcrdma_svc_req *r = s->qhead;
+
+		s->qhead = r->next;
+		if (!s->qhead)
+			s->qtail = NULL;
+		pthread_mutex_unlock(&s->lock);
+		process(s, r);
+		pthread_mutex_lock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+static void run_list(struct rpcrdma_svc *s, struct rpcrdma_svc_req *list)
+{
+	/* The list was built newest first; run oldest first. */
+	struct rpcrdma_svc_req *rev = NULL;
+
+	while (list) {
+		struct rpcrdma_svc_req *n = list->next;
+
+		list->next = rev;
+		rev = list;
+		list = n;
+	}
+	while (rev) {
+		struct rpcrdma_svc_req *n = rev->next;
+
+		process(s, rev);
+		rev = n;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Replies                                                             */
+/* ------------------------------------------------------------------ */
+
+/* RDMA Write @len bytes at @base into the segments @seg[0..n) (lengths
+ * rewritten to what was written, RFC 8166 §3.4.6). Lock held. */
+static int write_segments(struct svc_conn *c, struct rpcrdma_svc_req *r, struct rpcrdma_mr *mr,
+			  const uint8_t *base, uint64_t len, struct rpcrdma1_segment *seg,
+			  uint32_t n)
+{
+	uint64_t off = 0;
+
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t k = (uint32_t)(len - off < seg[j].length ? len - off : seg[j].length);
+
+		seg[j].length = k;
+		if (!k)
+			continue;
+		struct rpcrdma_sge sge = {
+		    .addr = (uint64_t)(uintptr_t)(base + off),
+		    .length = k,
+		    .lkey = rpcrdma_mr_stag(mr),
+		};
+		struct rpcrdma_send_wr wr = {
+		    .wr_id = mk_wrid(WR_WRITE, r->ridx),
+		    .opcode = RPCRDMA_WR_RDMA_WRITE,
+		    .flags = RPCRDMA_SEND_SIGNALED,
+		    .sg = &sge,
+		    .num_sge = 1,
+		    .remote_offset = seg[j].offset,
+		    .remote_stag = seg[j].handle,
+		};
+		int rc = rpcrdma_post_send(c->ep, &wr);
+
+		if (rc)
+			return rc;
+		r->writes_pending++;
+		off += k;
+	}
+	return off == len ? 0 : -EMSGSIZE;
+}
+
+/* Encode RPC reply header + results at @buf/@cap; 0 or -EMSGSIZE. */
+static int encode_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep,
+			xdrproc_t xres, void *res, uint8_t *buf, size_t cap, size_t *len)
+{
+	struct rpcrdma_xdr x;
+	XDR xdrs;
+	uint32_t nw =
+	    r->h.chunks.nwrites < RPCRDMA_MAX_BULK ? r->h.chunks.nwrites : RPCRDMA_MAX_BULK;
+
+	xprt_ddp_init(&r->ddp, XPRT_DDP_SVC_ENC);
+	r->ddp.nwrite = nw;
+	for (uint32_t i = 0; i < nw; i++)
+		rpcrdma1_write_chunk_length(&r->h.chunks, i, &r->ddp.write_cap[i]);
+	rpcrdma_xdr_init(&x, buf, cap, RPCRDMA_XDR_ENCODE);
+	if (rpcrdma_rpc_encode_reply(&x, rep))
+		return -EMSGSIZE;
+	if (xres) {
+		rpcrdma_tirpc_xdr_create(&xdrs, &x);
+		xprt_ddp_attach(&xdrs, &r->ddp);
+		if (!(*xres)(&xdrs, res))
+			return -EMSGSIZE;
+	}
+	*len = rpcrdma_xdr_getpos(&x);
+	return 0;
+}
+
+/* The one STag a call exposed, or 0 (RFC 8797 §4 remote invalidation is
+ * used only then: the requester cannot tell which of several we did). */
+static uint32_t only_stag(const struct rpcrdma1_chunks *ch)
+{
+	uint32_t h = 0;
+
+#define ONE(x)                                                                                     \
+	do {                                                                                       \
+		if (!h)                                                                            \
+			h = (x);                                                                   \
+		else if (h != (x))                                                                 \
+			return 0;                                                                  \
+	} while (0)
+	for (uint32_t i = 0; i < ch->nreads; i++)
+		ONE(ch->reads[i].seg.handle);
+	for (uint32_t i = 0; i < ch->nwsegs; i++)
+		ONE(ch->wsegs[i].handle);
+	for (uint32_t i = 0; i < ch->nreply; i++)
+		ONE(ch->reply[i].handle);
+#undef ONE
+	return h;
+}
+
+static void wait_writes(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
+{
+	struct svc_conn *c = r->conn;
+
+	if (on_progress_thread(s) || !s->started) {
+		/* Dispatch runs on the progress thread: drive it here. */
+		struct rpcrdma_svc_req *runnow = NULL;
+
+		while (r->writes_pending && !c->dead) {
+			pthread_mutex_unlock(&s->lock);
+			rpcrdma_dev_progress(s->dev, 1);
+			pthread_mutex_lock(&s->lock);
+			poll_conn(c, &runnow);
+		}
+		/* Calls that became ready meanwhile: queue them (run later). */
+		while (runnow) {
+			struct rpcrdma_svc_req *n = runnow->next;
+
+			runnow->next = NULL;
+			if (s->qtail)
+				s->qtail->next = runnow;
+			else
+				s->qhead = runnow;
+			s->qtail = runnow;
+			runnow = n;
+		}
+		return;
+	}
+	while (r->writes_pending && !c->dead)
+		pthread_cond_wait(&s->done_cv, &s->lock);
+}
+
+static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
+		    void *res)
+{
+	struct svc_conn *c = r->conn;
+	struct rpcrdma_svc *s = c->svc;
+	struct rpcrdma1_chunks *rch = &r->rh.chunks;
+	struct rpcrdma_xdr hx;
+	uint8_t *sbuf;
+	uint32_t sidx;
+	size_t hsize, mlen = 0;
+	bool long_reply = false;
+	uint64_t rcap = 0;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	if (c->dead) {
+		req_end(r, false);
+		pthread_mutex_unlock(&s->lock);
+		return -ENOTCONN;
+	}
+	while (send_buf_get(c, &sidx)) {
+		if (c->dead || on_progress_thread(s)) {
+			req_end(r, true);
+			pthread_mutex_unlock(&s->lock);
+			return -ENOBUFS;
+		}
+		pthread_cond_wait(&s->done_cv, &s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+
+	/* The reply's chunk lists echo the call's Write list and Reply chunk
+	 * (as Linux does); lengths are rewritten below. No Read list. */
+	*rch = r->h.chunks;
+	rch->nreads = 0;
+	for (uint32_t i = 0; i < rch->nwsegs; i++)
+		rch->wsegs[i].length = 0;
+	for (uint32_t i = 0; i < rch->nreply; i++)
+		rch->reply[i].length = 0;
+	hsize = RPCRDMA1_FIXED_SIZE + rpcrdma1_chunks_size(rch);
+	sbuf = xprt_pool_buf(&c->sendp, sidx);
+	if (hsize > c->lim.inline_send) {
+		rc = -EMSGSIZE;
+	} else {
+		rc = encode_reply(r, rep, xres, res, sbuf + hsize, c->lim.inline_send - hsize,
+				  &mlen);
+	}
+	if (rc && r->h.chunks.reply_present && hsize <= c->lim.inline_send &&
+	    !rpcrdma1_reply_chunk_length(&r->h.chunks, &rcap) && rcap) {
+		/* Long Reply (RFC 8166 §3.5.3.2): into the Reply chunk. */
+		rc = xprt_lbuf_reserve(&r->lrep, (size_t)rcap);
+		if (!rc)
+			rc = encode_reply(r, rep, xres, res, r->lrep.buf, (size_t)rcap, &mlen);
+		long_reply = rc == 0;
+	}
+
+	pthread_mutex_lock(&s->lock);
+	if (rc || c->dead) {
+		send_buf_put(c, sidx);
+		if (!c->dead) {
+			/* RFC 8166 §4.5.2: the reply fits nowhere the
+			 * requester allowed. */
+			send_error(c, r->h.xid, RPCRDMA1_ERR_CHUNK);
+		}
+		req_end(r, true);
+		pthread_mutex_unlock(&s->lock);
+		return c->dead ? -ENOTCONN : -EMSGSIZE;
+	}
+	/* RDMA Writes: result bulk items into their Write chunks, then the
+	 * Long Reply into the Reply chunk. */
+	r->writes_pending = 0;
+	for (uint32_t k = 0; k < r->ddp.nitems && !rc; k++) {
+		const struct xprt_ddp_item *it = &r->ddp.items[k];
+		const struct rpcrdma1_write_chunk *wc = &rch->writes[it->pos];
+		uint64_t cap = 0;
+
+		rpcrdma1_write_chunk_length(&r->h.chunks, it->pos, &cap);
+		for (uint32_t j = 0; j < wc->nsegs; j++)
+			rch->wsegs[wc->first + j].length = r->h.chunks.wsegs[wc->first + j].length;
+		rc = xprt_mr_use(s->pd, &r->wmr[k], it->base, it->len, 0);
+		if (!rc)
+			rc = write_segments(c, r, r->wmr[k], it->base, it->len,
+					    &rch->wsegs[wc->first], wc->nsegs);
+		s->st.write_chunks++;
+		s->st.write_bytes += it->len;
+	}
+	if (!rc && long_reply) {
+		for (uint32_t j = 0; j < rch->nreply; j++)
+			rch->reply[j].length = r->h.chunks.reply[j].length;
+		rc = xprt_mr_use(s->pd, &r->lmr, r->lrep.buf, mlen, 0);
+		if (!rc)
+			rc = write_segments(c, r, r->lmr, r->lrep.buf, mlen, rch->reply,
+					    rch->nreply);
+		s->st.long_replies++;
+		s->st.reply_chunks++;
+		s->st.reply_bytes += mlen;
+	}
+	if (rc) {
+		/* The send queue is full or the connection failed mid-reply:
+		 * the requester cannot trust partial placement; drop the
+		 * connection (it retransmits on a new one). */
+		send_buf_put(c, sidx);
+		wait_writes(s, r);
+		req_end(r, false);
+		conn_fail(c);
+		pthread_mutex_unlock(&s->lock);
+		return -ENOTCONN;
+	}
+	/* The Writes' sources are the caller's buffers: they must be read
+	 * before rpcrdma_svc_reply() returns. */
+	wait_writes(s, r);
+	rpcrdma_xdr_init(&hx, sbuf, hsize, RPCRDMA_XDR_ENCODE);
+	if (long_reply)
+		rc = rpcrdma1_encode_nomsg(&hx, r->h.xid, s->credits, rch);
+	else
+		rc = rpcrdma1_encode_msg(&hx, r->h.xid, s->credits, rch);
+	if (rc || c->dead) {
+		send_buf_put(c, sidx);
+		req_end(r, !c->dead);
+		pthread_mutex_unlock(&s->lock);
+		return c->dead ? -ENOTCONN : rc;
+	}
+	uint32_t inv = c->lim.remote_inv ? only_stag(&r->h.chunks) : 0;
+	uint32_t xid = r->h.xid;
+
+	(void)xid;
+	/* Receive first, then the Send (see the top of this file). */
+	req_end(r, true);
+	if (!long_reply) {
+		s->st.short_msgs++;
+		s->st.inline_bytes_tx += hsize + mlen;
+	}
+	if (inv)
+		s->st.remote_invalidations++;
+	rc = post_send_buf(c, sidx, long_reply ? hsize : hsize + mlen, inv);
+	if (!rc)
+		s->st.replies++;
+	if (rep->reply_stat != RPCRDMA_RPC_MSG_ACCEPTED || rep->accept_stat != RPCRDMA_RPC_SUCCESS)
+		s->st.rpc_errors++;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connections (progress thread)                                       */
+/* ------------------------------------------------------------------ */
+
+static void conn_destroy(struct svc_conn *c)
+{
+	struct rpcrdma_wc wc[32];
+
+	if (c->ep)
+		rpcrdma_ep_destroy(c->ep);
+	if (c->cq) {
+		while (rpcrdma_cq_poll(c->cq, wc, 32) > 0)
+			;
+		rpcrdma_cq_destroy(c->cq);
+	}
+	if (c->reqs) {
+		for (uint32_t i = 0; i < c->svc->credits; i++) {
+			struct rpcrdma_svc_req *r = &c->reqs[i];
+
+			for (uint32_t k = 0; k < RPCRDMA_MAX_BULK; k++)
+				if (r->wmr[k])
+					rpcrdma_mr_dereg(r->wmr[k]);
+			if (r->rdmr)
+				rpcrdma_mr_dereg(r->rdmr);
+			if (r->lmr)
+				rpcrdma_mr_dereg(r->lmr);
+			xprt_lbuf_fini(&r->rd);
+			xprt_lbuf_fini(&r->lrep);
+		}
+		free(c->reqs);
+	}
+	xprt_pool_fini(&c->recvp);
+	xprt_pool_fini(&c->sendp);
+	free(c->sfree);
+	free(c);
+}
+
+static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
+{
+	struct svc_conn *c;
+	struct rpcrdma_cq_attr ca = {0};
+	struct rpcrdma_ep_attr ea = {0};
+	uint8_t pdata[RPCRDMA1_CM_SIZE];
+	uint32_t nsend = s->credits + SVC_SEND_EXTRA;
+	int rc;
+
+	if (s->stopping || s->nconns >= s->max_conns) {
+		rpcrdma_reject(ev->req, NULL, 0);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		rpcrdma_reject(ev->req, NULL, 0);
+		return;
+	}
+	c->svc = s;
+	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024. */
+	xprt_negotiate(ev->private_data, ev->private_data_len, s->inline_send, s->inline_recv,
+		       s->remote_inv, &c->lim);
+	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_CONTEXT;
+	ea.max_send_wr = 4 * s->credits + 256;
+	ea.max_recv_wr = s->credits;
+	ea.max_send_sge = 1;
+	ea.max_recv_sge = 1;
+	ea.mpa_crc = s->mpa_crc;
+	ea.context = c;
+	ca.cqe = ea.max_send_wr + ea.max_recv_wr + 16;
+	rc = rpcrdma_cq_create(s->dev, &ca, &c->cq);
+	ea.send_cq = c->cq;
+	ea.recv_cq = c->cq;
+	ea.evch = s->evch;
+	if (!rc)
+		rc = rpcrdma_ep_create(s->pd, &ea, &c->ep);
+	if (!rc)
+		rc = xprt_pool_init(&c->recvp, s->pd, s->credits, s->inline_recv);
+	if (!rc)
+		rc = xprt_pool_init(&c->sendp, s->pd, nsend, s->inline_send);
+	if (!rc) {
+		c->reqs = calloc(s->credits, sizeof(*c->reqs));
+		c->sfree = calloc(nsend, sizeof(*c->sfree));
+		if (!c->reqs || !c->sfree)
+			rc = -ENOMEM;
+	}
+	for (uint32_t i = 0; !rc && i < nsend; i++)
+		c->sfree[c->nsfree++] = i;
+	for (uint32_t i = 0; !rc && i < s->credits; i++) {
+		c->reqs[i].conn = c;
+		c->reqs[i].ridx = i;
+		rc = xprt_pool_post_recv(&c->recvp, c->ep, i, mk_wrid(WR_RECV, i));
+	}
+	if (!rc)
+		rc = xprt_pdata_build(pdata, sizeof(pdata), s->inline_send, s->inline_recv,
+				      s->remote_inv);
+	if (rc) {
+		rpcrdma_reject(ev->req, NULL, 0);
+		conn_destroy(c);
+		return;
+	}
+	rc = rpcrdma_accept(ev->req, c->ep, pdata, sizeof(pdata));
+	if (rc) {
+		conn_destroy(c);
+		return;
+	}
+	c->next = s->conns;
+	s->conns = c;
+	s->nconns++;
+}
+
+static struct svc_conn *conn_of(struct rpcrdma_svc *s, struct rpcrdma_ep *ep)
+{
+	for (struct svc_conn *c = s->conns; c; c = c->next)
+		if (c->ep == ep)
+			return c;
+	return NULL;
+}
+
+static void reap_conns(struct rpcrdma_svc *s)
+{
+	struct svc_conn **pp = &s->conns;
+
+	while (*pp) {
+		struct svc_conn *c = *pp;
+
+		if (c->dead && c->held == 0 && c->nsfree == s->credits + SVC_SEND_EXTRA) {
+			*pp = c->next;
+			s->nconns--;
+			conn_destroy(c);
+			continue;
+		}
+		pp = &c->next;
+	}
+}
+
+static void *progress_main(void *arg)
+{
+	struct rpcrdma_svc *s = arg;
+	struct rpcrdma_event ev;
+
+	if (s->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(s->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	for (;;) {
+		struct rpcrdma_svc_req *runnow = NULL;
+
+		pthread_mutex_lock(&s->lock);
+		if (s->stop) {
+			pthread_mutex_unlock(&s->lock);
+			break;
+		}
+		pthread_mutex_unlock(&s->lock);
+		rpcrdma_dev_progress(s->dev, s->progress == RPCRDMA_PROGRESS_BUSY_POLL ? 0 : 20);
+		pthread_mutex_lock(&s->lock);
+		while (rpcrdma_evch_get(s->evch, &ev) == 0) {
+			struct svc_conn *c;
+
+			switch (ev.type) {
+			case RPCRDMA_EV_CONNECT_REQUEST:
+				conn_accept(s, &ev);
+				break;
+			case RPCRDMA_EV_ESTABLISHED:
+				c = conn_of(s, ev.ep);
+				if (c && !c->up) {
+					c->up = true;
+					s->st.connections++;
+				}
+				break;
+			case RPCRDMA_EV_DISCONNECTED:
+				c = conn_of(s, ev.ep);
+				if (c && !c->dead) {
+					poll_conn(c, &runnow);
+					c->dead = true;
+					if (c->up)
+						s->st.connections--;
+					c->up = false;
+					/* Flushed Reads end their requests;
+					 * the rest end as they are answered. */
+					pthread_cond_broadcast(&s->done_cv);
+				}
+				break;
+			case RPCRDMA_EV_TERMINATE:
+				c = conn_of(s, ev.ep);
+				if (c)
+					s->st.conn_errors++;
+				break;
+			default:
+				break;
+			}
+		}
+		for (struct svc_conn *c = s->conns; c; c = c->next)
+			poll_conn(c, &runnow);
+		reap_conns(s);
+		pthread_mutex_unlock(&s->lock);
+		if (runnow)
+			run_list(s, runnow);
+		/* Work queued while dispatching on this thread. */
+		if (s->workers == 0) {
+			pthread_mutex_lock(&s->lock);
+			struct rpcrdma_svc_req *q = s->qhead;
+
+			s->qhead = s->qtail = NULL;
+			pthread_mutex_unlock(&s->lock);
+			while (q) {
+				struct rpcrdma_svc_req *n = q->next;
+
+				process(s, q);
+				q = n;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Public API                                                          */
+/* ------------------------------------------------------------------ */
+
+static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
+{
+	uint32_t m = o ? o->comp_mask : 0;
+
+	s->credits = RPCRDMA_DEFAULT_CREDITS;
+	s->inline_send = s->inline_recv = RPCRDMA_DEFAULT_INLINE;
+	s->workers = 1;
+	s->cpu = -1;
+	s->progress = RPCRDMA_PROGRESS_THREAD;
+	s->remote_inv = true;
+	s->max_chunk = 64u << 20;
+	s->max_conns = 1024;
+	s->mpa_crc = true;
+	s->backlog = 128;
+	if (m & RPCRDMA_SVC_OPT_CREDITS) {
+		/* RFC 8166 §3.3.1: never grant zero. */
+		if (o->credits < 1 || o->credits > 1024)
+			return -EINVAL;
+		s->credits = o->credits;
+	}
+	if (m & RPCRDMA_SVC_OPT_INLINE) {
+		if (!xprt_inline_valid(o->inline_send) || !xprt_inline_valid(o->inline_recv))
+			return -EINVAL;
+		s->inline_send = o->inline_send;
+		s->inline_recv = o->inline_recv;
+	}
+	if (m & RPCRDMA_SVC_OPT_WORKERS) {
+		if (o->workers > 256)
+			return -EINVAL;
+		s->workers = o->workers;
+	}
+	if (m & RPCRDMA_SVC_OPT_CPU)
+		s->cpu = o->cpu;
+	if (m & RPCRDMA_SVC_OPT_PROGRESS)
+		s->progress = o->progress;
+	if (m & RPCRDMA_SVC_OPT_REMOTE_INV)
+		s->remote_inv = o->remote_invalidate != 0;
+	if (m & RPCRDMA_SVC_OPT_MAX_CHUNK)
+		s->max_chunk = o->max_chunk_bytes;
+	if (m & RPCRDMA_SVC_OPT_MAX_CONNS)
+		s->max_conns = o->max_conns ? o->max_conns : 1;
+	if (m & RPCRDMA_SVC_OPT_MPA_CRC)
+		s->mpa_crc = o->mpa_crc != 0;
+	if (m & RPCRDMA_SVC_OPT_BACKLOG)
+		s->backlog = o->backlog > 0 ? o->backlog : 128;
+	return 0;
+}
+
+static int svc_create(const char *host, uint16_t port, const struct rpcrdma_svc_opts *opts,
+		      struct rpcrdma_svc **out)
+{
+	struct rpcrdma_svc *s;
+	struct sockaddr_storage ss = {0};
+	socklen_t sl;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->work_cv, NULL);
+	pthread_cond_init(&s->done_cv, NULL);
+	rc = apply_opts(s, opts);
+	if (!rc) {
+		if (!host || !*host) {
+			struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+			sin->sin_family = AF_INET;
+			sin->sin_addr.s_addr = htonl(INADDR_ANY);
+			sin->sin_port = htons(port);
+			sl = sizeof(*sin);
+		} else {
+			struct addrinfo hints = {0}, *res = NULL;
+			char ps[8];
+
+			hints.ai_family = AF_UNSPEC;
+			hints.ai_socktype = SOCK_STREAM;
+			hints.ai_flags = AI_PASSIVE;
+			snprintf(ps, sizeof(ps), "%u", port);
+			if (getaddrinfo(host, ps, &hints, &res) || !res) {
+				rc = -ENOENT;
+			} else {
+				memcpy(&ss, res->ai_addr, res->ai_addrlen);
+				sl = res->ai_addrlen;
+				freeaddrinfo(res);
+			}
+		}
+	}
+	if (!rc)
+		rc = rpcrdma_dev_open(
+		    (opts && (opts->comp_mask & RPCRDMA_SVC_OPT_PROVIDER)) ? opts->provider : NULL,
+		    NULL, &s->dev);
+	if (!rc)
+		rc = rpcrdma_pd_alloc(s->dev, &s->pd);
+	if (!rc)
+		rc = rpcrdma_evch_create(s->dev, NULL, &s->evch);
+	if (!rc)
+		rc = rpcrdma_listen(s->dev, s->evch, (struct sockaddr *)&ss, sl, s->backlog, s,
+				    &s->lst);
+	if (!rc) {
+		struct sockaddr_storage la;
+
+		rc = rpcrdma_listener_addr(s->lst, &la);
+		if (!rc)
+			s->port =
+			    ntohs(la.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&la)->sin6_port
+							   : ((struct sockaddr_in *)&la)->sin_port);
+	}
+	if (rc) {
+		rpcrdma_svc_destroy(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int rpcrdma_svc_create(const char *host, uint16_t port, const struct rpcrdma_svc_opts *opts,
+		       struct rpcrdma_svc **out)
+{
+	return svc_create(host, port ? port : RPCRDMA_DEFAULT_PORT, opts, out);
+}
+
+int rpcrdma_svc_create_any(const char *host, const struct rpcrdma_svc_opts *opts,
+			   struct rpcrdma_svc **out)
+{
+	return svc_create(host, 0, opts, out);
+}
+
+uint16_t rpcrdma_svc_port(const struct rpcrdma_svc *s)
+{
+	return s->port;
+}
+
+static int reg(struct rpcrdma_svc *s, uint32_t prog, uint32_t vers, rpcrdma_svc_dispatch_t fn,
+	       rpcrdma_svc_tirpc_dispatch_t tfn, void *ctx)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (uint32_t i = 0; i < s->nprogs; i++)
+		if (s->progs[i].prog == prog && s->progs[i].vers == vers)
+			rc = -EEXIST;
+	if (!rc && s->nprogs >= SVC_MAX_PROGS)
+		rc = -ENOSPC;
+	if (!rc) {
+		struct svc_prog *p = &s->progs[s->nprogs++];
+
+		p->prog = prog;
+		p->vers = vers;
+		p->fn = fn;
+		p->tfn = tfn;
+		p->ctx = ctx;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int rpcrdma_svc_register(struct rpcrdma_svc *s, uint32_t prog, uint32_t vers,
+			 rpcrdma_svc_dispatch_t dispatch, void *ctx)
+{
+	if (!s || !dispatch)
+		return -EINVAL;
+	return reg(s, prog, vers, dispatch, NULL, ctx);
+}
+
+int rpcrdma_svc_register_tirpc(struct rpcrdma_svc *s, uint32_t prog, uint32_t vers,
+			       rpcrdma_svc_tirpc_dispatch_t dispatch)
+{
+	if (!s || !dispatch)
+		return -EINVAL;
+	return reg(s, prog, vers, NULL, dispatch, NULL);
+}
+
+int rpcrdma_svc_start(struct rpcrdma_svc *s)
+{
+	int rc;
+
+	if (!s || s->started)
+		return -EINVAL;
+	if (s->workers) {
+		s->wthr = calloc(s->workers, sizeof(*s->wthr));
+		if (!s->wthr)
+			return -ENOMEM;
+		for (; s->nwthr < s->workers; s->nwthr++) {
+			rc = pthread_create(&s->wthr[s->nwthr], NULL, worker_main, s);
+			if (rc)
+				return -rc;
+		}
+	}
+	rc = pthread_create(&s->pthr, NULL, progress_main, s);
+	if (rc)
+		return -rc;
+	s->started = true;
+	return 0;
+}
+
+int rpcrdma_svc_stop(struct rpcrdma_svc *s, int timeout_ms)
+{
+	struct timespec dl;
+	int rc = 0;
+
+	if (!s)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	if (s->stopped || !s->started) {
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	s->stopping = true;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	/* Let dispatched calls be answered. */
+	for (;;) {
+		uint32_t held = 0;
+
+		for (struct svc_conn *c = s->conns; c; c = c->next)
+			held += c->held;
+		if (!held)
+			break;
+		if (pthread_cond_timedwait(&s->done_cv, &s->lock, &dl) == ETIMEDOUT) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+	}
+	for (struct svc_conn *c = s->conns; c; c = c->next)
+		if (!c->dead)
+			rpcrdma_disconnect(c->ep);
+	pthread_mutex_unlock(&s->lock);
+	/* Give the progress thread a moment to send what was posted. */
+	usleep(20000);
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	s->stopped = true;
+	pthread_cond_broadcast(&s->work_cv);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->pthr, NULL);
+	for (uint32_t i = 0; i < s->nwthr; i++)
+		pthread_join(s->wthr[i], NULL);
+	return rc;
+}
+
+void rpcrdma_svc_destroy(struct rpcrdma_svc *s)
+{
+	if (!s)
+		return;
+	if (s->started)
+		rpcrdma_svc_stop(s, 0);
+	while (s->conns) {
+		struct svc_conn *c = s->conns;
+
+		s->conns = c->next;
+		conn_destroy(c);
+	}
+	if (s->lst)
+		rpcrdma_listener_destroy(s->lst);
+	if (s->evch)
+		rpcrdma_evch_destroy(s->evch);
+	if (s->pd)
+		rpcrdma_pd_free(s->pd);
+	if (s->dev)
+		rpcrdma_dev_close(s->dev);
+	free(s->wthr);
+	pthread_cond_destroy(&s->work_cv);
+	pthread_cond_destroy(&s->done_cv);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int rpcrdma_svc_stats(struct rpcrdma_svc *s, struct rpcrdma_xprt_stats *st)
+{
+	if (!s || !st)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	*st = s->st;
+	st->credits = s->credits;
+	st->inline_send = s->inline_send;
+	st->inline_recv = s->inline_recv;
+	st->remote_invalidate = s->remote_inv;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+void rpcrdma_svc_set_testhook(struct rpcrdma_svc *s, const struct svc_testhook *h)
+{
+	pthread_mutex_lock(&s->lock);
+	s->hook = *h;
+	pthread_mutex_unlock(&s->lock);
+}
+
+uint32_t rpcrdma_svc_req_xid(const struct rpcrdma_svc_req *r)
+{
+	return r->call.xid;
+}
+
+uint32_t rpcrdma_svc_req_prog(const struct rpcrdma_svc_req *r)
+{
+	return r->call.prog;
+}
+
+uint32_t rpcrdma_svc_req_vers(const struct rpcrdma_svc_req *r)
+{
+	return r->call.vers;
+}
+
+uint32_t rpcrdma_svc_req_proc(const struct rpcrdma_svc_req *r)
+{
+	return r->call.proc;
+}
+
+const struct rpcrdma_rpc_auth *rpcrdma_svc_req_cred(const struct rpcrdma_svc_req *r)
+{
+	return &r->call.cred;
+}
+
+int rpcrdma_svc_getargs(struct rpcrdma_svc_req *r, xdrproc_t xargs, void *args)
+{
+	if (!xargs)
+		return 0;
+	return (*xargs)(&r->xdrs, args) ? 0 : -EBADMSG;
+}
+
+void rpcrdma_svc_freeargs(struct rpcrdma_svc_req *r, xdrproc_t xargs, void *args)
+{
+	(void)r;
+	if (xargs)
+		xdr_free(xargs, args);
+}
+
+int rpcrdma_svc_req_read_chunk(struct rpcrdma_svc_req *r, uint32_t i, const void **data,
+			       uint32_t *len, uint32_t *position)
+{
+	if (i >= r->nrc)
+		return -ENOENT;
+	*data = r->rc[i].data;
+	*len = r->rc[i].len;
+	if (position)
+		*position = r->rc[i].pos;
+	return 0;
+}
+
+uint64_t rpcrdma_svc_req_write_space(const struct rpcrdma_svc_req *r, uint32_t i)
+{
+	uint64_t w = 0;
+
+	if (rpcrdma1_write_chunk_length(&r->h.chunks, i, &w))
+		return 0;
+	return w;
+}
+
+int rpcrdma_svc_reply(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
+{
+	struct rpcrdma_rpc_reply rep;
+
+	rpcrdma_rpc_reply_accepted(&rep, r->call.xid, RPCRDMA_RPC_SUCCESS);
+	return do_reply(r, &rep, xres, res);
+}
+
+int rpcrdma_svc_error(struct rpcrdma_svc_req *r, uint32_t accept_stat)
+{
+	struct rpcrdma_rpc_reply rep;
+
+	if (accept_stat == RPCRDMA_RPC_SUCCESS || accept_stat > RPCRDMA_RPC_SYSTEM_ERR ||
+	    accept_stat == RPCRDMA_RPC_PROG_MISMATCH)
+		accept_stat = RPCRDMA_RPC_SYSTEM_ERR;
+	rpcrdma_rpc_reply_accepted(&rep, r->call.xid, accept_stat);
+	return do_reply(r, &rep, NULL, NULL);
+}
+
+void svc_req_drop(struct rpcrdma_svc_req *r)
+{
+	struct rpcrdma_svc *s = r->conn->svc;
+
+	pthread_mutex_lock(&s->lock);
+	req_end(r, !r->conn->dead);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int svc_reply_raw(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
+		  void *res)
+{
+	return do_reply(r, rep, xres, res);
+}

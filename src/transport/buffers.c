@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Pre-registered buffer pools (RFC 8166 §3.3.1: the responder posts one
+ * receive per credit; the requester keeps one send buffer per slot). A pool
+ * is one allocation and one registration, so an inline message costs no
+ * allocation and no registration (xprtrdma's "regbuf" idea).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/xprt.h"
+
+int xprt_pool_init(struct xprt_pool *p, struct rpcrdma_pd *pd, uint32_t count, size_t size)
+{
+	size_t total;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	if (!count || !size || size > SIZE_MAX / count)
+		return -EINVAL;
+	total = (size_t)count * size;
+	p->base = aligned_alloc(64, (total + 63) & ~(size_t)63);
+	if (!p->base)
+		return -ENOMEM;
+	memset(p->base, 0, total);
+	rc = rpcrdma_mr_reg(pd, p->base, total, RPCRDMA_ACCESS_LOCAL_WRITE, &p->mr);
+	if (rc) {
+		free(p->base);
+		p->base = NULL;
+		return rc;
+	}
+	p->size = size;
+	p->count = count;
+	return 0;
+}
+
+void xprt_pool_fini(struct xprt_pool *p)
+{
+	if (p->mr)
+		rpcrdma_mr_dereg(p->mr);
+	free(p->base);
+	memset(p, 0, sizeof(*p));
+}
+
+struct rpcrdma_sge xprt_pool_sge(const struct xprt_pool *p, uint32_t i, size_t off, size_t len)
+{
+	struct rpcrdma_sge s = {
+	    .addr = (uint64_t)(uintptr_t)(xprt_pool_buf(p, i) + off),
+	    .length = (uint32_t)len,
+	    .lkey = rpcrdma_mr_stag(p->mr),
+	};
+	return s;
+}
+
+int xprt_pool_post_recv(const struct xprt_pool *p, struct rpcrdma_ep *ep, uint32_t i,
+			uint64_t wr_id)
+{
+	struct rpcrdma_sge s = xprt_pool_sge(p, i, 0, p->size);
+
+	/* The buffer belongs to the provider until the RECV completion. */
+	return rpcrdma_post_recv(ep, wr_id, &s, 1);
+}
+
+int xprt_lbuf_reserve(struct xprt_lbuf *b, size_t len)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+	uint8_t *n;
+
+	if (len <= b->cap)
+		return 0;
+	while (cap < len) {
+		if (cap > SIZE_MAX / 2)
+			return -ENOMEM;
+		cap *= 2;
+	}
+	n = aligned_alloc(4096, cap);
+	if (!n)
+		return -ENOMEM;
+	free(b->buf);
+	b->buf = n;
+	b->cap = cap;
+	return 0;
+}
+
+void xprt_lbuf_fini(struct xprt_lbuf *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+	b->cap = 0;
+}
+
+int xprt_mr_use(struct rpcrdma_pd *pd, struct rpcrdma_mr **mr, const void *addr, size_t len,
+		unsigned int access)
+{
+	/* The provider never writes through a registration without
+	 * RPCRDMA_ACCESS_*_WRITE, so registering const memory read-only is
+	 * sound. */
+	void *a = (void *)(uintptr_t)addr;
+
+	if (!*mr)
+		return rpcrdma_mr_reg(pd, a, len, access, mr);
+	return rpcrdma_mr_rereg(*mr, a, len, access);
+}

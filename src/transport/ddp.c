@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DDP-eligible data items (RFC 8166 §3.4.1, §3.4.5, §3.4.6). The upper
+ * layer marks an opaque<> as DDP-eligible by giving it the type struct
+ * rpcrdma_bulk; its routine, rpcrdma_xdr_bulk(), asks the XDR stream's
+ * transport context (struct xprt_ddp, hung on the stream's x_public) what
+ * to do with the bytes:
+ *   requester, call: the length word stays inline, the data leaves the
+ *     stream and becomes a Read chunk at the data's XDR position; the XDR
+ *     roundup is neither in the chunk nor inline (RFC 8166 §3.4.5 "Read
+ *     chunk roundup", as Linux's client sends it);
+ *   requester, reply: item i may have been written into Write chunk i
+ *     (RFC 8166 §3.4.6), with no roundup inline after it;
+ *   responder, call: the stream was spliced back together (splice.c), so
+ *     the data is read in place without a copy;
+ *   responder, reply: item i goes into Write chunk i when the requester
+ *     offered one large enough (reply.c posts the RDMA Writes).
+ * Over any other XDR stream the routine is xdr_bytes() with no size limit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpcrdma/tirpc.h"
+#include "transport/xprt.h"
+
+#define XPRT_DDP_MAGIC 0x44445021u
+/* struct rpcrdma_bulk.flags: the decode allocated base */
+#define BULK_F_ALLOC 0x1u
+
+void xprt_ddp_init(struct xprt_ddp *d, enum xprt_ddp_role role)
+{
+	memset(d, 0, sizeof(*d));
+	d->magic = XPRT_DDP_MAGIC;
+	d->role = role;
+}
+
+void xprt_ddp_attach(XDR *xdrs, struct xprt_ddp *d)
+{
+	xdrs->x_public = (char *)d;
+}
+
+static struct xprt_ddp *ddp_of(XDR *xdrs)
+{
+	struct xprt_ddp *d;
+
+	/* Only our cursor streams carry a context; x_public of anyone else's
+	 * stream is theirs. */
+	if (!rpcrdma_tirpc_xdr_cursor(xdrs) || !xdrs->x_public)
+		return NULL;
+	d = (struct xprt_ddp *)(void *)xdrs->x_public;
+	return d->magic == XPRT_DDP_MAGIC ? d : NULL;
+}
+
+static bool_t bulk_encode(XDR *xdrs, struct xprt_ddp *d, struct rpcrdma_bulk *b)
+{
+	u_int len = b->len;
+	uint32_t i = d ? d->idx++ : 0;
+
+	if (len && !b->base)
+		return FALSE;
+	if (!xdr_u_int(xdrs, &len))
+		return FALSE;
+	if (d && d->role == XPRT_DDP_CLNT_ENC && !d->no_ddp && len >= d->threshold && len &&
+	    d->nitems < RPCRDMA_MAX_BULK) {
+		struct xprt_ddp_item *it = &d->items[d->nitems++];
+
+		it->pos = XDR_GETPOS(xdrs);
+		it->len = len;
+		it->base = b->base;
+		return TRUE;
+	}
+	if (d && d->role == XPRT_DDP_SVC_ENC && i < d->nwrite && len && len <= d->write_cap[i]) {
+		struct xprt_ddp_item *it = &d->items[d->nitems++];
+
+		it->pos = i; /* Write chunk index */
+		it->len = len;
+		it->base = b->base;
+		return TRUE;
+	}
+	return len == 0 || xdr_opaque(xdrs, b->base, len);
+}
+
+static bool_t bulk_decode(XDR *xdrs, struct xprt_ddp *d, struct rpcrdma_bulk *b)
+{
+	u_int len;
+	uint32_t i = d ? d->idx++ : 0;
+	void *dst;
+
+	if (!xdr_u_int(xdrs, &len))
+		return FALSE;
+	if (d && d->role == XPRT_DDP_CLNT_DEC && i < d->nrecv_bulk) {
+		if (i < d->nplaced && d->placed[i]) {
+			/* Placed by RDMA Write; the responder reported exactly
+			 * how many bytes (RFC 8166 §3.4.6). */
+			if (d->placed[i] != len)
+				return FALSE;
+			b->base = d->recv_bulk[i].base;
+			b->len = len;
+			b->flags = 0;
+			d->got[i] = len;
+			return TRUE;
+		}
+		if (len > d->recv_bulk[i].len)
+			return FALSE;
+		if (!xdr_opaque(xdrs, d->recv_bulk[i].base, len))
+			return FALSE;
+		b->base = d->recv_bulk[i].base;
+		b->len = len;
+		b->flags = 0;
+		d->got[i] = len;
+		return TRUE;
+	}
+	if (d && d->role == XPRT_DDP_SVC_DEC) {
+		struct rpcrdma_xdr *x = rpcrdma_tirpc_xdr_cursor(xdrs);
+		size_t start = rpcrdma_xdr_getpos(x);
+		size_t pad = RPCRDMA_XDR_ROUNDUP(len) - len;
+		const void *p;
+
+		/* Zero copy when the bytes are contiguous (a pulled Read
+		 * chunk always is); the request owns them until its reply. */
+		if (rpcrdma_xdr_get_inline(x, len, &p) == 0) {
+			if (rpcrdma_xdr_remaining(x) < pad) {
+				rpcrdma_xdr_setpos(x, start);
+				return FALSE;
+			}
+			rpcrdma_xdr_setpos(x, start + len + pad);
+			b->base = (void *)(uintptr_t)p;
+			b->len = len;
+			b->flags = 0;
+			return TRUE;
+		}
+	}
+	if (b->base && !(b->flags & BULK_F_ALLOC)) {
+		if (len > b->len)
+			return FALSE;
+		dst = b->base;
+	} else {
+		/* Validate before allocating: the bytes must be there. */
+		struct rpcrdma_xdr *x = rpcrdma_tirpc_xdr_cursor(xdrs);
+
+		if (x && rpcrdma_xdr_remaining(x) < len)
+			return FALSE;
+		if (b->flags & BULK_F_ALLOC)
+			free(b->base);
+		dst = malloc(len ? len : 1);
+		if (!dst)
+			return FALSE;
+		b->flags |= BULK_F_ALLOC;
+	}
+	if (!xdr_opaque(xdrs, dst, len)) {
+		if (b->flags & BULK_F_ALLOC) {
+			free(dst);
+			b->base = NULL;
+			b->flags &= ~BULK_F_ALLOC;
+		}
+		return FALSE;
+	}
+	b->base = dst;
+	b->len = len;
+	return TRUE;
+}
+
+bool_t rpcrdma_xdr_bulk(XDR *xdrs, struct rpcrdma_bulk *b)
+{
+	struct xprt_ddp *d = ddp_of(xdrs);
+
+	switch (xdrs->x_op) {
+	case XDR_ENCODE:
+		return bulk_encode(xdrs, d, b);
+	case XDR_DECODE:
+		return bulk_decode(xdrs, d, b);
+	case XDR_FREE:
+		if (b->flags & BULK_F_ALLOC) {
+			free(b->base);
+			b->base = NULL;
+			b->len = 0;
+			b->flags &= ~BULK_F_ALLOC;
+		}
+		return TRUE;
+	}
+	return FALSE;
+}

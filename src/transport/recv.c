@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Requester receive side: a reply's transport header has been decoded and
+ * matched to its call by XID (client.c). Here: RDMA_ERROR becomes the call's
+ * error (RFC 8166 §4.5); the chunk lists are checked against what the call
+ * offered, never trusted beyond it (a responder may not report more bytes
+ * written than a chunk holds); then the RPC reply header and the results
+ * are decoded from the inline message (RDMA_MSG) or the Reply chunk
+ * (RDMA_NOMSG, Long Reply, RFC 8166 §3.5.3.2).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "rpcrdma/tirpc.h"
+#include "transport/xprt.h"
+
+int xprt_reply_process(struct xprt_call *c, const uint8_t *buf, size_t len,
+		       const struct rpcrdma1_hdr *h, struct rpcrdma_call_result *r)
+{
+	struct rpcrdma_rpc_reply rep;
+	struct rpcrdma_xdr x;
+	struct xprt_ddp d;
+	const uint8_t *msg;
+	size_t mlen;
+	uint64_t w;
+	XDR xdrs;
+	int st;
+
+	r->reply_proc = h->proc;
+	if (h->proc == RPCRDMA1_ERROR) {
+		r->rdma_err = h->err;
+		if (h->err == RPCRDMA1_ERR_VERS) {
+			r->mismatch_low = h->vers_low;
+			r->mismatch_high = h->vers_high;
+		}
+		return xprt_rdma_err_status(h->err);
+	}
+	if (rpcrdma1_check_reply(h))
+		return -EBADMSG;
+	if (h->chunks.nwrites > c->nwrite)
+		return -EBADMSG;
+	xprt_ddp_init(&d, XPRT_DDP_CLNT_DEC);
+	for (uint32_t i = 0; i < h->chunks.nwrites; i++) {
+		if (rpcrdma1_write_chunk_length(&h->chunks, i, &w) || w > c->write_cap[i])
+			return -EBADMSG;
+		d.placed[i] = (uint32_t)w;
+	}
+	d.nplaced = h->chunks.nwrites;
+	if (h->proc == RPCRDMA1_NOMSG) {
+		if (!c->reply_offered || rpcrdma1_reply_chunk_length(&h->chunks, &w) ||
+		    w > c->reply_cap)
+			return -EBADMSG;
+		msg = c->lreply.buf;
+		mlen = (size_t)w;
+	} else {
+		if (h->hdr_len > len)
+			return -EBADMSG;
+		msg = buf + h->hdr_len;
+		mlen = len - h->hdr_len;
+	}
+
+	rpcrdma_xdr_init(&x, (void *)(uintptr_t)msg, mlen, RPCRDMA_XDR_DECODE);
+	if (rpcrdma_rpc_decode_reply(&x, &rep))
+		return -EBADMSG;
+	r->reply_stat = rep.reply_stat;
+	r->accept_stat = rep.accept_stat;
+	r->reject_stat = rep.reject_stat;
+	r->auth_stat = rep.auth_stat;
+	r->mismatch_low = rep.mismatch_low;
+	r->mismatch_high = rep.mismatch_high;
+	st = xprt_rpc_status(&rep);
+	if (st)
+		return st;
+	if (c->opts.comp_mask & RPCRDMA_CALL_OPT_RECV_BULK) {
+		d.recv_bulk = c->opts.recv_bulk;
+		d.nrecv_bulk =
+		    c->opts.nrecv_bulk < RPCRDMA_MAX_BULK ? c->opts.nrecv_bulk : RPCRDMA_MAX_BULK;
+	}
+	rpcrdma_tirpc_xdr_create(&xdrs, &x);
+	xprt_ddp_attach(&xdrs, &d);
+	if (c->xres && !(*c->xres)(&xdrs, c->res))
+		return -EBADMSG;
+	memcpy(r->recv_bulk_len, d.got, sizeof(r->recv_bulk_len));
+	return 0;
+}

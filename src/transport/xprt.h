@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RPC-over-RDMA Version One transport internals shared by the client
+ * (src/api/client.c) and the server (src/api/server.c). One file per
+ * concern, as in Linux xprtrdma:
+ *   buffers.c   pre-registered send/receive buffer pools
+ *   negotiate.c RFC 8797 private data -> per-direction inline thresholds
+ *   credits.c   the requester's credit window (RFC 8166 §3.3.1)
+ *   ddp.c       DDP-eligible items (struct rpcrdma_bulk) inside XDR streams
+ *   marshal.c   requester: call -> Short / Chunked / Long Call + chunk lists
+ *   recv.c      requester: reply header checks, RPC reply decode
+ *   splice.c    responder: call stream = inline bytes + pulled Read chunks
+ *   reply.c     responder: reply -> inline / Write chunks / Reply chunk
+ *   errors.c    RDMA_ERROR replies, error codes and their names
+ * Nothing here is exported.
+ */
+#ifndef RPCRDMA_TRANSPORT_XPRT_H
+#define RPCRDMA_TRANSPORT_XPRT_H
+
+#include <rpc/xdr.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpcrdma/client.h"
+#include "rpcrdma/provider.h"
+#include "rpcrdma/rpc.h"
+#include "rpcrdma/xdr.h"
+#include "transport/connect_private.h"
+#include "transport/rpcrdma1_hdr.h"
+
+/* ---- buffers.c: a pool of equal buffers in one registration ---- */
+
+/* @count buffers of @size bytes, registered once (RPCRDMA_ACCESS_LOCAL_WRITE)
+ * so no message needs a registration of its own. The pool owns the memory;
+ * who owns each buffer at a time is the caller's bookkeeping (a posted
+ * receive belongs to the provider until its completion). */
+struct xprt_pool {
+	uint8_t *base;
+	size_t size;
+	uint32_t count;
+	struct rpcrdma_mr *mr;
+};
+
+int xprt_pool_init(struct xprt_pool *p, struct rpcrdma_pd *pd, uint32_t count, size_t size);
+void xprt_pool_fini(struct xprt_pool *p);
+static inline uint8_t *xprt_pool_buf(const struct xprt_pool *p, uint32_t i)
+{
+	return p->base + (size_t)i * p->size;
+}
+/* SGE over @len bytes of buffer @i at @off. */
+struct rpcrdma_sge xprt_pool_sge(const struct xprt_pool *p, uint32_t i, size_t off, size_t len);
+/* Post buffer @i as a receive with wr_id @wr_id. */
+int xprt_pool_post_recv(const struct xprt_pool *p, struct rpcrdma_ep *ep, uint32_t i,
+			uint64_t wr_id);
+
+/* A growable heap buffer with one MR that is re-registered on each use
+ * (the cheap per-I/O path of rpcrdma_mr_rereg). Only for chunks: Long
+ * Calls, Long Replies and pulled Read chunk data. */
+struct xprt_lbuf {
+	uint8_t *buf;
+	size_t cap;
+};
+int xprt_lbuf_reserve(struct xprt_lbuf *b, size_t len);
+void xprt_lbuf_fini(struct xprt_lbuf *b);
+
+/* An MR kept across calls and re-registered over each call's memory. */
+int xprt_mr_use(struct rpcrdma_pd *pd, struct rpcrdma_mr **mr, const void *addr, size_t len,
+		unsigned int access);
+
+/* ---- negotiate.c: RFC 8797 ---- */
+
+struct xprt_limits {
+	uint32_t inline_send; /* largest message we may Send */
+	uint32_t inline_recv; /* largest message the peer may Send us */
+	bool remote_inv;      /* both sides accept Send With Invalidate */
+};
+
+/* Our private data: @send/@recv are our thresholds. 8 bytes into @buf. */
+int xprt_pdata_build(void *buf, size_t len, uint32_t send, uint32_t recv, bool remote_inv);
+/* Combine our thresholds with the peer's private data (absent or bad:
+ * 1024/1024/no remote invalidation, RFC 8797 §4.1). Returns 0 when the peer's
+ * data was valid, -EINVAL when defaults were used (the connection goes on). */
+int xprt_negotiate(const void *peer, size_t len, uint32_t our_send, uint32_t our_recv,
+		   bool our_remote_inv, struct xprt_limits *out);
+/* Validate a configured threshold (a multiple of 1024 in 1 KiB..256 KiB). */
+bool xprt_inline_valid(uint32_t bytes);
+
+/* ---- credits.c: requester credit window ---- */
+
+struct xprt_credits {
+	uint32_t max;     /* slots we have (credits requested) */
+	uint32_t grant;   /* latest grant, 0 taken as 1, capped at max */
+	uint32_t on_wire; /* calls sent on this connection, no reply yet */
+};
+
+void xprt_credits_init(struct xprt_credits *c, uint32_t max);
+/* A new connection: start again at one outstanding call (RFC 8166 §3.3.1). */
+void xprt_credits_reset(struct xprt_credits *c);
+/* Apply the rdma_credit of a received reply. */
+void xprt_credits_update(struct xprt_credits *c, uint32_t granted);
+/* May another call go on the wire now? */
+bool xprt_credits_may_send(const struct xprt_credits *c);
+void xprt_credits_sent(struct xprt_credits *c);
+void xprt_credits_done(struct xprt_credits *c);
+
+/* ---- ddp.c: DDP-eligible items in XDR streams ---- */
+
+enum xprt_ddp_role {
+	XPRT_DDP_CLNT_ENC = 1, /* call args: large bulk items become Read chunks */
+	XPRT_DDP_CLNT_DEC,     /* reply results: bulk item i may be in Write chunk i */
+	XPRT_DDP_SVC_DEC,      /* call args: zero-copy view of the spliced stream */
+	XPRT_DDP_SVC_ENC,      /* reply results: bulk item i may go by Write chunk i */
+};
+
+struct xprt_ddp_item {
+	uint32_t pos; /* XDR position of the item's data (after its length word) */
+	uint32_t len;
+	const void *base;
+};
+
+struct xprt_ddp {
+	uint32_t magic;
+	enum xprt_ddp_role role;
+	uint32_t idx; /* rank of the next bulk item */
+	/* CLNT_ENC: items of at least @threshold bytes leave the stream */
+	uint32_t threshold;
+	bool no_ddp;
+	/* CLNT_ENC: items moved by Read chunk; SVC_ENC: items moved by Write
+	 * chunk (pos = Write chunk index) */
+	uint32_t nitems;
+	struct xprt_ddp_item items[RPCRDMA_MAX_BULK];
+	/* CLNT_DEC */
+	const struct rpcrdma_buf *recv_bulk;
+	uint32_t nrecv_bulk;
+	uint32_t nplaced;                  /* Write chunks the reply reports */
+	uint32_t placed[RPCRDMA_MAX_BULK]; /* bytes the responder wrote */
+	uint32_t got[RPCRDMA_MAX_BULK];    /* bytes that arrived, any way */
+	/* SVC_ENC: capacity of the client's Write chunks */
+	uint32_t nwrite;
+	uint64_t write_cap[RPCRDMA_MAX_BULK];
+};
+
+void xprt_ddp_init(struct xprt_ddp *d, enum xprt_ddp_role role);
+/* Make @xdrs (an rpcrdma_tirpc stream) carry @d. */
+void xprt_ddp_attach(XDR *xdrs, struct xprt_ddp *d);
+
+/* ---- marshal.c / recv.c: the requester's side of one call ---- */
+
+/* MRs a call slot keeps: one per argument bulk item (Read chunks), one per
+ * result bulk item (Write chunks), the Reply chunk, the Long Call. */
+#define XPRT_MR_READ0  0
+#define XPRT_MR_WRITE0 RPCRDMA_MAX_BULK
+#define XPRT_MR_REPLY  (2 * RPCRDMA_MAX_BULK)
+#define XPRT_MR_LONG   (2 * RPCRDMA_MAX_BULK + 1)
+#define XPRT_CALL_NMR  (2 * RPCRDMA_MAX_BULK + 2)
+
+struct xprt_call {
+	/* What to call; set by the API before xprt_marshal(). */
+	uint32_t xid, prog, vers, proc;
+	xdrproc_t xargs, xres;
+	void *args, *res;
+	struct rpcrdma_call_opts opts; /* a copy; zero when none given */
+	/* Resources kept by the slot across calls. hdr and msg are two
+	 * buffers of the client's send pool (lkey), each inline_send bytes. */
+	struct rpcrdma_pd *pd;
+	uint8_t *hdr, *msg;
+	uint32_t lkey;
+	struct xprt_lbuf lcall;  /* Long Call message (Position-Zero Read chunk) */
+	struct xprt_lbuf lreply; /* Reply chunk target */
+	struct rpcrdma_mr *mr[XPRT_CALL_NMR];
+	/* Outcome of xprt_marshal(): what to Send and what was exposed. */
+	struct rpcrdma_sge sge[2];
+	uint32_t nsge;
+	uint32_t call_proc; /* RPCRDMA1_MSG or RPCRDMA1_NOMSG */
+	uint32_t mr_used;   /* bit i: mr[i] exposes an STag for this call */
+	uint32_t nstags;    /* STags exposed to the responder */
+	uint32_t nread;     /* Read chunks (incl. Position-Zero) */
+	uint64_t read_bytes;
+	uint32_t nwrite; /* Write chunks offered */
+	uint64_t write_cap[RPCRDMA_MAX_BULK];
+	bool reply_offered;
+	uint64_t reply_cap;
+	uint32_t hdr_len, msg_len;
+	struct rpcrdma1_chunks chunks; /* scratch for the header */
+};
+
+/*
+ * Encode the call (RPC header + @xargs) and choose its form (RFC 8166
+ * §3.5): Short (RDMA_MSG, all inline), Chunked (large bulk items by Read
+ * chunk at their positions, Write chunks for large result buffers, a Reply
+ * chunk when opts.reply_size exceeds the inline receive threshold), or Long
+ * Call (RDMA_NOMSG + Position-Zero Read chunk) when the rest still exceeds
+ * the inline send threshold. Registers the chunk memory (left registered:
+ * xprt_call_fence() invalidates it). Fills c->sge/nsge: the Send to post.
+ * -EINVAL args did not encode; -EMSGSIZE the header alone exceeds the
+ * threshold; provider errors from registration.
+ */
+int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t ddp_threshold,
+		 uint32_t credits);
+/*
+ * Fence the call's chunk memory before the call completes: invalidate every
+ * STag it exposed, except @remote_stag when the responder already
+ * invalidated it with Send With Invalidate (@remote_inv). Returns how many
+ * STags were invalidated locally.
+ */
+uint32_t xprt_call_fence(struct xprt_call *c, bool remote_inv, uint32_t remote_stag);
+/* The one STag exposed, when nstags == 1 (what Send With Invalidate may
+ * name), else 0. */
+uint32_t xprt_call_only_stag(const struct xprt_call *c);
+/* Free the slot's resources. */
+void xprt_call_fini(struct xprt_call *c);
+
+/*
+ * Process the reply @h (decoded from @buf/@len) to call @c: RDMA_ERROR ->
+ * its error code; check the chunk lists against what we offered; decode the
+ * RPC reply header and the results with c->xres into c->res. Fills @r.
+ */
+int xprt_reply_process(struct xprt_call *c, const uint8_t *buf, size_t len,
+		       const struct rpcrdma1_hdr *h, struct rpcrdma_call_result *r);
+
+/* ---- errors.c ---- */
+
+/* Map an RPC reply header that is not SUCCESS to the call's error code. */
+int xprt_rpc_status(const struct rpcrdma_rpc_reply *r);
+/* Map a received RDMA_ERROR errcode. */
+int xprt_rdma_err_status(uint32_t err);
+/* Encode an RDMA_ERROR (ERR_VERS 1..1 or ERR_CHUNK) answering @xid into
+ * @buf; returns the length or -errno. */
+int xprt_encode_error(void *buf, size_t len, uint32_t xid, uint32_t credit, uint32_t err);
+
+#endif

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared pieces of the tests/xprt end-to-end tests: the test program
+ * (XTEST), its XDR routines, a server child process and checks.
+ */
+#ifndef XPRT_TEST_H
+#define XPRT_TEST_H
+
+#include <rpc/rpc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "rpcrdma.h"
+
+#define XTEST_PROG 0x20000099u
+#define XTEST_VERS 1u
+
+enum {
+	XT_NULL = 0,
+	XT_ECHO = 1,     /* opaque<> -> the same opaque<> (plain xdr_bytes) */
+	XT_WRITE = 2,    /* {u_int seed; bulk data} -> {u_int len; u_hyper hash} */
+	XT_READ = 3,     /* {u_int len; u_int seed} -> {bulk data} */
+	XT_MULTI = 4,    /* {bulk a; u_int x; bulk b} -> {hyper ha; u_int x; hyper hb} */
+	XT_ECHOBULK = 5, /* {bulk} -> {bulk} */
+	XT_SLOW = 6,     /* u_int ms -> u_int calls in progress when it arrived */
+	XT_MAXINFL = 7,  /* void -> u_int most calls in progress at once so far */
+};
+
+struct xt_write_args {
+	uint32_t seed;
+	rpcrdma_bulk data;
+};
+struct xt_write_res {
+	uint32_t len;
+	uint64_t hash;
+};
+struct xt_read_args {
+	uint32_t len;
+	uint32_t seed;
+};
+struct xt_multi_args {
+	rpcrdma_bulk a;
+	uint32_t x;
+	rpcrdma_bulk b;
+};
+struct xt_multi_res {
+	uint64_t ha;
+	uint32_t x;
+	uint64_t hb;
+};
+struct xt_opaque {
+	char *val;
+	u_int len;
+};
+
+bool_t xdr_xt_write_args(XDR *x, struct xt_write_args *a);
+bool_t xdr_xt_write_res(XDR *x, struct xt_write_res *r);
+bool_t xdr_xt_read_args(XDR *x, struct xt_read_args *a);
+bool_t xdr_xt_multi_args(XDR *x, struct xt_multi_args *a);
+bool_t xdr_xt_multi_res(XDR *x, struct xt_multi_res *r);
+bool_t xdr_xt_opaque(XDR *x, struct xt_opaque *o);
+
+uint64_t xt_hash(const void *p, size_t n);
+void xt_fill(void *p, size_t n, uint32_t seed);
+
+/* Fork a server child serving XTEST (and @extra, may be NULL, called in the
+ * child after the svc exists) with @opts. Returns its pid; *port is its
+ * port. The child exits when its stdin pipe closes (xt_server_stop). */
+struct xt_server {
+	pid_t pid;
+	int ctl; /* write end: closing it stops the child */
+	uint16_t port;
+};
+int xt_server_start(struct xt_server *srv, const struct rpcrdma_svc_opts *opts,
+		    void (*extra)(struct rpcrdma_svc *svc));
+/* Stop the child; returns its exit status (0 = it saw no failure). */
+int xt_server_stop(struct xt_server *srv);
+
+extern int xt_failures;
+#define XT_CHECK(c)                                                                                \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "[%d] %s:%d: CHECK failed: %s\n", (int)getpid(), __FILE__, \
+				__LINE__, #c);                                                     \
+			xt_failures++;                                                             \
+		}                                                                                  \
+	} while (0)
+
+#endif
