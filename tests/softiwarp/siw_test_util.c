@@ -929,8 +929,11 @@ int siwt_expect_terminate(struct siwt_node *n, bool local, const uint32_t *allow
 	if (rc)
 		return rc;
 	uint32_t got = SIWT_TERM(ev.term_layer, ev.term_etype, ev.term_code);
-	SIWT_CHECK(ev.term_local == local, "TERMINATE term_local %d, want %d", ev.term_local,
-		   local);
+	SIWT_CHECK(ev.term_local == local,
+		   "TERMINATE term_local %d, want %d (layer/etype/code %u/%u/0x%02x, %s endpoint)",
+		   ev.term_local, local, ev.term_layer, ev.term_etype, ev.term_code,
+		   ev.ep == n->ep ? "this" : "another");
+	SIWT_CHECK(ev.ep == n->ep, "TERMINATE event of another endpoint");
 	bool ok = false;
 	for (unsigned i = 0; i < n_allowed; i++)
 		ok |= allowed[i] == got;

@@ -520,7 +520,18 @@ static void case_rev1(int ctl)
 }
 
 /* R9: more Read Requests than the provider's IRD (2): Terminate. The
- * Read Responses are left unread so the first Reads stay outstanding. */
+ * Read Responses are left unread so the first Reads stay outstanding.
+ *
+ * KNOWN PROVIDER BUG (not registered in ctest until fixed; run it with
+ * `test_siw_rawpeer ird` or `basic,ird`): when the overflow is detected
+ * while a batch of Read Response FPDUs is partly written, siw_ep_terminate()
+ * (src/softiwarp/qp.c) takes its "cannot be cut at an FPDU boundary" path:
+ * no Terminate is queued, the socket is closed abortively (we read
+ * ECONNRESET, never the Terminate), and the TERMINATE event carries
+ * term_local = false although the provider generated it (term_pending and
+ * term_sent are both false on that path). Expected (RFC 5040 §7): the
+ * Terminate follows the FPDUs already committed to the socket, then the
+ * stream closes; the event says term_local. */
 static void case_ird(int ctl)
 {
 	struct raw r;
