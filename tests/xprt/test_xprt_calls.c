@@ -17,6 +17,7 @@
  *   async x 300, 4 threads x 100: many calls in flight
  */
 #include <errno.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RDMA_ERROR handling (RFC 8166 §4.5), two processes over loopback.
+ *
+ * A raw peer (the provider API, no rpcrdma client) connects without
+ * private data and sends hand-made transport headers; the server's answer
+ * to each is checked byte for byte:
+ *   rdma_vers 2                    ERR_VERS, low 1 high 1
+ *   RDMA_MSGP                      ERR_CHUNK (Linux behaviour)
+ *   RDMA_DONE, RDMA_ERROR          nothing (dropped silently)
+ *   list discriminator 7           ERR_CHUNK
+ *   rdma_proc 9                    ERR_CHUNK
+ *   Write chunk count 0xffffffff   ERR_CHUNK
+ *   RDMA_NOMSG without Position 0  ERR_CHUNK
+ *   Read chunk position past the message  ERR_CHUNK
+ *   a well-formed NULL call        RDMA_MSG reply, SUCCESS
+ * and a normal client keeps being served meanwhile. Then, with a normal
+ * client: a reply that fits neither inline nor a Reply chunk makes the
+ * server answer ERR_CHUNK, which fails the call with -EREMOTEIO; a reply
+ * arriving after its call timed out is dropped and counted as unmatched;
+ * calls keep working afterwards.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <time.h>
+
+#include "xprt/xprt_test.h"
+
+struct raw {
+	struct rpcrdma_dev *dev;
+	struct rpcrdma_pd *pd;
+	struct rpcrdma_cq *cq;
+	struct rpcrdma_evch *ch;
+	struct rpcrdma_ep *ep;
+	struct rpcrdma_mr *mr;
+	uint8_t buf[9][1024]; /* 8 receives + 1 send */
+};
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int raw_open(struct raw *r, uint16_t port)
+{
+	struct rpcrdma_cq_attr ca = {.cqe = 64};
+	struct rpcrdma_ep_attr ea = {0};
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct rpcrdma_event ev;
+	uint64_t end;
+
+	if (rpcrdma_dev_open(NULL, NULL, &r->dev) || rpcrdma_pd_alloc(r->dev, &r->pd) ||
+	    rpcrdma_cq_create(r->dev, &ca, &r->cq) || rpcrdma_evch_create(r->dev, NULL, &r->ch) ||
+	    rpcrdma_mr_reg(r->pd, r->buf, sizeof(r->buf), RPCRDMA_ACCESS_LOCAL_WRITE, &r->mr))
+		return -1;
+	ea.send_cq = ea.recv_cq = r->cq;
+	ea.evch = r->ch;
+	if (rpcrdma_ep_create(r->pd, &ea, &r->ep))
+		return -1;
+	for (uint32_t i = 0; i < 8; i++) {
+		struct rpcrdma_sge s = {(uint64_t)(uintptr_t)r->buf[i], 1024,
+					rpcrdma_mr_stag(r->mr)};
+
+		if (rpcrdma_post_recv(r->ep, i, &s, 1))
+			return -1;
+	}
+	/* No private data: the server must assume 1024/1024 (RFC 8797 §4.1). */
+	if (rpcrdma_connect(r->ep, (struct sockaddr *)&sin, sizeof(sin), NULL, 0))
+		return -1;
+	end = ms_now() + 10000;
+	while (ms_now() < end) {
+		if (rpcrdma_evch_get(r->ch, &ev) == 0)
+			return ev.type == RPCRDMA_EV_ESTABLISHED ? 0 : -1;
+		rpcrdma_dev_progress(r->dev, 20);
+	}
+	return -1;
+}
+
+static void raw_close(struct raw *r)
+{
+	if (r->ep)
+		rpcrdma_ep_destroy(r->ep);
+	if (r->mr)
+		rpcrdma_mr_dereg(r->mr);
+	if (r->ch)
+		rpcrdma_evch_destroy(r->ch);
+	if (r->cq)
+		rpcrdma_cq_destroy(r->cq);
+	if (r->pd)
+		rpcrdma_pd_free(r->pd);
+	if (r->dev)
+		rpcrdma_dev_close(r->dev);
+}
+
+static int raw_send(struct raw *r, const uint32_t *words, size_t n)
+{
+	struct rpcrdma_sge s = {(uint64_t)(uintptr_t)r->buf[8], (uint32_t)(4 * n),
+				rpcrdma_mr_stag(r->mr)};
+	struct rpcrdma_send_wr wr = {.wr_id = 100,
+				     .opcode = RPCRDMA_WR_SEND,
+				     .sg = &s,
+				     .num_sge = 1,
+				     .flags = RPCRDMA_SEND_SIGNALED};
+	struct rpcrdma_wc wc;
+	uint64_t end = ms_now() + 5000;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = htonl(words[i]);
+
+		memcpy(r->buf[8] + 4 * i, &v, 4);
+	}
+	if (rpcrdma_post_send(r->ep, &wr))
+		return -1;
+	while (ms_now() < end) {
+		if (rpcrdma_cq_poll(r->cq, &wc, 1) == 1) {
+			if (wc.opcode == RPCRDMA_WC_SEND)
+				return wc.status == RPCRDMA_WC_SUCCESS ? 0 : -1;
+			return -1; /* a RECV first: not expected here */
+		}
+		rpcrdma_dev_progress(r->dev, 5);
+	}
+	return -1;
+}
+
+/* Wait up to @ms for one message; returns its length in words (or -1) and
+ * reposts the buffer. */
+static int raw_recv(struct raw *r, uint32_t *out, size_t max, int ms)
+{
+	struct rpcrdma_wc wc;
+	uint64_t end = ms_now() + (uint64_t)ms;
+
+	while (ms_now() < end) {
+		if (rpcrdma_cq_poll(r->cq, &wc, 1) == 1) {
+			if (wc.opcode != RPCRDMA_WC_RECV || wc.status != RPCRDMA_WC_SUCCESS)
+				return -1;
+			size_t n = wc.byte_len / 4;
+
+			for (size_t i = 0; i < n && i < max; i++) {
+				uint32_t v;
+
+				memcpy(&v, r->buf[wc.wr_id] + 4 * i, 4);
+				out[i] = ntohl(v);
+			}
+			struct rpcrdma_sge s = {(uint64_t)(uintptr_t)r->buf[wc.wr_id], 1024,
+						rpcrdma_mr_stag(r->mr)};
+
+			rpcrdma_post_recv(r->ep, wc.wr_id, &s, 1);
+			return (int)n;
+		}
+		rpcrdma_dev_progress(r->dev, 5);
+	}
+	return -1;
+}
+
+#define SEND(...)                                                                                  \
+	do {                                                                                       \
+		const uint32_t m_[] = {__VA_ARGS__};                                               \
+		XT_CHECK(raw_send(&r, m_, sizeof(m_) / 4) == 0);                                   \
+	} while (0)
+
+static void expect_err_chunk(struct raw *rp, uint32_t xid)
+{
+	uint32_t m[64];
+	int n = raw_recv(rp, m, 64, 3000);
+
+	XT_CHECK(n == 5 && m[0] == xid && m[1] == 1 && m[2] == 64 && m[3] == 4 && m[4] == 2);
+	if (!(n == 5 && m[0] == xid))
+		fprintf(stderr, "  expected ERR_CHUNK for xid %#x, got %d words, xid %#x\n", xid, n,
+			n > 0 ? m[0] : 0);
+}
+
+static void hostile(uint16_t port, struct rpcrdma_clnt *good)
+{
+	struct raw r;
+	uint32_t m[64];
+	int n;
+
+	memset(&r, 0, sizeof(r));
+	XT_CHECK(raw_open(&r, port) == 0);
+	/* rdma_vers 2: ERR_VERS 1..1 (RFC 8166 §4.5.1). */
+	SEND(0x11, 2, 1, 0, 0, 0, 0);
+	n = raw_recv(&r, m, 64, 3000);
+	XT_CHECK(n == 7 && m[0] == 0x11 && m[1] == 1 && m[2] == 64 && m[3] == 4 && m[4] == 1 &&
+		 m[5] == 1 && m[6] == 1);
+	SEND(0x12, 1, 1, 2, 0, 0, 0, 0, 0); /* RDMA_MSGP */
+	expect_err_chunk(&r, 0x12);
+	SEND(0x13, 1, 1, 3);          /* RDMA_DONE: dropped */
+	SEND(0x19, 1, 1, 4, 2);       /* RDMA_ERROR from a requester: dropped */
+	SEND(0x14, 1, 1, 0, 7, 0, 0); /* bad discriminator */
+	expect_err_chunk(&r, 0x14);   /* (not an answer to 0x13 or 0x19) */
+	SEND(0x15, 1, 1, 9);
+	expect_err_chunk(&r, 0x15);
+	SEND(0x16, 1, 1, 0, 0, 1, 0xffffffffu, 0, 0, 0, 0);
+	expect_err_chunk(&r, 0x16);
+	SEND(0x17, 1, 1, 1, 0, 0, 0); /* NOMSG, no Position-Zero chunk */
+	expect_err_chunk(&r, 0x17);
+	/* RDMA_MSG with a Read chunk at position 4096 of a 40-byte message */
+	SEND(0x18, 1, 1, 0, 1, 4096, 0x1234, 8, 0, 0x1000, 0, 0, 0, 0x18, 0, 2, XTEST_PROG,
+	     XTEST_VERS, 0, 0, 0, 0, 0);
+	expect_err_chunk(&r, 0x18);
+	/* The server still serves others... */
+	XT_CHECK(rpcrdma_clnt_call(good, XT_NULL, NULL, NULL, NULL, NULL, NULL) == 0);
+	/* ... and this peer too: a well-formed NULL call. */
+	SEND(0x20, 1, 1, 0, 0, 0, 0, 0x20, 0, 2, XTEST_PROG, XTEST_VERS, XT_NULL, 0, 0, 0, 0);
+	n = raw_recv(&r, m, 64, 3000);
+	/* RDMA_MSG, empty lists, then reply xid, REPLY, MSG_ACCEPTED,
+	 * AUTH_NONE verifier (0, 0), SUCCESS. */
+	XT_CHECK(n == 13 && m[0] == 0x20 && m[1] == 1 && m[2] == 64 && m[3] == 0 && m[4] == 0 &&
+		 m[5] == 0 && m[6] == 0 && m[7] == 0x20 && m[8] == 1 && m[9] == 0 && m[10] == 0 &&
+		 m[11] == 0 && m[12] == 0);
+	/* Nothing else was sent to us (DONE and ERROR got no answer). */
+	XT_CHECK(raw_recv(&r, m, 64, 200) == -1);
+	raw_close(&r);
+}
+
+int main(void)
+{
+	struct xt_server srv;
+	struct rpcrdma_clnt *c;
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_call_result res;
+	int rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (xt_server_start(&srv, NULL, NULL))
+		return 1;
+	rc = rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, NULL, &c);
+	if (rc) {
+		xt_server_stop(&srv);
+		return 1;
+	}
+	hostile(srv.port, c);
+
+	/* A reply too large for 1 KiB with no Reply chunk offered: the
+	 * server answers ERR_CHUNK and the call fails clearly. */
+	{
+		struct xt_opaque a = {malloc(3000), 3000}, out = {0};
+		struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RESULT, .result = &res};
+
+		memset(a.val, 7, 3000);
+		rc = rpcrdma_clnt_call(c, XT_ECHO, (xdrproc_t)xdr_xt_opaque, &a,
+				       (xdrproc_t)xdr_xt_opaque, &out, &o);
+		XT_CHECK(rc == -EREMOTEIO && res.reply_proc == 4 && res.rdma_err == 2);
+		free(a.val);
+	}
+	/* A call that times out; its late reply is dropped and counted. */
+	{
+		u_int ms = 300, seen = 0;
+		struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_TIMEOUT,
+					      .timeout_ms = 50};
+
+		rc = rpcrdma_clnt_call(c, XT_SLOW, (xdrproc_t)xdr_u_int, &ms, (xdrproc_t)xdr_u_int,
+				       &seen, &o);
+		XT_CHECK(rc == -ETIMEDOUT);
+		usleep(600000);
+	}
+	XT_CHECK(rpcrdma_clnt_call(c, XT_NULL, NULL, NULL, NULL, NULL, NULL) == 0);
+	XT_CHECK(rpcrdma_clnt_stats(c, &st) == 0);
+	XT_CHECK(st.err_chunk_rx == 1 && st.unmatched_replies == 1 && st.timeouts == 1);
+	XT_CHECK(strcmp(rpcrdma_strerror(-EREMOTEIO), "RDMA_ERROR ERR_CHUNK") == 0);
+	rpcrdma_clnt_destroy(c);
+	XT_CHECK(xt_server_stop(&srv) == 0);
+	if (xt_failures)
+		return 1;
+	printf("ok\n");
+	return 0;
+}
