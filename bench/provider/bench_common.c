@@ -44,7 +44,8 @@ static void usage(void)
 		"  --seconds S       seconds per bandwidth test (default 1.5)\n"
 		"  --qd N            operations in flight (default 16)\n"
 		"  --timeout S       kill this process after S seconds (default 60)\n"
-		"  --yield           poll mode: sched_yield() when a poll finds nothing\n",
+		"  --yield           poll mode: sched_yield() when a poll finds nothing\n"
+		"  --progress-wait   softiwarp block mode: rpcrdma_dev_progress(dev, 1000) waits\n",
 		bench_prog);
 	exit(2);
 }
@@ -99,6 +100,7 @@ void bench_parse(struct bench_opts *o, int argc, char **argv, const char *prog)
 	    {"qd", required_argument, NULL, 'q'},
 	    {"timeout", required_argument, NULL, 'T'},
 	    {"yield", no_argument, NULL, 'y'},
+	    {"progress-wait", no_argument, NULL, 'W'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c, role = -1;
@@ -168,6 +170,9 @@ void bench_parse(struct bench_opts *o, int argc, char **argv, const char *prog)
 			break;
 		case 'y':
 			o->yield = 1;
+			break;
+		case 'W':
+			o->progress_wait = 1;
 			break;
 		default:
 			usage();

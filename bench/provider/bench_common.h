@@ -46,6 +46,7 @@ struct bench_opts {
 	unsigned qd;         /* RDMA ops in flight */
 	unsigned timeout;    /* whole-process watchdog, seconds */
 	int yield;           /* poll mode: sched_yield() after an empty poll */
+	int progress_wait;   /* softiwarp block mode: wait inside rpcrdma_dev_progress */
 };
 
 /* Control messages: exactly BENCH_MSG_SIZE bytes, host byte order (both ends

@@ -73,8 +73,9 @@ static struct {
 	unsigned crcs;         /* bit 0: off, bit 1: on */
 	double seconds;
 	unsigned rtt_iters, qd, timeout;
-	unsigned repeat; /* repetitions, interleaved; figures are medians */
-	int instr;       /* count instructions */
+	unsigned repeat;   /* repetitions, interleaved; figures are medians */
+	int progress_wait; /* softiwarp blocking: wait inside rpcrdma_dev_progress */
+	int instr;         /* count instructions */
 	unsigned instr_iters;
 	char dir[1024];
 	char instr_tool[64];
@@ -333,6 +334,8 @@ static void worker_argv(const struct run *r, int server, unsigned port, const ch
 	ARG("%u", timeout);
 	if (r->mode == BENCH_POLL && same_cpu())
 		av[n++] = "--yield";
+	if (r->impl == IMPL_SIW && G.progress_wait)
+		av[n++] = "--progress-wait";
 	if (!server) {
 		av[n++] = "--port";
 		ARG("%u", port);
@@ -470,23 +473,26 @@ static void run_pair(struct run *r)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: bench_provider [options]\n"
-		"  --json                 machine-readable output (stdout)\n"
-		"  --placement P          cross (default: server and client on two CPUs),\n"
-		"                         same (both on one CPU), none (no pinning)\n"
-		"  --server-cpu N --client-cpu N   explicit CPUs (override --placement)\n"
-		"  --only LIST            siw,fabric,tcp (default all)\n"
-		"  --modes LIST           block,poll (default both)\n"
-		"  --crc LIST             off,on (default both; softiwarp only)\n"
-		"  --seconds S            per bandwidth test (default 1.5)\n"
-		"  --rtt-iters N          measured 64 B round trips (default 20000)\n"
-		"  --qd N                 RDMA operations in flight (default 16)\n"
-		"  --no-instr             skip the instruction counts\n"
-		"  --instr-iters N        round trips under callgrind (default 2000)\n"
-		"  --timeout S            per worker process (default 60)\n"
-		"  --repeat N             run every case N times, interleaved; report medians\n"
-		"  --quick                short run: 0.3 s per bandwidth test, 3000 round trips\n");
+	fprintf(
+	    stderr,
+	    "usage: bench_provider [options]\n"
+	    "  --json                 machine-readable output (stdout)\n"
+	    "  --placement P          cross (default: server and client on two CPUs),\n"
+	    "                         same (both on one CPU), none (no pinning)\n"
+	    "  --server-cpu N --client-cpu N   explicit CPUs (override --placement)\n"
+	    "  --only LIST            siw,fabric,tcp (default all)\n"
+	    "  --modes LIST           block,poll (default both)\n"
+	    "  --crc LIST             off,on (default both; softiwarp only)\n"
+	    "  --seconds S            per bandwidth test (default 1.5)\n"
+	    "  --rtt-iters N          measured 64 B round trips (default 20000)\n"
+	    "  --qd N                 RDMA operations in flight (default 16)\n"
+	    "  --no-instr             skip the instruction counts\n"
+	    "  --instr-iters N        round trips under callgrind (default 2000)\n"
+	    "  --timeout S            per worker process (default 60)\n"
+	    "  --repeat N             run every case N times, interleaved; report medians\n"
+	    "  --progress-wait        softiwarp blocking mode waits in rpcrdma_dev_progress(dev,\n"
+	    "                         1000) instead of poll() on its fd + progress(dev, 0)\n"
+	    "  --quick                short run: 0.3 s per bandwidth test, 3000 round trips\n");
 	exit(2);
 }
 
@@ -585,6 +591,7 @@ static void parse(int argc, char **argv)
 	    {"timeout", required_argument, NULL, 'T'},
 	    {"quick", no_argument, NULL, 'Q'},
 	    {"repeat", required_argument, NULL, 'R'},
+	    {"progress-wait", no_argument, NULL, 'w'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -650,6 +657,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'T':
 			G.timeout = (unsigned)atoi(optarg);
+			break;
+		case 'w':
+			G.progress_wait = 1;
 			break;
 		case 'R':
 			G.repeat = (unsigned)atoi(optarg);
@@ -915,6 +925,11 @@ static void print_table(void)
 	       load_at_start);
 	printf("placement: server on CPU %d, client on CPU %d (%s); loopback 127.0.0.1\n",
 	       G.server_cpu, G.client_cpu, G.placement);
+	if (G.impls & 1)
+		printf("softiwarp blocking mode: %s\n",
+		       G.progress_wait
+			   ? "rpcrdma_dev_progress(dev, 1000) waits on the device fd"
+			   : "poll() on rpcrdma_dev_fd(), then rpcrdma_dev_progress(dev, 0)");
 	if (same_cpu() && (G.modes & 2))
 		printf("busy-polling on one CPU: workers sched_yield() after an empty poll\n");
 	printf("RTT: 64-byte Send round trip; bandwidth: 1 MiB ops, %u in flight, %.1f s each; "
@@ -1038,9 +1053,10 @@ static void print_json(void)
 	       G.server_cpu, G.client_cpu);
 	json_str(G.placement);
 	printf("},\n  \"params\": {\"msg_bytes\": %u, \"rma_bytes\": %u, \"qd\": %u, "
-	       "\"bw_seconds\": %g, \"rtt_iters\": %u, \"instr_iters\": %u, \"repeat\": %u},\n",
-	       BENCH_MSG_SIZE, BENCH_BW_SIZE, G.qd, G.seconds, G.rtt_iters, G.instr_iters,
-	       G.repeat);
+	       "\"bw_seconds\": %g, \"rtt_iters\": %u, \"instr_iters\": %u, \"repeat\": %u, "
+	       "\"siw_progress_wait\": %s},\n",
+	       BENCH_MSG_SIZE, BENCH_BW_SIZE, G.qd, G.seconds, G.rtt_iters, G.instr_iters, G.repeat,
+	       G.progress_wait ? "true" : "false");
 	printf("  \"units\": {\"gbs\": \"1e9 bytes/s\", \"us\": \"microseconds\"},\n");
 	printf("  \"instructions_method\": ");
 	json_str(G.instr_why);

@@ -7,7 +7,8 @@
  * Modes (no progress thread in either):
  *   block: poll() on rpcrdma_dev_fd(), then rpcrdma_dev_progress(dev, 0),
  *          then rpcrdma_cq_poll() - the fd-driven single-threaded pattern
- *          the header documents;
+ *          the header documents (with --progress-wait:
+ *          rpcrdma_dev_progress(dev, 1000) waits on that fd itself);
  *   poll:  rpcrdma_dev_progress(dev, 0) + rpcrdma_cq_poll() in a spin.
  *
  * Heap allocations are counted (bench_alloc.c) across each steady-state
@@ -92,6 +93,14 @@ static void drive(void)
 {
 	int rc;
 
+	if (opt.mode == BENCH_BLOCK && opt.progress_wait) {
+		/* The provider's own wait: one epoll_wait instead of our
+		 * poll() followed by its non-blocking epoll_wait. */
+		rc = rpcrdma_dev_progress(S.dev, 1000);
+		if (rc < 0 && rc != -EINTR)
+			bench_die("rpcrdma_dev_progress: %s", strerror(-rc));
+		return;
+	}
 	if (opt.mode == BENCH_BLOCK) {
 		struct pollfd p = {.fd = S.dev_fd, .events = POLLIN};
 
