@@ -448,8 +448,14 @@ static void run_pair(struct run *r)
 		if (!why[0])
 			snprintf(why, sizeof(why), "server never reported READY");
 	}
-	for (i = 1; i >= 0 && !why[0]; i--)
-		describe_exit(why, sizeof(why), &c[i]);
+	for (i = 1; i >= 0 && port; i--) {
+		char one[120];
+		size_t l = strlen(why);
+
+		describe_exit(one, sizeof(one), &c[i]);
+		if (one[0])
+			snprintf(why + l, sizeof(why) - l, "%s%s", l ? "; " : "", one);
+	}
 	if (why[0] && r->status == RUN_OK) {
 		r->status = RUN_FAILED;
 		snprintf(r->why, sizeof(r->why), "%s%s",
