@@ -138,7 +138,7 @@ void siw_ep_flush(struct siw_ep *ep, enum rpcrdma_wc_status first_status, uint32
 		ep->rq_head++;
 	}
 	ep->irq_head = ep->irq_tx = ep->irq_tail = 0;
-	ep->tx.ndone = 0;
+	ep->tx.ndone = ep->tx.done_i = 0;
 }
 
 void siw_ep_close_socket(struct siw_ep *ep, bool abortive)
@@ -206,6 +206,8 @@ void siw_ep_terminate(struct siw_ep *ep, uint8_t layer, uint8_t etype, uint8_t c
 	ep->tx.left = 0;
 	ep->tx.iov_n = ep->tx.iov_i = 0;
 	ep->tx.nfb = 0;
+	ep->tx.ndone = ep->tx.done_i = 0;
+	ep->tx.built = ep->tx.sent = 0;
 	ep->state = SIW_EP_ERROR;
 	ep->term_pending = true;
 	siw_ep_flush(ep, RPCRDMA_WC_WR_FLUSH_ERR, 0);

@@ -284,6 +284,7 @@ static bool tx_build_fpdu(struct siw_ep *ep)
 	tx->iov[tx->iov_n].iov_len = pad + MPA_CRC_SIZE;
 	tx->iov_n++;
 	tx->left += hlen + seg + pad + MPA_CRC_SIZE;
+	tx->built += hlen + seg + pad + MPA_CRC_SIZE;
 	m->done += seg;
 	if (m->tagged)
 		m->to += seg;
@@ -296,24 +297,31 @@ static bool tx_build_fpdu(struct siw_ep *ep)
 
 		tx->done[tx->ndone].kind = kind;
 		tx->done[tx->ndone].wqe = m->wqe;
+		tx->done[tx->ndone].end = tx->built;
 		tx->ndone++;
 		m->kind = SIW_TXM_NONE;
 	}
 	return true;
 }
 
-/* The whole batch is in TCP's hands: finish the messages it ended. */
-static void tx_batch_done(struct siw_ep *ep)
+/* Finish the messages whose last byte TCP has accepted: a send-queue entry
+ * completes (its memory may be reused), a Read Response frees its IRD slot
+ * (the peer may issue the next Read as soon as it has this one: RFC 5040
+ * §6.4 counts it from then), a Terminate is followed by our FIN. Runs after
+ * every sendmsg(), not per batch: a batch can end mid-way in TCP. */
+static void tx_retire_sent(struct siw_ep *ep)
 {
 	struct siw_tx *tx = &ep->tx;
 	bool retire = false, term = false;
 
-	for (uint32_t i = 0; i < tx->ndone; i++) {
-		switch (tx->done[i].kind) {
+	for (; tx->done_i < tx->ndone && tx->done[tx->done_i].end <= tx->sent; tx->done_i++) {
+		struct siw_wqe *w = tx->done[tx->done_i].wqe;
+
+		switch (tx->done[tx->done_i].kind) {
 		case SIW_DONE_WQE:
-			if (tx->done[i].wqe->opcode != RPCRDMA_WR_RDMA_READ) {
-				tx->done[i].wqe->state = SIW_WQE_DONE;
-				tx->done[i].wqe->status = RPCRDMA_WC_SUCCESS;
+			if (w->opcode != RPCRDMA_WR_RDMA_READ) {
+				w->state = SIW_WQE_DONE;
+				w->status = RPCRDMA_WC_SUCCESS;
 				retire = true;
 			}
 			break;
@@ -327,9 +335,6 @@ static void tx_batch_done(struct siw_ep *ep)
 			break;
 		}
 	}
-	tx->ndone = 0;
-	tx->nfb = 0;
-	tx->iov_n = tx->iov_i = 0;
 	if (retire)
 		siw_sq_retire(ep);
 	if (term) {
@@ -339,6 +344,14 @@ static void tx_batch_done(struct siw_ep *ep)
 		ep->term_sent = true;
 		shutdown(ep->fd, SHUT_WR);
 	}
+}
+
+static void tx_batch_reset(struct siw_tx *tx)
+{
+	tx->ndone = tx->done_i = 0;
+	tx->nfb = 0;
+	tx->iov_n = tx->iov_i = 0;
+	tx->built = tx->sent = 0;
 }
 
 static void tx_build_batch(struct siw_ep *ep)
@@ -372,11 +385,8 @@ int siw_tx_process(struct siw_ep *ep)
 		ssize_t n;
 
 		if (!tx->left) {
-			if (tx->iov_n) {
-				tx_batch_done(ep);
-				if (ep->fd < 0)
-					return 0;
-			}
+			if (tx->iov_n)
+				tx_batch_reset(tx);
 			tx_build_batch(ep);
 			if (!tx->left) {
 				if (tx->blocked) {
@@ -406,6 +416,7 @@ int siw_tx_process(struct siw_ep *ep)
 		}
 		ep->stats.tx_bytes += (uint64_t)n;
 		tx->left -= (uint64_t)n;
+		tx->sent += (uint64_t)n;
 		/* advance the iovec cursor past what TCP took */
 		while (n > 0) {
 			struct iovec *v = &tx->iov[tx->iov_i];
@@ -419,5 +430,7 @@ int siw_tx_process(struct siw_ep *ep)
 				n = 0;
 			}
 		}
+		if (tx->done_i < tx->ndone && tx->done[tx->done_i].end <= tx->sent)
+			tx_retire_sent(ep);
 	}
 }

@@ -310,8 +310,10 @@ struct siw_tx {
 	struct {
 		uint8_t kind;
 		struct siw_wqe *wqe;
+		uint64_t end; /* batch bytes up to the message's last byte */
 	} done[SIW_TX_FPDUS];
-	uint32_t ndone;
+	uint32_t ndone, done_i;
+	uint64_t built, sent; /* batch bytes built / accepted by TCP */
 	struct siw_txmsg msg;
 	bool blocked; /* socket full: waiting for EPOLLOUT */
 	/* MPA start frame being sent (cm.c) */
