@@ -332,11 +332,13 @@ RPCRDMA_API int rpcrdma_clnt_call(struct rpcrdma_clnt *clnt, uint32_t proc, xdrp
 typedef void (*rpcrdma_clnt_cb_t)(struct rpcrdma_clnt *clnt, int status, void *res, void *arg);
 
 /*
- * Start a call and return at once: 0 (the callback runs exactly once,
- * later, possibly before this returns) or -errno (it never runs). @args
- * is encoded before this returns, unless the call must wait for a credit
- * or be retransmitted: @args, @res, bulk buffers and @opts' buffers must
- * stay valid until the callback has run.
+ * Start a call and return without waiting for its reply: 0 (the callback
+ * runs exactly once, later, possibly before this returns) or -errno (it
+ * never runs). Calls beyond the credit window are queued in their slot and
+ * sent as replies return; when every slot (RPCRDMA_CLNT_OPT_CREDITS) is
+ * taken, this waits for one to free up. @args may be encoded again on a
+ * retransmission: @args, @res, bulk buffers and @opts' buffers must stay
+ * valid until the callback has run.
  */
 RPCRDMA_API int rpcrdma_clnt_call_async(struct rpcrdma_clnt *clnt, uint32_t proc, xdrproc_t xargs,
 					void *args, xdrproc_t xres, void *res,
