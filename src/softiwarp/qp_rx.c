@@ -585,7 +585,7 @@ static int rx_consume(struct siw_ep *ep)
 }
 
 /* recvmsg() straight into the placement targets, then the stage. */
-static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *placed)
+static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *placed, size_t *asked)
 {
 	struct siw_rx *rx = &ep->rx;
 	struct iovec iov[SIW_MAX_SGE + 2];
@@ -604,6 +604,7 @@ static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *placed)
 	iov[n].iov_base = rx->stage;
 	iov[n].iov_len = SIW_RX_STAGE;
 	n++;
+	*asked = (size_t)(rx->data_left - want) + SIW_RX_STAGE;
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = iov;
 	mh.msg_iovlen = n;
@@ -656,9 +657,12 @@ int siw_rx_process(struct siw_ep *ep)
 {
 	struct siw_rx *rx = &ep->rx;
 
+	bool drained = false;
+
 	for (;;) {
 		ssize_t n;
 		uint32_t placed = 0;
+		size_t asked = SIW_RX_STAGE;
 
 		if (ep->fd < 0)
 			return 0;
@@ -680,9 +684,13 @@ int siw_rx_process(struct siw_ep *ep)
 				return 0; /* the endpoint is terminating */
 			continue;
 		}
+		/* A short read emptied the socket: return to epoll (level
+		 * triggered) rather than pay a recv() that says EAGAIN. */
+		if (drained)
+			return 0;
 		rx->st_off = rx->st_len = 0;
 		if (rx->state == SIW_RX_DATA)
-			n = rx_recv_direct(ep, &placed);
+			n = rx_recv_direct(ep, &placed, &asked);
 		else
 			n = recv(ep->fd, rx->stage, SIW_RX_STAGE, MSG_DONTWAIT);
 		if (n == 0) {
@@ -701,5 +709,6 @@ int siw_rx_process(struct siw_ep *ep)
 		ep->stats.rx_bytes += (uint64_t)n;
 		/* what went past the payload landed in the stage */
 		rx->st_len = (uint32_t)n - placed;
+		drained = (size_t)n < asked;
 	}
 }
