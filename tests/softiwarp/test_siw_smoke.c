@@ -7,11 +7,14 @@
  * piece into the server's region and RDMA-Reads 3 MiB of a second server
  * region back. Every transfer is checked by checksums computed on both
  * sides over the bytes that crossed, and every completion's status, opcode
- * and length is asserted. Runs once with MPA CRC on and once with it off.
+ * and length is asserted. Runs with MPA CRC on, with it off, and with the
+ * server on a progress-thread device (sleeping on the CQ and event channel
+ * fds instead of driving progress itself).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,8 +80,11 @@ struct side {
 	struct rpcrdma_mr *msg_mr;
 	uint8_t *msg; /* NRECV receive slots + 1 send slot, MSG_SZ each */
 	bool crc;
+	bool thread; /* device with RPCRDMA_DEV_F_PROGRESS_THREAD */
 };
 
+/* Without a progress thread the waiting side drives progress itself; with
+ * one it sleeps on the event channel / CQ file descriptors. */
 static int wait_event(struct side *s, struct rpcrdma_event *ev)
 {
 	uint64_t end = now_ms() + TIMEOUT;
@@ -86,6 +92,12 @@ static int wait_event(struct side *s, struct rpcrdma_event *ev)
 	while (now_ms() < end) {
 		if (rpcrdma_evch_get(s->ch, ev) == 0)
 			return 0;
+		if (s->thread) {
+			struct pollfd p = {.fd = rpcrdma_evch_fd(s->ch), .events = POLLIN};
+
+			(void)poll(&p, 1, 50);
+			continue;
+		}
 		int rc = rpcrdma_dev_progress(s->dev, 50);
 
 		if (rc < 0 && rc != -EINTR)
@@ -101,6 +113,18 @@ static int wait_wc(struct side *s, struct rpcrdma_wc *wc)
 	while (now_ms() < end) {
 		if (rpcrdma_cq_poll(s->cq, wc, 1) == 1)
 			return 0;
+		if (s->thread) {
+			struct pollfd p = {.fd = rpcrdma_cq_fd(s->cq), .events = POLLIN};
+
+			/* arm, then poll again to close the race (one-shot) */
+			if (rpcrdma_cq_req_notify(s->cq, false))
+				return -EIO;
+			if (rpcrdma_cq_poll(s->cq, wc, 1) == 1)
+				return 0;
+			(void)poll(&p, 1, 50);
+			(void)rpcrdma_cq_ack_notify(s->cq);
+			continue;
+		}
 		int rc = rpcrdma_dev_progress(s->dev, 50);
 
 		if (rc < 0 && rc != -EINTR)
@@ -109,14 +133,19 @@ static int wait_wc(struct side *s, struct rpcrdma_wc *wc)
 	return -ETIMEDOUT;
 }
 
-static int side_open(struct side *s, bool crc)
+static int side_open(struct side *s, bool crc, bool thread)
 {
 	struct rpcrdma_cq_attr ca = {.cqe = 256};
 	struct rpcrdma_ep_attr ea = {0};
+	struct rpcrdma_dev_attr da = {.comp_mask = RPCRDMA_DEV_ATTR_FLAGS,
+				      .flags = thread ? RPCRDMA_DEV_F_PROGRESS_THREAD : 0};
 
 	memset(s, 0, sizeof(*s));
 	s->crc = crc;
-	CHECK(rpcrdma_dev_open(NULL, NULL, &s->dev) == 0);
+	s->thread = thread;
+	CHECK(rpcrdma_dev_open(NULL, &da, &s->dev) == 0);
+	/* a progress-thread device refuses explicit progress */
+	CHECK(!thread || rpcrdma_dev_progress(s->dev, 0) == -EINVAL);
 	CHECK(strcmp(rpcrdma_dev_provider(s->dev), "softiwarp") == 0);
 	CHECK(rpcrdma_pd_alloc(s->dev, &s->pd) == 0);
 	CHECK(rpcrdma_cq_create(s->dev, &ca, &s->cq) == 0);
@@ -203,7 +232,7 @@ struct adv { /* what the server's accept private data advertises */
 
 static const char client_pd[] = "hello from the smoke client";
 
-static int server(int port_fd, bool crc)
+static int server(int port_fd, bool crc, bool thread)
 {
 	struct side s;
 	struct rpcrdma_listener *l;
@@ -214,7 +243,7 @@ static int server(int port_fd, bool crc)
 	uint8_t *wbuf, *rbuf, m[MSG_SZ];
 	uint32_t n;
 
-	if (side_open(&s, crc))
+	if (side_open(&s, crc, thread))
 		return -1;
 	CHECK(rpcrdma_listen(s.dev, s.ch, (struct sockaddr *)&sin, sizeof(sin), 8, NULL, &l) == 0);
 	CHECK(rpcrdma_listener_addr(l, &ss) == 0);
@@ -298,7 +327,7 @@ static int server(int port_fd, bool crc)
 	return 0;
 }
 
-static int client(uint16_t port, bool crc)
+static int client(uint16_t port, bool crc, bool thread)
 {
 	struct side s;
 	struct sockaddr_in sin = {.sin_family = AF_INET,
@@ -311,7 +340,7 @@ static int client(uint16_t port, bool crc)
 	uint32_t n;
 	struct rpcrdma_wc wc;
 
-	if (side_open(&s, crc))
+	if (side_open(&s, crc, thread))
 		return -1;
 	buf = aligned_alloc(4096, BIG + 4096);
 	CHECK(buf);
@@ -418,7 +447,7 @@ static int client(uint16_t port, bool crc)
 	return 0;
 }
 
-static int run(bool crc)
+static int run(bool crc, bool thread)
 {
 	int p[2], status = 0;
 	pid_t pid;
@@ -434,29 +463,31 @@ static int run(bool crc)
 		alarm(60);
 		if (read(p[0], &port, sizeof(port)) != sizeof(port))
 			_exit(1);
-		_exit(client(port, crc) == 0 && failures == 0 ? 0 : 1);
+		_exit(client(port, crc, false) == 0 && failures == 0 ? 0 : 1);
 	}
 	close(p[0]);
 	alarm(60);
-	int rc = server(p[1], crc);
+	int rc = server(p[1], crc, thread);
 
 	close(p[1]);
 	if (waitpid(pid, &status, 0) < 0)
 		return -1;
 	if (rc || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		fprintf(stderr, "smoke (crc %s): server %d, client status 0x%x\n",
-			crc ? "on" : "off", rc, status);
+		fprintf(stderr, "smoke (crc %s%s): server %d, client status 0x%x\n",
+			crc ? "on" : "off", thread ? ", server thread" : "", rc, status);
 		return -1;
 	}
-	printf("smoke (crc %s): ok\n", crc ? "on" : "off");
+	printf("smoke (crc %s%s): ok\n", crc ? "on" : "off", thread ? ", server thread" : "");
 	return 0;
 }
 
 int main(void)
 {
-	int rc = run(true);
+	int rc = run(true, false);
 
 	if (!rc)
-		rc = run(false);
+		rc = run(false, false);
+	if (!rc)
+		rc = run(true, true);
 	return rc || failures ? 1 : 0;
 }
