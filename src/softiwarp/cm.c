@@ -608,7 +608,9 @@ void siw_cm_timers(struct siw_dev *dev, uint64_t now)
 		if (!ep->deadline_ms || now < ep->deadline_ms)
 			continue;
 		ep->deadline_ms = 0;
-		if (ep->state == SIW_EP_ERROR)
+		if (ep->state == SIW_EP_CLOSING)
+			siw_ep_fail(ep, 0, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+		else if (ep->state == SIW_EP_ERROR)
 			siw_ep_fail(ep, -EPROTO, RPCRDMA_WC_WR_FLUSH_ERR, 0);
 		else if (ep->state != SIW_EP_RTS && ep->state != SIW_EP_CLOSED)
 			siw_ep_fail(ep, -ETIMEDOUT, RPCRDMA_WC_WR_FLUSH_ERR, 0);

@@ -647,8 +647,13 @@ static void rx_drain(struct siw_ep *ep)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
-		siw_ep_fail(ep, ep->term_sent ? -EPROTO : -ECONNABORTED, RPCRDMA_WC_WR_FLUSH_ERR,
-			    0);
+		/* the peer closed (or reset) too: the end of an orderly
+		 * release, or of an error */
+		siw_ep_fail(ep,
+			    ep->state == SIW_EP_CLOSING ? 0
+			    : ep->term_sent             ? -EPROTO
+							: -ECONNABORTED,
+			    RPCRDMA_WC_WR_FLUSH_ERR, 0);
 		return;
 	}
 }

@@ -89,7 +89,7 @@ static bool tx_next_msg(struct siw_ep *ep)
 		m->total = 0;
 		return true;
 	}
-	if (ep->state != SIW_EP_RTS && ep->state != SIW_EP_CLOSING)
+	if (ep->state != SIW_EP_RTS)
 		return false;
 	if (ep->rtr_pending) {
 		ep->rtr_pending = false;

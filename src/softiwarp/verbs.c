@@ -690,10 +690,25 @@ static int siw_disconnect(struct rpcrdma_ep *e)
 	struct siw_ep *ep = to_siw_ep(e);
 
 	pthread_mutex_lock(&ep->dev->lock);
-	if (ep->state != SIW_EP_CLOSED && ep->state != SIW_EP_IDLE) {
-		/* hand TCP whatever fits now, then close (FIN after data) */
-		if (ep->state == SIW_EP_RTS)
-			(void)siw_tx_process(ep);
+	if (ep->state == SIW_EP_RTS || ep->state == SIW_EP_MPA_REP_SENT) {
+		/* Orderly release: hand TCP what fits now, then FIN after it
+		 * (a close() with unread input would send RST, which can
+		 * destroy data still in flight to the peer). Outstanding work
+		 * is flushed at once; DISCONNECTED comes when the peer has
+		 * closed too, or after a second. */
+		(void)siw_tx_process(ep);
+		if (ep->fd >= 0) {
+			shutdown(ep->fd, SHUT_WR);
+			ep->state = SIW_EP_CLOSING;
+			ep->rx.state = SIW_RX_DEAD;
+			siw_ep_flush(ep, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+			ep->tx.left = 0;
+			ep->tx.iov_n = ep->tx.iov_i = 0;
+			ep->deadline_ms = siw_now_ms() + 1000u;
+			siw_timer_rearm(ep->dev);
+		}
+	} else if (ep->state != SIW_EP_CLOSED && ep->state != SIW_EP_IDLE &&
+		   ep->state != SIW_EP_CLOSING) {
 		siw_ep_fail(ep, 0, RPCRDMA_WC_WR_FLUSH_ERR, 0);
 	}
 	pthread_mutex_unlock(&ep->dev->lock);
