@@ -35,7 +35,17 @@ static void sq_complete(struct siw_ep *ep, struct siw_wqe *w)
 	    .ep = &ep->base,
 	};
 
-	(void)siw_cq_push(ep->dev, ep->scq, &wc);
+	if (siw_cq_push(ep->dev, ep->scq, &wc))
+		ep->cq_overrun = true;
+}
+
+void siw_ep_check_overrun(struct siw_ep *ep)
+{
+	if (ep->cq_overrun && ep->state != SIW_EP_ERROR && ep->state != SIW_EP_CLOSED) {
+		ep->term_hdr_len = 0;
+		siw_ep_terminate(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+				 RDMAP_ECODE_UNSPECIFIED);
+	}
 }
 
 /* RFC 5040 §5.5 / verbs: send-queue completions appear in posting order,
@@ -66,7 +76,11 @@ int siw_rq_complete(struct siw_ep *ep, struct siw_rqe *rqe, enum rpcrdma_wc_stat
 	    .ep = &ep->base,
 	};
 
-	return siw_cq_push(ep->dev, ep->rcq, &wc);
+	int rc = siw_cq_push(ep->dev, ep->rcq, &wc);
+
+	if (rc)
+		ep->cq_overrun = true;
+	return rc;
 }
 
 void siw_ep_event(struct siw_ep *ep, enum rpcrdma_event_type type, int status)

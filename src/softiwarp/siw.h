@@ -436,6 +436,7 @@ struct siw_ep {
 	struct siw_mpa_in mpa_in;
 	struct sockaddr_storage peer, local;
 	bool disc_reported;
+	bool cq_overrun; /* a completion did not fit its CQ: fatal (verbs semantics) */
 	int close_status;
 
 	struct rpcrdma_ep_stats stats;
@@ -514,6 +515,8 @@ void siw_ep_flush(struct siw_ep *ep, enum rpcrdma_wc_status first_status, uint32
 void siw_ep_close_socket(struct siw_ep *ep, bool abortive);
 void siw_sq_retire(struct siw_ep *ep);
 void siw_ep_event(struct siw_ep *ep, enum rpcrdma_event_type type, int status);
+/* After work on @ep: a CQ overrun puts it in error (Terminate). */
+void siw_ep_check_overrun(struct siw_ep *ep);
 int siw_rq_complete(struct siw_ep *ep, struct siw_rqe *rqe, enum rpcrdma_wc_status st,
 		    uint32_t byte_len, uint32_t flags, uint32_t inv);
 

@@ -117,6 +117,8 @@ static void ep_ready(struct siw_ep *ep, uint32_t events)
 	/* rx may have freed ORD slots or queued Read Responses */
 	if (ep->fd >= 0)
 		(void)siw_tx_process(ep);
+	if (ep->cq_overrun)
+		siw_ep_check_overrun(ep);
 }
 
 static int progress_once(struct siw_dev *dev, int timeout_ms)
@@ -808,6 +810,8 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 		siw_sq_retire(ep);
 	} else if (ep->state == SIW_EP_RTS && !ep->tx.blocked) {
 		(void)siw_tx_process(ep);
+		if (ep->cq_overrun)
+			siw_ep_check_overrun(ep);
 	}
 	pthread_mutex_unlock(&ep->dev->lock);
 	return 0;
