@@ -300,8 +300,10 @@ enum rpcrdma_event_type {
 	/* Active side: the peer rejected; ev.private_data is its reason.
 	 * ev.status is -ECONNREFUSED. */
 	RPCRDMA_EV_REJECTED,
-	/* Active side: no connection (TCP refused/unreachable, MPA timeout,
-	 * malformed MPA reply, markers demanded). ev.status says why. */
+	/* No connection: active side (TCP refused/unreachable, MPA timeout,
+	 * malformed MPA reply, markers demanded), or passive side after
+	 * rpcrdma_accept() when the peer's RTR never came. ev.status says why
+	 * (-ETIMEDOUT, -ECONNREFUSED, -EPROTO, ...). */
 	RPCRDMA_EV_CONNECT_ERROR,
 	/* An established connection ended: our disconnect, the peer's, or
 	 * a transport error (ev.status 0 for an orderly close, else -errno).
@@ -550,10 +552,14 @@ struct rpcrdma_send_wr {
  * there (RFC 5040 §5.5). The provider copies @wr; the local memory belongs to
  * the provider until the completion (or, unsignaled, until a later signaled
  * request of the same endpoint completes). Starts transmitting at once
- * when the socket allows (no wait for progress). -ENOMEM send queue full
- * (max_send_wr outstanding, counting unsignaled ones not yet retired),
- * -EINVAL malformed request, -ENOTCONN not connected yet. On an endpoint in
- * error the request completes with a flush status (returns 0).
+ * when the socket allows (no wait for progress). Work posted after
+ * rpcrdma_connect()/rpcrdma_accept() but before ESTABLISHED is queued and
+ * starts once connected. -ENOMEM send queue full (max_send_wr outstanding,
+ * counting unsignaled ones not yet retired), -EINVAL malformed request
+ * (bad opcode/flags, too many SGEs, Read with more than one SGE, length
+ * over max_msg_size), -ENOTCONN neither connect nor accept was called. On
+ * an endpoint in error or disconnected the request completes with a flush
+ * status (returns 0).
  */
 RPCRDMA_API int rpcrdma_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr);
 
