@@ -14,6 +14,7 @@
 #include "mount.h"
 
 int iop_failures;
+enum rpcrdma_rtr iop_connect_rtr = RPCRDMA_RTR_NONE;
 
 const uint8_t iop_linux_client_pdata[8] = {0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03};
 
@@ -202,7 +203,9 @@ int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const 
 				 RPCRDMA_ACCESS_LOCAL_WRITE, &c->buf_mr) == 0);
 	/* RFC 6581 §9 as the Linux client fills it: IRD 128 (the server may
 	 * RDMA Read our Read chunks 128 at a time), ORD 0 (we never Read). */
-	ea.comp_mask = RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_MPA_REV | RPCRDMA_EP_ATTR_IRD_ORD;
+	ea.comp_mask = RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_MPA_REV | RPCRDMA_EP_ATTR_IRD_ORD |
+		       RPCRDMA_EP_ATTR_RTR;
+	ea.rtr = iop_connect_rtr;
 	ea.mpa_crc = crc;
 	ea.mpa_rev = rev;
 	ea.ird = 128;

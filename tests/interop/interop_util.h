@@ -107,6 +107,9 @@ struct iop_conn {
  * that came instead (type printed). */
 int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const void *pd,
 		size_t pdlen);
+/* RFC 6581 peer-to-peer mode for the next iop_connect() calls (default
+ * RPCRDMA_RTR_NONE, what the Linux client uses). */
+extern enum rpcrdma_rtr iop_connect_rtr;
 void iop_close(struct iop_conn *c);
 
 /* A received message, copied out of its receive slot (reposted at once). */

@@ -41,6 +41,10 @@ for f in write-1m write-odd; do : > /export/interop/$f; done
 chmod 0666 /export/interop/*
 run exportfs -ra
 run rpc.mountd -p 20048
+# 1 MiB READ/WRITE in one call (nfsd sizes it from RAM otherwise: 256 KiB
+# in this 2 GiB guest); must be set before the first nfsd thread starts.
+echo 1048576 > /proc/fs/nfsd/max_block_size
+echo "max_block_size: $(cat /proc/fs/nfsd/max_block_size)"
 run rpc.nfsd 8
 grep -q rdma /proc/fs/nfsd/portlist || echo "rdma 20049" > /proc/fs/nfsd/portlist
 echo "portlist: $(tr '\n' ' ' < /proc/fs/nfsd/portlist)"
