@@ -1086,6 +1086,17 @@ static void print_json(void)
 			printf("%s\"%s\": ", j ? ", " : "", r->kv[j].key);
 			json_num(median(&r->kv[j]));
 		}
+		printf("},\n     \"samples\": {");
+		for (j = 0; j < r->nkv; j++) {
+			int k;
+
+			printf("%s\"%s\": [", j ? ", " : "", r->kv[j].key);
+			for (k = 0; k < r->kv[j].n; k++) {
+				printf("%s", k ? ", " : "");
+				json_num(r->kv[j].v[k]);
+			}
+			printf("]");
+		}
 		printf("},\n     \"info\": [");
 		for (j = 0; j < r->ninfo; j++) {
 			printf("%s", j ? ", " : "");
