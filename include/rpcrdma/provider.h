@@ -468,7 +468,9 @@ RPCRDMA_API int rpcrdma_connect(struct rpcrdma_ep *ep, const struct sockaddr *ad
 RPCRDMA_API int rpcrdma_listen(struct rpcrdma_dev *dev, struct rpcrdma_evch *evch,
 			       const struct sockaddr *addr, socklen_t addrlen, int backlog,
 			       void *context, struct rpcrdma_listener **out);
-/* Close the listener; unanswered requests are rejected. */
+/* Close the listener; unanswered requests are rejected (their handles die:
+ * CONNECT_REQUEST events still queued must not be answered afterwards).
+ * Established endpoints are not affected. */
 RPCRDMA_API int rpcrdma_listener_destroy(struct rpcrdma_listener *l);
 RPCRDMA_API int rpcrdma_listener_addr(const struct rpcrdma_listener *l,
 				      struct sockaddr_storage *addr);
