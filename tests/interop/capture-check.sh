@@ -43,7 +43,9 @@ nframes=$(wc -l <"$state/capture-fields.txt")
 nreq=$(awk -F'|' '$3 != ""' "$state/capture-fields.txt" | wc -l)
 nrep=$(awk -F'|' '$4 != ""' "$state/capture-fields.txt" | wc -l)
 nddp=$(awk -F'|' '$2 ~ /iwarp_ddp_rdmap/' "$state/capture-fields.txt" | wc -l)
-[ "$nreq" -ge 1 ] && [ "$nrep" -ge 1 ] || fail "no MPA request/reply frames ($nreq/$nrep)"
+if [ "$nreq" -lt 1 ] || [ "$nrep" -lt 1 ]; then
+	fail "no MPA request/reply frames ($nreq/$nrep)"
+fi
 [ "$nddp" -ge 1 ] || fail "no DDP/RDMAP frames"
 
 "${ts[@]}" -V >"$state/capture-verbose.txt" 2>/dev/null

@@ -89,7 +89,8 @@ echo "[start] guest $PEER_DIR, share $PEER_DIR/runs/$name, ports rdma $rport mou
 date +%s.%N >"$state/t-start"
 # The guest runs in its own session so ctest does not wait for it (no
 # inherited stdout) and guest-stop.sh can end exactly this process group.
-setsid bash -c 'echo $$ > "$0/pid"; "$@"; echo $? > "'"$state"'/run-guest.rc"' \
+# shellcheck disable=SC2016 # expanded by the inner bash: $0 is the state dir
+setsid bash -c 'echo $$ >"$0/pid"; "$@"; echo $? >"$0/run-guest.rc"' \
 	"$state" env HOSTFWD_PORT="$rport" \
 	HOSTFWD_EXTRA=",hostfwd=tcp:127.0.0.1:$mport-10.0.2.15:20048" \
 	HOST_HOOK="$here/host-hook.sh" INTEROP_STATE="$state" INTEROP_MOUNT_PORT="$mport" \

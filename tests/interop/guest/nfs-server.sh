@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Guest side of the interop suite (runs as /peer/test.sh in the kernel-peer
 # guest, see ../../../../shared/kernel-peer/run-guest.sh). Modelled on
 # kernel-peer/guest/tests/nfs-rdma.sh with HOSTPROBE=1: the kernel is the
@@ -71,7 +72,7 @@ tcpdump -i eth0 -s 0 -U -Z root -w /tmp/interop.pcap tcp port 20049 > /tmp/tcpdu
 CAPPID=$!
 sleep 1.5
 touch $OUT/ready-host
-i=0; while [ ! -e /peer/host-done ] && [ $i -lt $WAIT ]; do sleep 1; i=$((i+1)); done
+i=0; while [ ! -e /peer/host-done ] && [ $i -lt "$WAIT" ]; do sleep 1; i=$((i+1)); done
 [ -e /peer/host-done ] || echo "host did not finish within ${WAIT}s"
 sleep 1
 kill -INT $CAPPID; wait $CAPPID 2>/dev/null
