@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rpcrdma-perf server: one process serving the perf program three ways,
+ *   - RPC-over-RDMA on --port, through the rpcrdma server API (native
+ *     dispatch; WRITE's data arrives pulled from the client's Read chunk,
+ *     READ's result goes by RDMA Write into its Write chunk);
+ *   - ONC RPC over TCP on --tcp-port through libtirpc's standard model:
+ *     svctcp_create + svc_run on one thread, rpcgen's dispatcher unchanged;
+ *   - ONC RPC over TCP on --tcp-port + 1, libtirpc in a process forked per
+ *     connection (the model that lets a multi-threaded client use several
+ *     CPUs on the server side).
+ * The procedures are the same code for all three (perf_*_1_svc below).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rpcrdma.h>
+
+#include "perf.h"
+#include "perf_tool.h"
+
+void rpcrdma_perf_prog_1(struct svc_req *rqstp, SVCXPRT *transp);
+
+static struct rpcrdma_svc *g_svc;
+static const struct perf_server_opts *g_opts;
+
+/* VmRSS, VmHWM (kB) and Threads of this process. */
+static void proc_status(uint64_t *rss, uint64_t *hwm, uint32_t *threads)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	*rss = *hwm = 0;
+	*threads = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+
+		if (sscanf(line, "VmRSS: %llu", &v) == 1)
+			*rss = v;
+		else if (sscanf(line, "VmHWM: %llu", &v) == 1)
+			*hwm = v;
+		else if (sscanf(line, "Threads: %llu", &v) == 1)
+			*threads = (uint32_t)v;
+	}
+	fclose(f);
+}
+
+static void fill_info(perf_info *r)
+{
+	struct rpcrdma_xprt_stats st;
+	uint32_t threads;
+
+	memset(r, 0, sizeof(*r));
+	proc_status(&r->rss_kb, &r->hwm_kb, &threads);
+	r->threads = threads;
+	r->pid = (int)getpid();
+	r->cpu_pinned = g_opts->cpu;
+	r->cpu_now = sched_getcpu();
+	r->credits = g_opts->credits;
+	r->workers = g_opts->threads;
+	memset(&st, 0, sizeof(st));
+	if (g_svc && rpcrdma_svc_stats(g_svc, &st) == 0) {
+		r->connections = st.connections;
+		r->calls = st.calls;
+	}
+}
+
+/* READ's answer: pattern bytes [offset, offset + len) or EINVAL. The data
+ * is not copied here: it points into the pattern (RDMA Writes it from
+ * there; xdrrec copies it into its buffer). */
+static void read_answer(const perf_read_args *a, perf_read_res *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (a->len > PERF_MAX_SIZE || a->offset > perf_pattern_len() - a->len) {
+		r->status = EINVAL;
+		return;
+	}
+	r->data.base = (void *)(uintptr_t)(perf_pattern() + a->offset);
+	r->data.len = a->len;
+}
+
+/* ---- the procedures as rpcgen -M names them (libtirpc dispatcher) ---- */
+
+bool_t perf_null_1_svc(void *argp, void *res, struct svc_req *rq)
+{
+	(void)argp;
+	(void)res;
+	(void)rq;
+	return TRUE;
+}
+
+bool_t perf_write_1_svc(perf_write_args *a, perf_write_res *r, struct svc_req *rq)
+{
+	(void)rq;
+	r->len = a->data.len;
+	r->sum = perf_sum(a->data.base, a->data.len);
+	return TRUE;
+}
+
+bool_t perf_read_1_svc(perf_read_args *a, perf_read_res *r, struct svc_req *rq)
+{
+	(void)rq;
+	read_answer(a, r);
+	return TRUE;
+}
+
+bool_t perf_info_1_svc(void *argp, perf_info *r, struct svc_req *rq)
+{
+	(void)argp;
+	(void)rq;
+	fill_info(r);
+	return TRUE;
+}
+
+int rpcrdma_perf_prog_1_freeresult(SVCXPRT *t, xdrproc_t x, caddr_t r)
+{
+	(void)t;
+	/* READ's data points into the pattern (flags 0): xdr_free leaves it */
+	xdr_free(x, r);
+	return 1;
+}
+
+/* ---- RPC-over-RDMA: native dispatch ---- */
+
+static void rdma_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ctx)
+{
+	(void)args;
+	(void)ctx;
+	switch (proc) {
+	case PERF_NULL:
+		rpcrdma_svc_reply(req, NULL, NULL);
+		return;
+	case PERF_WRITE: {
+		perf_write_args a;
+		perf_write_res r;
+
+		memset(&a, 0, sizeof(a));
+		if (rpcrdma_svc_getargs(req, (xdrproc_t)xdr_perf_write_args, &a)) {
+			rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+			return;
+		}
+		/* a.data points at the bytes pulled from the Read chunk */
+		perf_write_1_svc(&a, &r, NULL);
+		rpcrdma_svc_reply(req, (xdrproc_t)xdr_perf_write_res, &r);
+		return;
+	}
+	case PERF_READ: {
+		perf_read_args a;
+		perf_read_res r;
+
+		memset(&a, 0, sizeof(a));
+		if (rpcrdma_svc_getargs(req, (xdrproc_t)xdr_perf_read_args, &a)) {
+			rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+			return;
+		}
+		read_answer(&a, &r);
+		rpcrdma_svc_reply(req, (xdrproc_t)xdr_perf_read_res, &r);
+		return;
+	}
+	case PERF_INFO: {
+		perf_info r;
+
+		fill_info(&r);
+		rpcrdma_svc_reply(req, (xdrproc_t)xdr_perf_info, &r);
+		return;
+	}
+	default:
+		rpcrdma_svc_error(req, RPCRDMA_RPC_PROC_UNAVAIL);
+		return;
+	}
+}
+
+/* ---- ONC RPC over TCP ---- */
+
+static int tcp_listen(uint16_t port, uint16_t *bound)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	socklen_t sl = sizeof(sa);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	sa.sin_addr.s_addr = htonl(INADDR_ANY);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	*bound = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* The standard model: libtirpc's svc_run on one thread. svc_register with
+ * protocol 0 keeps rpcbind out of it. */
+static void *svc_run_thread(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	SVCXPRT *x = svctcp_create(fd, 0, 0);
+
+	if (!x || !svc_register(x, RPCRDMA_PERF_PROG, RPCRDMA_PERF_V1, rpcrdma_perf_prog_1, 0)) {
+		fprintf(stderr, "rpcrdma-perf server: svctcp_create/svc_register failed\n");
+		return NULL;
+	}
+	svc_run();
+	return NULL;
+}
+
+/* One connection of the fork model, in its own process: serve until the
+ * client closes (libtirpc then destroys the transport and closes fd). */
+static void fork_serve_conn(int fd)
+{
+	SVCXPRT *x;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	x = svc_fd_create(fd, 0, 0);
+	if (!x || !svc_register(x, RPCRDMA_PERF_PROG, RPCRDMA_PERF_V1, rpcrdma_perf_prog_1, 0))
+		_exit(2);
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+
+		if (poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (p.revents & POLLNVAL)
+			_exit(0);
+		svc_getreq_common(fd);
+		if (fcntl(fd, F_GETFD) < 0)
+			_exit(0); /* destroyed: the client went away */
+	}
+}
+
+/* The fork model's acceptor, a process forked before any thread exists
+ * (so children inherit no library threads or locks). */
+static void fork_acceptor(int lfd)
+{
+	signal(SIGCHLD, SIG_IGN); /* children reap themselves */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	for (;;) {
+		int c = accept(lfd, NULL, NULL);
+		pid_t pid;
+
+		if (c < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			_exit(1);
+		}
+		pid = fork();
+		if (pid == 0) {
+			close(lfd);
+			fork_serve_conn(c);
+			_exit(0);
+		}
+		close(c);
+	}
+}
+
+static int pin_process(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	/* before any thread exists: every thread and child inherits it */
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+int perf_server_main(const struct perf_server_opts *o)
+{
+	struct rpcrdma_svc_opts so = {0};
+	uint16_t tport = 0, fport = 0;
+	int tfd = -1, ffd = -1, rc, sig;
+	pid_t acceptor = -1;
+	pthread_t th;
+	sigset_t ss;
+
+	g_opts = o;
+	signal(SIGPIPE, SIG_IGN);
+	if (o->cpu >= 0 && (rc = pin_process(o->cpu))) {
+		fprintf(stderr, "rpcrdma-perf server: cannot pin to CPU %d: %s\n", o->cpu,
+			strerror(-rc));
+		return 1;
+	}
+	if (o->tcp) {
+		tfd = tcp_listen(o->tcp_port, &tport);
+		if (tfd >= 0)
+			ffd = tcp_listen(o->tcp_fork_port, &fport);
+		if (tfd < 0 || ffd < 0) {
+			fprintf(stderr, "rpcrdma-perf server: TCP ports %u/%u: %s\n", o->tcp_port,
+				o->tcp_fork_port, strerror(-(tfd < 0 ? tfd : ffd)));
+			return 1;
+		}
+		fflush(NULL);
+		acceptor = fork();
+		if (acceptor == 0) {
+			close(tfd);
+			fork_acceptor(ffd);
+		}
+		close(ffd);
+	}
+
+	/* signals are taken by sigwait below, on this thread only */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &ss, NULL);
+
+	so.comp_mask = RPCRDMA_SVC_OPT_CREDITS | RPCRDMA_SVC_OPT_WORKERS | RPCRDMA_SVC_OPT_MPA_CRC |
+		       RPCRDMA_SVC_OPT_PROGRESS;
+	so.credits = o->credits;
+	so.workers = o->threads;
+	so.mpa_crc = o->crc;
+	so.progress = o->busy ? RPCRDMA_PROGRESS_BUSY_POLL : RPCRDMA_PROGRESS_THREAD;
+	if (o->cpu >= 0) {
+		so.comp_mask |= RPCRDMA_SVC_OPT_CPU;
+		so.cpu = o->cpu;
+	}
+	rc = o->port_any ? rpcrdma_svc_create_any(NULL, &so, &g_svc)
+			 : rpcrdma_svc_create(NULL, o->port, &so, &g_svc);
+	if (!rc)
+		rc = rpcrdma_svc_register(g_svc, RPCRDMA_PERF_PROG, RPCRDMA_PERF_V1, rdma_dispatch,
+					  NULL);
+	if (!rc)
+		rc = rpcrdma_svc_start(g_svc);
+	if (rc) {
+		fprintf(stderr, "rpcrdma-perf server: RDMA port %u: %s\n", o->port, strerror(-rc));
+		if (acceptor > 0)
+			kill(acceptor, SIGTERM);
+		return 1;
+	}
+	if (o->tcp && pthread_create(&th, NULL, svc_run_thread, (void *)(intptr_t)tfd) == 0)
+		pthread_detach(th);
+
+	printf("rpcrdma-perf server: pid %d rdma port %u", (int)getpid(), rpcrdma_svc_port(g_svc));
+	if (o->tcp)
+		printf(" tcp port %u (svc_run) tcp-fork port %u (fork per connection)", tport,
+		       fport);
+	printf(" credits %u workers %u cpu %d%s\n", o->credits, o->threads, o->cpu,
+	       o->busy ? " busy-poll" : "");
+	fflush(stdout);
+
+	while (sigwait(&ss, &sig) != 0)
+		;
+	rpcrdma_svc_stop(g_svc, 2000);
+	rpcrdma_svc_destroy(g_svc);
+	g_svc = NULL;
+	if (acceptor > 0)
+		kill(acceptor, SIGTERM);
+	return 0;
+}

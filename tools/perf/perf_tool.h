@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rpcrdma-perf internals: the data pattern and checksum both sides agree
+ * on, the latency histogram, the server and the client runners, and the
+ * report (table, CSV, JSON, gnuplot).
+ */
+#ifndef RPCRDMA_PERF_TOOL_H
+#define RPCRDMA_PERF_TOOL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- pattern (perf_pattern.c) ---- */
+
+/* Largest payload one call may carry, and the span of offsets clients use:
+ * the server's pattern covers [0, PERF_MAX_SIZE + PERF_NOFF * PERF_OFF_STEP). */
+#define PERF_MAX_SIZE (8u << 20)
+#define PERF_NOFF     13u /* distinct offsets per size; prime, see perf_client.c */
+#define PERF_OFF_STEP 4096u
+
+/* The pattern bytes [0, PERF_MAX_SIZE + PERF_NOFF * PERF_OFF_STEP): the
+ * 64-bit word at byte offset 8k is a mix of k alone, so any process derives
+ * the same bytes. Built on first use (thread-safe); never freed. */
+const uint8_t *perf_pattern(void);
+size_t perf_pattern_len(void);
+/* 64-bit checksum of @n bytes (four independent lanes: fast enough that
+ * checking every payload costs a fraction of moving it). */
+uint64_t perf_sum(const void *p, size_t n);
+
+/* ---- latency histogram (perf_hist.c) ---- */
+
+/* Log-linear buckets of nanoseconds, 1/32 relative precision, 1 ns .. ~1 h.
+ * Counters are atomics so completions from any thread can record. */
+#define PERF_HIST_SUB     32u
+#define PERF_HIST_BUCKETS (PERF_HIST_SUB * 42u)
+struct perf_hist {
+	_Atomic uint64_t b[PERF_HIST_BUCKETS];
+	_Atomic uint64_t count, sum_ns, max_ns;
+};
+void perf_hist_add(struct perf_hist *h, uint64_t ns);
+void perf_hist_merge(struct perf_hist *dst, const struct perf_hist *src);
+/* Value (ns) below which a fraction @q of the samples fall. */
+double perf_hist_quantile(const struct perf_hist *h, double q);
+uint64_t perf_now_ns(void);
+
+/* ---- server (perf_server.c) ---- */
+
+struct perf_server_opts {
+	uint16_t port, tcp_port, tcp_fork_port;
+	bool port_any; /* --port 0: let the kernel pick */
+	bool tcp;      /* serve TCP too (default) */
+	uint32_t threads, credits;
+	int cpu;   /* -1: not pinned */
+	bool busy; /* busy-poll progress */
+	bool crc;  /* MPA CRC32c */
+};
+int perf_server_main(const struct perf_server_opts *o);
+
+/* ---- client (perf_client.c) ---- */
+
+enum perf_workload { PERF_W_NULL, PERF_W_WRITE, PERF_W_READ };
+enum perf_transport { PERF_T_RDMA, PERF_T_TCP_SVC, PERF_T_TCP_FORK };
+
+struct perf_client_opts {
+	const char *host;
+	uint16_t port, tcp_port, tcp_fork_port;
+	enum perf_workload workload;
+	uint32_t sizes[32];
+	uint32_t nsizes;
+	uint32_t threads, inflight;
+	double duration, warmup;
+	uint64_t count; /* calls per thread instead of a duration (0: duration) */
+	int cpu;
+	bool peer_rdma, peer_tcp;
+	bool tcp_svc, tcp_fork; /* which TCP server models */
+	bool busy, crc;
+	bool progress; /* live line on stderr */
+	bool json;
+	uint32_t verify_every; /* check every Nth payload of each slot (1: all) */
+	uint32_t connections;  /* --connections N mode */
+	const char *csv, *plot;
+};
+
+/* One measured case. */
+struct perf_result {
+	enum perf_transport transport;
+	enum perf_workload workload;
+	uint32_t size, threads, inflight;
+	double seconds;
+	uint64_t ops, errors, verified, bad_data;
+	double ops_per_s, mb_per_s; /* MB = 10^6 bytes of payload */
+	double p50_us, p99_us, p999_us, mean_us, max_us;
+	int client_cpu, server_cpu_pinned, server_cpu_seen;
+	char first_error[96];
+	/* RDMA transport counters over the run (client side). */
+	uint64_t credit_stalls, read_chunks, write_chunks, long_calls, remote_inv;
+};
+
+/* Server RSS by connection count (--connections). */
+struct perf_conn_report {
+	uint32_t connections;
+	uint64_t rss_kb_1, rss_kb_n, rss_kb_n_active, hwm_kb;
+	uint32_t server_conns_seen, credits, size;
+	uint64_t client_rss_kb;
+};
+
+int perf_client_main(const struct perf_client_opts *o);
+
+/* ---- report (perf_report.c) ---- */
+
+const char *perf_transport_name(enum perf_transport t);
+const char *perf_workload_name(enum perf_workload w);
+void perf_report_table(FILE *f, const struct perf_result *r, size_t n);
+int perf_report_csv(const char *path, const struct perf_result *r, size_t n);
+void perf_report_json(FILE *f, const struct perf_client_opts *o, const struct perf_result *r,
+		      size_t n, const struct perf_conn_report *conn, const char *placement);
+int perf_report_plot(const char *png, const struct perf_result *r, size_t n);
+void perf_csv_header(FILE *f);
+void perf_csv_row(FILE *f, const struct perf_result *r);
+
+#endif
