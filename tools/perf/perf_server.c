@@ -226,8 +226,13 @@ static void *svc_run_thread(void *arg)
 static void fork_serve_conn(int fd)
 {
 	SVCXPRT *x;
+	int one = 1;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* libtirpc's own accept path (rendezvous_request) sets TCP_NODELAY
+	 * on every connection it accepts; svc_fd_create does not, so do it
+	 * here to keep the two server models alike. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	x = svc_fd_create(fd, 0, 0);
 	if (!x || !svc_register(x, RPCRDMA_PERF_PROG, RPCRDMA_PERF_V1, rpcrdma_perf_prog_1, 0))
 		_exit(2);
