@@ -278,6 +278,27 @@ int perf_report_plot(const char *png, const struct perf_result *r, size_t n)
 		fprintf(stderr, "rpcrdma-perf: --plot: no sized results to plot\n");
 		return -EINVAL;
 	}
+	/* x tics at the sizes measured, in binary units */
+	char tics[1024] = "";
+	for (size_t i = 0, l = 0; i < n && l < sizeof(tics) - 40; i++) {
+		bool dup = false;
+
+		if (!r[i].size || !r[i].ops)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			dup = dup || (r[j].size == r[i].size && r[j].ops);
+		if (dup)
+			continue;
+		if (r[i].size >= (1u << 20) && !(r[i].size & ((1u << 20) - 1)))
+			l += (size_t)snprintf(tics + l, sizeof(tics) - l, "%s\"%u MiB\" %u",
+					      l ? ", " : "", r[i].size >> 20, r[i].size);
+		else if (r[i].size >= 1024 && !(r[i].size & 1023))
+			l += (size_t)snprintf(tics + l, sizeof(tics) - l, "%s\"%u KiB\" %u",
+					      l ? ", " : "", r[i].size >> 10, r[i].size);
+		else
+			l += (size_t)snprintf(tics + l, sizeof(tics) - l, "%s\"%u B\" %u",
+					      l ? ", " : "", r[i].size, r[i].size);
+	}
 	g = popen("gnuplot", "w");
 	if (!g) {
 		unlink(dat);
@@ -289,11 +310,11 @@ int perf_report_plot(const char *png, const struct perf_result *r, size_t n)
 		"set multiplot layout 1,2 title 'rpcrdma-perf %s: RPC-over-RDMA (softiwarp) vs ONC "
 		"RPC over TCP (libtirpc)'\n"
 		"set logscale x 2\nset grid\nset key top left\nset xlabel 'payload bytes'\n"
-		"set format x '%%.0s%%cB'\n"
+		"set xtics (%s)\nset logscale y 10\n"
 		"set ylabel 'MB/s (10^6 B/s)'\nplot %s\n"
-		"set logscale y 10\nset ylabel 'p50 round trip (us)'\nplot %s\n"
+		"set ylabel 'p50 round trip (us)'\nplot %s\n"
 		"unset multiplot\n",
-		png, perf_workload_name(r[0].workload), clauses[0], clauses[1]);
+		png, perf_workload_name(r[0].workload), tics, clauses[0], clauses[1]);
 	if (pclose(g) != 0) {
 		fprintf(stderr, "rpcrdma-perf: gnuplot failed (is gnuplot installed?)\n");
 		rc = -EIO;

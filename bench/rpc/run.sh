@@ -1,0 +1,272 @@
+#!/bin/sh
+# RPC-level benchmark (issue 4): rpcrdma-perf over RPC-over-RDMA (softiwarp)
+# against ONC RPC over TCP (libtirpc, svc_run and fork-per-connection
+# servers) on 127.0.0.1, in one run, with the issue's targets and a verdict
+# next to each. README.md in this folder says what every figure means.
+#
+#   bench/rpc/run.sh [--quick] [--build DIR] [--out DIR]
+#                    [--placement cross|same|none | --server-cpu N --client-cpu N]
+#                    [--server-threads N] [--no-instr] [--no-provider]
+#
+# Needs a cmake build (default build/, or BUILD=dir / --build dir) with
+# tools/perf/rpcrdma-perf; bench/provider/bench_provider is used when built.
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$root/build}
+quick=0 placement=cross scpu= ccpu= sthreads=1 instr=1 provider=1 out=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1 ;;
+	--build) build=$2; shift ;;
+	--out) out=$2; shift ;;
+	--placement) placement=$2; shift ;;
+	--server-cpu) scpu=$2; shift ;;
+	--client-cpu) ccpu=$2; shift ;;
+	--server-threads) sthreads=$2; shift ;;
+	--no-instr) instr=0 ;;
+	--no-provider) provider=0 ;;
+	-h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+	*) echo "run.sh: unknown option $1 (--help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+perf=$build/tools/perf/rpcrdma-perf
+bprov=$build/bench/provider/bench_provider
+if [ ! -x "$perf" ]; then
+	echo "run.sh: $perf not found; build first:" >&2
+	echo "  cmake -S $root -B $build && cmake --build $build -j" >&2
+	exit 2
+fi
+out=${out:-$(mktemp -d /tmp/rpcrdma-bench-rpc.XXXXXX)}
+mkdir -p "$out"
+
+# CPU placement: cross = server on the first allowed CPU, client on the
+# second; same = both on the first; none = the scheduler decides.
+allowed=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status | tr ',' '\n' |
+	awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }')
+first=$(echo "$allowed" | sed -n 1p)
+second=$(echo "$allowed" | sed -n 2p)
+if [ -z "$scpu$ccpu" ]; then
+	case $placement in
+	cross) scpu=$first ccpu=${second:-$first} ;;
+	same) scpu=$first ccpu=$first ;;
+	none) ;;
+	*) echo "run.sh: --placement cross|same|none" >&2; exit 2 ;;
+	esac
+fi
+sarg= carg= parg="--placement none"
+[ -n "$scpu" ] && sarg="--cpu $scpu"
+[ -n "$ccpu" ] && carg="--cpu $ccpu"
+[ -n "$scpu" ] && [ -n "$ccpu" ] && parg="--server-cpu $scpu --client-cpu $ccpu"
+
+if [ $quick = 1 ]; then
+	D=0.5 W=0.1 sweep=1K,64K,1M,4M n1=300 n2=600 nconn=100
+else
+	D=2 W=0.3 sweep=1K,4K,16K,64K,256K,1M,4M n1=2000 n2=4000 nconn=100
+fi
+prog=--no-progress
+[ -t 2 ] && prog=
+
+# ---- server ----
+spid=
+cleanup() {
+	if [ -n "$spid" ]; then
+		kill -TERM "$spid" 2>/dev/null || true
+		wait "$spid" 2>/dev/null || true
+	fi
+}
+trap cleanup EXIT INT TERM
+"$perf" server --port 0 --tcp-port 0 --threads "$sthreads" $sarg >"$out/server.log" 2>&1 &
+spid=$!
+i=0
+until grep -q "rdma port" "$out/server.log" 2>/dev/null; do
+	i=$((i + 1))
+	if [ $i -gt 100 ] || ! kill -0 "$spid" 2>/dev/null; then
+		echo "run.sh: server did not start:" >&2
+		cat "$out/server.log" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+sline=$(grep "rdma port" "$out/server.log")
+rport=$(echo "$sline" | sed -n 's/.* rdma port \([0-9]*\).*/\1/p')
+tport=$(echo "$sline" | sed -n 's/.* tcp port \([0-9]*\) (svc_run).*/\1/p')
+fport=$(echo "$sline" | sed -n 's/.* tcp-fork port \([0-9]*\).*/\1/p')
+C="$perf client 127.0.0.1 --port $rport --tcp-port $tport --tcp-fork-port $fport $carg"
+
+res=$out/results.csv
+: >"$res"
+failures=0
+# case TAG ARGS...: one rpcrdma-perf client run; its CSV rows, tagged, go
+# into results.csv
+case_run() {
+	tag=$1
+	shift
+	echo "  $tag: rpcrdma-perf client ... $*" >&2
+	if ! $C --duration $D --warmup $W $prog --csv "$out/$tag.csv" "$@" >"$out/$tag.txt"; then
+		echo "run.sh: case $tag FAILED (output in $out/$tag.txt)" >&2
+		failures=$((failures + 1))
+	fi
+	[ -s "$res" ] || head -1 "$out/$tag.csv" | sed 's/^/case,/' >"$res"
+	tail -n +2 "$out/$tag.csv" | sed "s/^/$tag,/" >>"$res"
+}
+
+echo "== bench/rpc: $(date -u +%FT%TZ), server: $sline" >&2
+case_run null_lat --workload null --inflight 1 --peer both --tcp-server both
+case_run null_rate --workload null --inflight 16 --peer rdma
+for t in 1 2 4 8; do
+	case_run null_tcp_t$t --workload null --threads $t --peer tcp --tcp-server both
+done
+case_run bulk_q1 --workload write --size 1M --inflight 1 --peer both --tcp-server svc
+case_run bulkr_q1 --workload read --size 1M --inflight 1 --peer both --tcp-server svc
+case_run bulk_t2 --workload write --size 1M --threads 2 --peer both --tcp-server fork
+case_run bulkr_t2 --workload read --size 1M --threads 2 --peer both --tcp-server fork
+case_run bulk_q16 --workload write --size 1M --inflight 16 --peer rdma
+case_run bulkr_q16 --workload read --size 1M --inflight 16 --peer rdma
+case_run sweep_w --workload write --sizes $sweep --peer both --tcp-server svc \
+	--plot "$out/sweep-write.png"
+case_run sweep_r --workload read --sizes $sweep --peer both --tcp-server svc \
+	--plot "$out/sweep-read.png"
+
+# server memory with 100 connections (each makes one NULL, then one 1 MiB
+# WRITE on all of them at once)
+echo "  connections: rpcrdma-perf client ... --connections $nconn" >&2
+if ! $C --connections $nconn --workload write --size 1M --json >"$out/conn.json" 2>"$out/conn.err"; then
+	echo "run.sh: --connections run FAILED ($out/conn.err)" >&2
+	failures=$((failures + 1))
+fi
+jnum() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | head -1; }
+
+# client user-space instructions per NULL call: the difference of two runs
+# (n1 and n2 calls, one in flight) divided by n2 - n1, so set-up and
+# teardown cancel out. perf stat if the PMU counts instructions:u here,
+# else callgrind.
+instr_rdma= instr_tcp= instr_how="skipped"
+if [ $instr = 1 ]; then
+	if perf stat -x, -e instructions:u true 2>&1 | grep -q '^[0-9]'; then
+		instr_how="perf stat -e instructions:u"
+		count_instr() {
+			perf stat -x, -e instructions:u -o "$out/pstat" $C --workload null --count "$1" \
+				--no-progress "$2" >/dev/null 2>&1 || return 1
+			sed -n 's/^\([0-9]*\),.*instructions.*/\1/p' "$out/pstat" | head -1
+		}
+	elif command -v valgrind >/dev/null 2>&1; then
+		instr_how="valgrind --tool=callgrind (Ir, all client threads)"
+		count_instr() {
+			valgrind --tool=callgrind --callgrind-out-file=/dev/null $C --workload null \
+				--count "$1" --no-progress "$2" >/dev/null 2>"$out/cg.err" || return 1
+			sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/cg.err" | head -1
+		}
+	else
+		instr_how="unsupported (no PMU for perf stat, no valgrind)"
+	fi
+	if [ "$instr_how" != "${instr_how#perf}" ] || [ "$instr_how" != "${instr_how#valgrind}" ]; then
+		echo "  instructions per NULL call: $instr_how" >&2
+		for peer in rdma tcp; do
+			a=$(count_instr $n1 "--peer=$peer" || true)
+			b=$(count_instr $n2 "--peer=$peer" || true)
+			if [ -n "$a" ] && [ -n "$b" ]; then
+				v=$(awk -v a="$a" -v b="$b" -v n1=$n1 -v n2=$n2 'BEGIN { printf "%.0f", (b - a) / (n2 - n1) }')
+				eval "instr_$peer=$v"
+			fi
+		done
+	fi
+fi
+
+# the provider's raw RDMA Read / Write bandwidth (1 MiB, 16 in flight)
+prov_read= prov_write=
+if [ $provider = 1 ] && [ -x "$bprov" ]; then
+	echo "  provider: bench_provider --only siw --modes block --crc off $parg" >&2
+	if [ $quick = 1 ]; then ps=0.5; else ps=1.5; fi
+	if "$bprov" --only siw --modes block --crc off --no-instr --seconds $ps $parg --json \
+		>"$out/provider.json" 2>"$out/provider.err"; then
+		prov_write=$(jnum write_gbs "$out/provider.json")
+		prov_read=$(jnum read_gbs "$out/provider.json")
+	else
+		echo "run.sh: bench_provider FAILED ($out/provider.err)" >&2
+	fi
+fi
+
+# ---- the comparison table ----
+commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
+machine=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)
+echo
+echo "rpcrdma-perf: RPC-over-RDMA (softiwarp, MPA CRC off) vs ONC RPC over TCP (libtirpc), loopback"
+echo "date $(date -u +%FT%TZ), $machine, $(nproc) CPUs, Linux $(uname -r), commit $commit"
+echo "placement: server CPU ${scpu:-unpinned}, client CPU ${ccpu:-unpinned} ($placement); server: $sthreads RDMA worker thread(s)"
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); per-case output and CSV in $out"
+echo
+awk -F, -v instr_rdma="$instr_rdma" -v instr_tcp="$instr_tcp" -v instr_how="$instr_how" \
+	-v prov_read="$prov_read" -v prov_write="$prov_write" \
+	-v rss1="$(jnum server_rss_kb_1 "$out/conn.json")" \
+	-v rssn="$(jnum server_rss_kb_n "$out/conn.json")" \
+	-v rssa="$(jnum server_rss_kb_n_active "$out/conn.json")" \
+	-v nseen="$(jnum server_connections_seen "$out/conn.json")" -v nconn="$nconn" '
+NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+{
+	k = $1 "/" $c["transport"] "/" $c["workload"] "/" $c["size"]
+	ops[k] = $c["ops_per_s"] + 0; mb[k] = $c["mb_per_s"] + 0; p50[k] = $c["p50_us"] + 0
+	if ($c["errors"] + 0 || $c["bad_data"] + 0) bad[$1] = 1
+	if ($1 ~ /^null_tcp_t/ || $1 == "null_lat") {
+		if ($c["transport"] != "rdma" && $c["ops_per_s"] + 0 > best_tcp) {
+			best_tcp = $c["ops_per_s"] + 0
+			best_tcp_how = $c["threads"] " thread(s), " $c["server_model"]
+		}
+		if ($c["transport"] != "rdma")
+			tcpline[$c["threads"] " " $c["server_model"]] = $c["ops_per_s"] + 0
+	}
+	if ($1 == "null_lat" && $c["transport"] != "rdma" && (best_p50 == "" || $c["p50_us"] + 0 < best_p50)) {
+		best_p50 = $c["p50_us"] + 0; best_p50_how = $c["server_model"]
+	}
+}
+function row(what, a, b, how, ratio, op, lim,   v) {
+	if (a == "" || b == "" || a + 0 == 0 || b + 0 == 0) { v = "n/a" }
+	else if (op == ">=") v = (ratio >= lim) ? "PASS" : "MISS"
+	else v = (ratio <= lim) ? "PASS" : "MISS"
+	if (v == "n/a") printf "%-44s %14s %14s %-22s %8s %8s  %s\n", what, a, b, how, "-", op " " lim, v
+	else printf "%-44s %14s %14s %-22s %7.2fx %8s  %s\n", what, a, b, how, ratio, op " " lim, v
+	if (v == "MISS") misses++
+}
+END {
+	printf "%-44s %14s %14s %-22s %8s %8s  %s\n", "figure", "rpcrdma", "baseline", "baseline is", "ratio", "target", "verdict"
+	r = ops["null_rate/rdma/null/0"]
+	row("NULL calls/s, 16 in flight, 1 connection", sprintf("%.0f", r), sprintf("%.0f", best_tcp),
+	    "libtirpc best " best_tcp_how, best_tcp ? r / best_tcp : 0, ">=", 2)
+	p = p50["null_lat/rdma/null/0"]
+	row("NULL p50 us, 1 in flight", sprintf("%.1f", p), sprintf("%.1f", best_p50),
+	    "libtirpc 1 thr " best_p50_how, best_p50 ? p / best_p50 : 0, "<=", 1)
+	row("NULL user-space instructions/call (client)", instr_rdma, instr_tcp, "libtirpc 1 thread",
+	    instr_tcp ? instr_rdma / instr_tcp : 0, "<", 1)
+	a = mb["bulk_q1/rdma/write/1048576"]; b = mb["bulk_q1/tcp/write/1048576"]
+	row("WRITE 1 MiB MB/s, 1 thread (Read chunk)", sprintf("%.0f", a), sprintf("%.0f", b), "libtirpc 1 thr svc_run", b ? a / b : 0, ">=", 1.5)
+	a = mb["bulkr_q1/rdma/read/1048576"]; b = mb["bulkr_q1/tcp/read/1048576"]
+	row("READ 1 MiB MB/s, 1 thread (Write chunk)", sprintf("%.0f", a), sprintf("%.0f", b), "libtirpc 1 thr svc_run", b ? a / b : 0, ">=", 1.5)
+	a = mb["bulk_t2/rdma/write/1048576"]; b = mb["bulk_t2/tcp-fork/write/1048576"]
+	row("WRITE 1 MiB MB/s, 2 threads", sprintf("%.0f", a), sprintf("%.0f", b), "libtirpc 2 thr fork", b ? a / b : 0, ">=", 1.5)
+	a = mb["bulkr_t2/rdma/read/1048576"]; b = mb["bulkr_t2/tcp-fork/read/1048576"]
+	row("READ 1 MiB MB/s, 2 threads", sprintf("%.0f", a), sprintf("%.0f", b), "libtirpc 2 thr fork", b ? a / b : 0, ">=", 1.5)
+	a = mb["bulk_q16/rdma/write/1048576"]; b = prov_read * 1000
+	row("WRITE 1 MiB MB/s, 16 in flight", sprintf("%.0f", a), prov_read == "" ? "" : sprintf("%.0f", b), "provider RDMA Read qd16", b ? a / b : 0, ">=", 0.8)
+	a = mb["bulkr_q16/rdma/read/1048576"]; b = prov_write * 1000
+	row("READ 1 MiB MB/s, 16 in flight", sprintf("%.0f", a), prov_write == "" ? "" : sprintf("%.0f", b), "provider RDMA Write qd16", b ? a / b : 0, ">=", 0.8)
+	printf "\nlibtirpc NULL calls/s by client threads:"
+	for (t = 1; t <= 8; t *= 2)
+		printf "  %d: %.0f (svc_run) %.0f (fork)", t, tcpline[t " svc_run"], tcpline[t " fork"]
+	printf "\n"
+	if (rss1 != "")
+		printf "server RSS: %d kB with 1 connection, %d kB with %d (server saw %d; %.1f kB per connection), %d kB after one 1 MiB WRITE on each at once\n",
+		    rss1, rssn, nconn, nseen, (rssn - rss1) / (nconn - 1), rssa
+	printf "instructions counted with: %s\n", instr_how
+	for (k in bad) { printf "case %s had errors or bad data\n", k; misses++ }
+	printf "%d target(s) missed\n", misses
+}' "$res"
+echo
+echo "sweep (MB/s and p50 against payload size):"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+$1 ~ /^sweep_/ { printf "  %-6s %-5s %8s B  %9.1f MB/s  p50 %9.1f us\n", $c["transport"], $c["workload"], $c["size"], $c["mb_per_s"], $c["p50_us"] }' "$res"
+[ -x "$root/bench/rpc/plot.sh" ] && command -v gnuplot >/dev/null &&
+	"$root/bench/rpc/plot.sh" "$res" "$out/sweep.png" >/dev/null 2>&1 || true
+for p in sweep sweep-write sweep-read; do
+	[ -s "$out/$p.png" ] && echo "plot: $out/$p.png"
+done
+[ $failures -eq 0 ] || { echo "$failures case(s) failed" >&2; exit 1; }
