@@ -65,9 +65,10 @@ struct rpcrdma_svc_opts {
 	 * 1024..262144 (default 1024); the ones used with a client are the
 	 * minimum of ours and its (1024 when it sent no valid private data). */
 	uint32_t inline_send, inline_recv;
-	/* Worker threads that run dispatch functions (default 1). 0 runs
-	 * dispatch on the progress thread itself (lowest latency; dispatch
-	 * must then never block). */
+	/* Worker threads that run dispatch functions (default 0: dispatch
+	 * runs on the progress thread itself, the lowest latency; a dispatch
+	 * function that blocks then delays every connection, so set workers
+	 * when it may, or answer later from another thread). */
 	uint32_t workers;
 	int cpu;                             /* pin the progress thread (default: no) */
 	enum rpcrdma_progress_mode progress; /* default RPCRDMA_PROGRESS_THREAD */
@@ -97,7 +98,8 @@ RPCRDMA_API uint16_t rpcrdma_svc_port(const struct rpcrdma_svc *svc);
 
 /*
  * Dispatch function: called once per admitted call of a registered
- * program/version, on a worker thread. @proc is the procedure number, @args
+ * program/version, on the progress thread (or a worker thread when
+ * workers > 0). @proc is the procedure number, @args
  * the argument stream (also reachable with rpcrdma_svc_getargs), @ctx the
  * registration's. The function must answer @req exactly once, now or
  * later (from any thread).

@@ -9,20 +9,35 @@
  * state. The receive pool holds one buffer per slot, all posted while the
  * connection is up (donated to the provider until their RECV completion).
  *
- * Threads. Callers start calls and, for synchronous calls, sleep on their
- * slot's condition variable. One progress thread drives the provider,
- * reaps completions, matches replies to slots by XID, decodes results,
- * runs completion callbacks (without the lock), enforces timeouts and
- * re-connects. Everything shared is under clnt->lock.
+ * Threads (leader/follower). Whoever waits drives the device: a thread
+ * that needs a reply (a synchronous caller) becomes the "leader" when no
+ * one else is, and itself polls the provider (rpcrdma_dev_progress), reaps
+ * completions, matches replies to slots by XID, decodes results and runs
+ * completion callbacks (without the lock), first busy-polling for a bounded
+ * time (spin_ns), then blocking on the device fd. Other waiters sleep on
+ * their slot's condition variable until the leader completes their call or
+ * hands leadership over when its own call is done. With one calling thread
+ * there is no thread handoff at all: the caller sends, polls and decodes.
+ * A background thread leads only when there is work no caller waits for:
+ * asynchronous calls in flight (their callbacks run on it), or a lost
+ * connection to re-make for queued calls. Everything shared is under
+ * clnt->lock; the provider is called without it.
  *
  * Credits (RFC 8166 §3.3.1): a call is "on the wire" from its Send until
  * its reply; xprt_credits (credits.c) bounds that count by the latest
  * grant, starting at one on every connection. Calls that cannot go yet
- * wait in their slot (need_tx) and go in FIFO order as replies return.
+ * wait in the transmit queue (need_tx) and go in FIFO order as replies
+ * return.
+ *
+ * XIDs: the low 10 bits of a call's XID are its slot index (credits <=
+ * 1024), the rest a per-client sequence, so a reply finds its slot in
+ * O(1); the full XID is still compared.
  *
  * Connection loss: slots on the wire are fenced (their STags invalidated)
  * and marked for retransmission; once a new connection is up they are
  * marshalled again (same XID, new STags) and sent, up to the new grant.
+ * When the configured retries are exhausted the outstanding calls fail
+ * with -ECONNRESET; a later call starts connecting again.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,21 +56,35 @@ enum clnt_state { C_DOWN = 0, C_UP, C_DEAD };
 
 enum { WR_SEND = 1, WR_RECV = 2 };
 
+/* XID layout (see the top of this file). */
+#define XID_SLOT_BITS 10u
+#define XID_SLOT_MASK ((1u << XID_SLOT_BITS) - 1u)
+
+/* Leader: busy-poll this long after sending before blocking on the device
+ * fd (a NULL round trip on loopback takes a few microseconds; blocking and
+ * being woken costs about as much again). */
+#define CLNT_SPIN_NS 50000u
+/* Leader: longest single wait in the provider, so timeouts are noticed. */
+#define CLNT_BLOCK_MS 20
+/* How often the leader looks at call deadlines. */
+#define CLNT_TMO_CHECK_NS 5000000ull
+
 struct clnt_slot {
 	struct xprt_call call;
 	uint32_t index;
 	bool in_use;  /* owned by a call (or a zombie) */
-	bool need_tx; /* waiting to be (re)transmitted */
+	bool need_tx; /* in the transmit queue, waiting to be (re)transmitted */
 	bool on_wire; /* sent on the current connection, no reply yet */
 	bool done;    /* completed: status is final */
 	bool zombie;  /* its caller is gone; free it when its reply or the
 			 connection goes */
 	bool async;
+	bool waiting; /* its synchronous caller sleeps on cv */
 	int status;
-	uint64_t seq;
 	uint64_t deadline; /* ns, 0 = none */
 	rpcrdma_clnt_cb_t cb;
 	void *cb_arg;
+	struct clnt_slot *qnext; /* transmit queue */
 	struct rpcrdma_call_result result;
 	pthread_cond_t cv;
 };
@@ -63,6 +92,7 @@ struct clnt_slot {
 struct rpcrdma_clnt {
 	pthread_mutex_t lock;
 	pthread_cond_t slot_cv; /* a slot was freed */
+	pthread_cond_t bg_cv;   /* work for the background thread */
 	struct sockaddr_storage addr;
 	socklen_t alen;
 	uint32_t prog, vers;
@@ -84,9 +114,13 @@ struct rpcrdma_clnt {
 	uint32_t gen; /* connection generation, in every wr_id */
 	struct xprt_credits cr;
 	struct clnt_slot *slots;
+	struct clnt_slot *txq_head, *txq_tail; /* FIFO of need_tx slots */
 	uint32_t nfree;
-	uint32_t next_xid;
-	uint64_t seq;
+	uint32_t xid_seq;
+	/* leader/follower */
+	bool leader;       /* a thread drives the device */
+	uint32_t nwaiting; /* synchronous callers asleep on their slot's cv */
+	uint32_t nasync;   /* asynchronous calls not yet completed */
 	pthread_t thr;
 	bool thr_started, stop;
 	struct rpcrdma_xprt_stats st;
@@ -95,13 +129,14 @@ struct rpcrdma_clnt {
 };
 
 /* Completed async calls whose callbacks run after the lock is dropped. */
+#define CB_MAX 64
 struct cb_list {
 	uint32_t n;
 	struct {
 		rpcrdma_clnt_cb_t cb;
 		void *arg, *res;
 		int status;
-	} e[64];
+	} e[CB_MAX];
 };
 
 static uint64_t now_ns(void)
@@ -128,7 +163,8 @@ static void slot_free(struct rpcrdma_clnt *c, struct clnt_slot *s)
 	s->need_tx = false;
 	s->done = false;
 	c->nfree++;
-	pthread_cond_broadcast(&c->slot_cv);
+	if (c->nfree == 1 || c->stop)
+		pthread_cond_broadcast(&c->slot_cv);
 }
 
 /* The call's owner is finished with @s. A slot still on the wire keeps its
@@ -142,6 +178,36 @@ static void slot_release(struct rpcrdma_clnt *c, struct clnt_slot *s)
 	slot_free(c, s);
 }
 
+static void txq_push(struct rpcrdma_clnt *c, struct clnt_slot *s)
+{
+	s->need_tx = true;
+	s->qnext = NULL;
+	if (c->txq_tail)
+		c->txq_tail->qnext = s;
+	else
+		c->txq_head = s;
+	c->txq_tail = s;
+}
+
+static void txq_remove(struct rpcrdma_clnt *c, struct clnt_slot *s)
+{
+	struct clnt_slot **pp = &c->txq_head, *prev = NULL;
+
+	if (!s->need_tx)
+		return;
+	while (*pp && *pp != s) {
+		prev = *pp;
+		pp = &(*pp)->qnext;
+	}
+	if (*pp) {
+		*pp = s->qnext;
+		if (c->txq_tail == s)
+			c->txq_tail = prev;
+	}
+	s->need_tx = false;
+	s->qnext = NULL;
+}
+
 static void slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int status,
 			  struct cb_list *cbl)
 {
@@ -149,7 +215,7 @@ static void slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int statu
 	 * caller may reuse it. */
 	if (s->call.mr_used)
 		c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
-	s->need_tx = false;
+	txq_remove(c, s);
 	s->status = status;
 	s->done = true;
 	s->result.xid = s->call.xid;
@@ -159,7 +225,8 @@ static void slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int statu
 	if ((s->call.opts.comp_mask & RPCRDMA_CALL_OPT_RESULT) && s->call.opts.result)
 		*s->call.opts.result = s->result;
 	if (s->async) {
-		if (cbl && cbl->n < 64) {
+		c->nasync--;
+		if (cbl && cbl->n < CB_MAX) {
 			cbl->e[cbl->n].cb = s->cb;
 			cbl->e[cbl->n].arg = s->cb_arg;
 			cbl->e[cbl->n].res = s->call.res;
@@ -173,7 +240,8 @@ static void slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int statu
 			pthread_mutex_lock(&c->lock);
 		}
 		slot_release(c, s);
-	} else {
+	} else if (s->waiting) {
+		/* Its caller sleeps (another thread leads): wake it. */
 		pthread_cond_signal(&s->cv);
 	}
 }
@@ -193,7 +261,7 @@ static void run_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s)
 {
 	struct xprt_call *k = &s->call;
-	struct rpcrdma_send_wr wr = {0};
+	struct rpcrdma_send_wr wr;
 	int rc;
 
 	if (k->mr_used)
@@ -203,16 +271,21 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s)
 		return rc;
 	if (c->hook.on_send)
 		c->hook.on_send(c->hook.arg, k->hdr, k->hdr_len, k->msg_len);
+	/* Unsignaled: the send buffers belong to the slot, which is not
+	 * reused before the reply arrives, and a reply implies the Send was
+	 * delivered. Errors still complete (and flush) it. */
 	wr.wr_id = mk_wrid(c->gen, WR_SEND, s->index);
 	wr.opcode = RPCRDMA_WR_SEND;
-	wr.flags = RPCRDMA_SEND_SIGNALED;
+	wr.flags = 0;
 	wr.sg = k->sge;
 	wr.num_sge = k->nsge;
+	wr.invalidate_stag = 0;
+	wr.remote_offset = 0;
+	wr.remote_stag = 0;
 	rc = rpcrdma_post_send(c->ep, &wr);
 	if (rc)
 		return rc;
 	s->on_wire = true;
-	s->need_tx = false;
 	s->result.transmissions++;
 	s->result.call_proc = k->call_proc;
 	s->result.read_chunks = k->nread;
@@ -239,21 +312,18 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s)
 /* Send waiting calls, oldest first, while the credit window allows. */
 static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
-	while (c->state == C_UP && xprt_credits_may_send(&c->cr)) {
-		struct clnt_slot *best = NULL;
+	while (c->state == C_UP && c->txq_head && xprt_credits_may_send(&c->cr)) {
+		struct clnt_slot *s = c->txq_head;
 
-		for (uint32_t i = 0; i < c->nslots; i++) {
-			struct clnt_slot *s = &c->slots[i];
-
-			if (s->in_use && s->need_tx && (!best || s->seq < best->seq))
-				best = s;
-		}
-		if (!best)
-			return;
-		int rc = transmit(c, best);
+		c->txq_head = s->qnext;
+		if (!c->txq_head)
+			c->txq_tail = NULL;
+		s->need_tx = false;
+		s->qnext = NULL;
+		int rc = transmit(c, s);
 
 		if (rc)
-			slot_complete(c, best, rc, cbl);
+			slot_complete(c, s, rc, cbl);
 	}
 }
 
@@ -261,9 +331,17 @@ static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl)
 /* Connection                                                          */
 /* ------------------------------------------------------------------ */
 
+static void drain_cq(struct rpcrdma_clnt *c)
+{
+	struct rpcrdma_wc wc[16];
+
+	while (rpcrdma_cq_poll(c->cq, wc, 16) > 0)
+		;
+}
+
 /* Create an endpoint, post every receive and connect; wait for the
- * outcome. Called without the lock by the only thread driving the device
- * at that time (the creator, or the progress thread). */
+ * outcome. Called without the lock by the leader (the only thread driving
+ * the device at that time) or by the creator. */
 static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 {
 	struct rpcrdma_ep_attr ea = {0};
@@ -331,33 +409,27 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 		if (rc < 0 && rc != -EINTR)
 			goto fail;
 		/* Completions of an older endpoint may still arrive. */
-		struct rpcrdma_wc wc[16];
-
-		while (rpcrdma_cq_poll(c->cq, wc, 16) > 0)
-			;
+		drain_cq(c);
 	}
 fail:
 	rpcrdma_ep_destroy(ep);
 	/* Drop the flush completions of the endpoint we just destroyed. */
-	{
-		struct rpcrdma_wc wc[16];
-
-		while (rpcrdma_cq_poll(c->cq, wc, 16) > 0)
-			;
-	}
+	drain_cq(c);
 	return rc;
 }
 
-/* The connection is gone (lock held): fence, mark for retransmission. */
-static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
+/* The connection is gone (lock held): fence, queue for retransmission. */
+static void conn_lost(struct rpcrdma_clnt *c)
 {
-	(void)cbl;
 	if (c->state != C_UP)
 		return;
 	c->state = C_DOWN;
 	c->gen++;
 	c->st.conn_errors++;
 	c->st.connections = 0;
+	/* Retransmit in XID-sequence order, ahead of calls never sent. */
+	struct clnt_slot *head = NULL, **tail = &head;
+
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct clnt_slot *s = &c->slots[i];
 
@@ -367,13 +439,31 @@ static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		 * before anything is sent again. */
 		if (s->call.mr_used)
 			c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
-		if (s->on_wire) {
-			s->on_wire = false;
-			if (s->zombie)
-				slot_free(c, s);
-			else if (!s->done)
-				s->need_tx = true;
+		if (!s->on_wire)
+			continue;
+		s->on_wire = false;
+		if (s->zombie) {
+			slot_free(c, s);
+		} else if (!s->done) {
+			/* insertion by XID sequence (rare path) */
+			struct clnt_slot **pp = &head;
+
+			while (*pp && (int32_t)(((*pp)->call.xid >> XID_SLOT_BITS) -
+						(s->call.xid >> XID_SLOT_BITS)) < 0)
+				pp = &(*pp)->qnext;
+			s->qnext = *pp;
+			*pp = s;
+			s->need_tx = true;
 		}
+	}
+	if (head) {
+		for (tail = &head; *tail; tail = &(*tail)->qnext)
+			if (!(*tail)->qnext)
+				break;
+		(*tail)->qnext = c->txq_head;
+		if (!c->txq_head)
+			c->txq_tail = *tail;
+		c->txq_head = head;
 	}
 	xprt_credits_reset(&c->cr);
 	c->st.outstanding = 0;
@@ -395,7 +485,7 @@ static void fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
 				c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
 			slot_complete(c, s, status, cbl);
 		}
-		if (cbl->n == 64) {
+		if (cbl->n == CB_MAX) {
 			pthread_mutex_unlock(&c->lock);
 			run_callbacks(c, cbl);
 			pthread_mutex_lock(&c->lock);
@@ -403,71 +493,75 @@ static void fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
 	}
 }
 
-/* Progress thread, connection down: re-connect with the configured number
- * of attempts, then retransmit. */
-static void reconnect(struct rpcrdma_clnt *c)
+/* Leader, lock held, connection down: re-connect with the configured
+ * number of attempts, then retransmit; or fail what is outstanding. Drops
+ * the lock while connecting. */
+static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
-	struct cb_list cbl = {0};
-	struct rpcrdma_ep *old;
-	uint32_t gen;
+	struct rpcrdma_ep *old = c->ep;
+	uint32_t gen = c->gen;
 	int rc = -ECONNRESET;
 
-	pthread_mutex_lock(&c->lock);
-	old = c->ep;
 	c->ep = NULL;
-	gen = c->gen;
 	pthread_mutex_unlock(&c->lock);
 	if (old) {
 		rpcrdma_ep_destroy(old);
-		struct rpcrdma_wc wc[16];
-
-		while (rpcrdma_cq_poll(c->cq, wc, 16) > 0)
-			;
+		drain_cq(c);
 	}
 	for (uint32_t attempt = 0; attempt < c->retries && !c->stop; attempt++) {
 		rc = conn_open(c, gen);
 		if (!rc)
 			break;
-		usleep(100000u * (attempt + 1));
+		if (attempt + 1 < c->retries)
+			usleep(100000u * (attempt + 1));
 	}
 	pthread_mutex_lock(&c->lock);
 	if (!rc) {
 		c->state = C_UP;
 		c->st.reconnects++;
-		kick_tx(c, &cbl);
+		kick_tx(c, cbl);
 	} else {
 		c->state = C_DEAD;
-		fail_all(c, -ECONNRESET, &cbl);
+		c->txq_head = c->txq_tail = NULL;
+		for (uint32_t i = 0; i < c->nslots; i++)
+			c->slots[i].need_tx = false;
+		fail_all(c, -ECONNRESET, cbl);
 	}
-	pthread_mutex_unlock(&c->lock);
-	run_callbacks(c, &cbl);
 }
 
 /* ------------------------------------------------------------------ */
 /* Receive                                                             */
 /* ------------------------------------------------------------------ */
 
+static struct clnt_slot *slot_by_xid(struct rpcrdma_clnt *c, uint32_t xid)
+{
+	uint32_t idx = xid & XID_SLOT_MASK;
+	struct clnt_slot *s;
+
+	if (idx >= c->nslots)
+		return NULL;
+	s = &c->slots[idx];
+	if (!s->in_use || !s->on_wire || s->call.xid != xid)
+		return NULL;
+	return s;
+}
+
 static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc,
 			 struct cb_list *cbl)
 {
 	const uint8_t *buf = xprt_pool_buf(&c->recvp, idx);
 	struct rpcrdma1_hdr *h = &c->rh;
-	struct clnt_slot *s = NULL;
+	struct clnt_slot *s;
 	uint32_t len = wc->byte_len;
 	int rc, st;
 
 	c->st.inline_bytes_rx += len;
-	rc = rpcrdma1_decode_buf(buf, len, h);
 	if (len < RPCRDMA1_FIXED_SIZE) {
 		c->st.bad_headers++;
 		return;
 	}
-	for (uint32_t i = 0; i < c->nslots; i++) {
-		if (c->slots[i].in_use && c->slots[i].on_wire && c->slots[i].call.xid == h->xid) {
-			s = &c->slots[i];
-			break;
-		}
-	}
+	rc = rpcrdma1_decode_buf(buf, len, h);
+	s = slot_by_xid(c, h->xid);
 	if (!s) {
 		/* Not fatal: count and drop. */
 		c->st.unmatched_replies++;
@@ -493,8 +587,9 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 		c->st.remote_invalidations++;
 		s->result.remote_invalidated = 1;
 	}
-	c->st.local_invalidations +=
-	    xprt_call_fence(&s->call, wc->wc_flags & RPCRDMA_WC_F_WITH_INV, wc->invalidated_stag);
+	if (s->call.mr_used)
+		c->st.local_invalidations += xprt_call_fence(
+		    &s->call, wc->wc_flags & RPCRDMA_WC_F_WITH_INV, wc->invalidated_stag);
 	if (rc) {
 		c->st.bad_headers++;
 		if (rc == -EPROTONOSUPPORT)
@@ -542,8 +637,10 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 	if (gen != c->gen || c->state != C_UP)
 		return; /* an old connection's completion */
 	if (wc->status != RPCRDMA_WC_SUCCESS) {
-		if (wc->status != RPCRDMA_WC_WR_FLUSH_ERR)
-			conn_lost(c, cbl);
+		/* Any failed or flushed work of the current connection means
+		 * it is gone (flushes happen only on an endpoint in error or
+		 * disconnected). */
+		conn_lost(c);
 		return;
 	}
 	if (kind != WR_RECV || idx >= c->nslots)
@@ -551,8 +648,7 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 	handle_reply(c, idx, wc, cbl);
 	if (c->state == C_UP &&
 	    xprt_pool_post_recv(&c->recvp, c->ep, idx, mk_wrid(c->gen, WR_RECV, idx)))
-		conn_lost(c, cbl);
-	kick_tx(c, cbl);
+		conn_lost(c);
 }
 
 static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
@@ -567,13 +663,135 @@ static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	}
 }
 
-static void *progress_main(void *arg)
+/* ------------------------------------------------------------------ */
+/* Progress: leader/follower                                           */
+/* ------------------------------------------------------------------ */
+
+/* Work only the background thread would do: async calls not completed, or
+ * queued calls waiting for a connection. */
+static bool bg_has_work(const struct rpcrdma_clnt *c)
 {
-	struct rpcrdma_clnt *c = arg;
+	return !c->stop && (c->nasync > 0 || (c->state == C_DOWN && c->txq_head));
+}
+
+/*
+ * Drive the device until @mine is done (a synchronous caller) or, for the
+ * background thread (@mine NULL), until there is no work it alone must do
+ * or a synchronous caller could take over. Lock held on entry and exit
+ * (dropped around provider calls and callbacks); c->leader is ours.
+ */
+static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
+{
 	struct rpcrdma_wc wc[32];
 	struct rpcrdma_event ev;
-	struct cb_list cbl = {0};
-	uint64_t last_tmo = 0;
+	struct cb_list cbl;
+	uint64_t t, spin_end, next_tmo;
+	bool busy = c->progress == RPCRDMA_PROGRESS_BUSY_POLL;
+
+	cbl.n = 0;
+	t = now_ns();
+	spin_end = t + CLNT_SPIN_NS;
+	next_tmo = t + CLNT_TMO_CHECK_NS;
+	for (;;) {
+		if (mine ? mine->done : (!bg_has_work(c) || c->nwaiting))
+			break;
+		if (c->stop && !mine)
+			break;
+		if (c->state == C_DOWN) {
+			reconnect(c, &cbl);
+			goto callbacks;
+		}
+		if (c->state == C_DEAD)
+			break; /* nothing to drive; callers fail */
+		pthread_mutex_unlock(&c->lock);
+		int n = rpcrdma_dev_progress(c->dev, busy || t < spin_end ? 0 : CLNT_BLOCK_MS);
+		int m = rpcrdma_cq_poll(c->cq, wc, 32);
+		bool evs = n > m;
+
+		pthread_mutex_lock(&c->lock);
+		for (int i = 0; i < m; i++)
+			handle_wc(c, &wc[i], &cbl);
+		while (m == 32) {
+			/* more completions than one batch: keep reaping */
+			pthread_mutex_unlock(&c->lock);
+			m = rpcrdma_cq_poll(c->cq, wc, 32);
+			pthread_mutex_lock(&c->lock);
+			for (int i = 0; i < m; i++)
+				handle_wc(c, &wc[i], &cbl);
+		}
+		t = now_ns();
+		if (m > 0 || n > 0)
+			spin_end = t + CLNT_SPIN_NS; /* activity: keep spinning */
+		if (evs || t >= next_tmo) {
+			pthread_mutex_unlock(&c->lock);
+			while (rpcrdma_evch_get(c->evch, &ev) == 0) {
+				pthread_mutex_lock(&c->lock);
+				if (ev.ep == c->ep && (ev.type == RPCRDMA_EV_DISCONNECTED ||
+						       ev.type == RPCRDMA_EV_TERMINATE))
+					conn_lost(c);
+				pthread_mutex_unlock(&c->lock);
+			}
+			pthread_mutex_lock(&c->lock);
+		}
+		if (t >= next_tmo) {
+			next_tmo = t + CLNT_TMO_CHECK_NS;
+			check_timeouts(c, &cbl);
+		}
+		kick_tx(c, &cbl);
+	callbacks:
+		if (cbl.n) {
+			pthread_mutex_unlock(&c->lock);
+			run_callbacks(c, &cbl);
+			pthread_mutex_lock(&c->lock);
+		}
+	}
+}
+
+/* The leader is leaving (lock held): pass the device to a sleeping
+ * synchronous caller whose call is still open, else to the background
+ * thread if it has work. Cheap when there is nobody (no syscall). */
+static void handoff(struct rpcrdma_clnt *c)
+{
+	if (c->leader)
+		return;
+	if (c->nwaiting) {
+		for (uint32_t i = 0; i < c->nslots; i++) {
+			struct clnt_slot *s = &c->slots[i];
+
+			if (s->waiting && !s->done) {
+				pthread_cond_signal(&s->cv);
+				return;
+			}
+		}
+	}
+	if (bg_has_work(c))
+		pthread_cond_signal(&c->bg_cv);
+}
+
+/* Synchronous caller, lock held: wait for @s, leading when no one does. */
+static void wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
+{
+	while (!s->done) {
+		if (!c->leader && c->state != C_DEAD) {
+			c->leader = true;
+			lead(c, s);
+			c->leader = false;
+		} else if (!s->done) {
+			s->waiting = true;
+			c->nwaiting++;
+			pthread_cond_wait(&s->cv, &c->lock);
+			c->nwaiting--;
+			s->waiting = false;
+		}
+		if (c->state == C_DEAD && !s->done)
+			slot_complete(c, s, -ECONNRESET, NULL);
+	}
+	handoff(c);
+}
+
+static void *bg_main(void *arg)
+{
+	struct rpcrdma_clnt *c = arg;
 
 	if (c->cpu >= 0) {
 		cpu_set_t set;
@@ -582,53 +800,26 @@ static void *progress_main(void *arg)
 		CPU_SET(c->cpu, &set);
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
-	for (;;) {
-		pthread_mutex_lock(&c->lock);
-		bool stop = c->stop;
-		enum clnt_state state = c->state;
+	pthread_mutex_lock(&c->lock);
+	while (!c->stop) {
+		if (c->leader || c->nwaiting || !bg_has_work(c)) {
+			struct timespec ts;
 
-		pthread_mutex_unlock(&c->lock);
-		if (stop)
-			break;
-		if (state == C_DOWN) {
-			reconnect(c);
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 50000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&c->bg_cv, &c->lock, &ts);
 			continue;
 		}
-		int rc = rpcrdma_dev_progress(c->dev,
-					      c->progress == RPCRDMA_PROGRESS_BUSY_POLL ? 0 : 20);
-
-		if (rc < 0 && rc != -EINTR && state == C_DEAD)
-			usleep(20000);
-		for (;;) {
-			int n = rpcrdma_cq_poll(c->cq, wc, 32);
-
-			if (n <= 0)
-				break;
-			pthread_mutex_lock(&c->lock);
-			for (int i = 0; i < n; i++)
-				handle_wc(c, &wc[i], &cbl);
-			pthread_mutex_unlock(&c->lock);
-			run_callbacks(c, &cbl);
-		}
-		while (rpcrdma_evch_get(c->evch, &ev) == 0) {
-			pthread_mutex_lock(&c->lock);
-			if (ev.ep == c->ep &&
-			    (ev.type == RPCRDMA_EV_DISCONNECTED || ev.type == RPCRDMA_EV_TERMINATE))
-				conn_lost(c, &cbl);
-			pthread_mutex_unlock(&c->lock);
-		}
-		uint64_t now = now_ns();
-
-		if (now - last_tmo > 5000000ull) {
-			last_tmo = now;
-			pthread_mutex_lock(&c->lock);
-			check_timeouts(c, &cbl);
-			pthread_mutex_unlock(&c->lock);
-			run_callbacks(c, &cbl);
-		}
-		if (state == C_DEAD)
-			usleep(10000);
+		c->leader = true;
+		lead(c, NULL);
+		c->leader = false;
+		handoff(c);
 	}
+	pthread_mutex_unlock(&c->lock);
 	return NULL;
 }
 
@@ -720,6 +911,7 @@ static void clnt_free(struct rpcrdma_clnt *c)
 	if (c->dev)
 		rpcrdma_dev_close(c->dev);
 	pthread_cond_destroy(&c->slot_cv);
+	pthread_cond_destroy(&c->bg_cv);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -738,6 +930,7 @@ int rpcrdma_clnt_create(const char *host, uint16_t port, uint32_t prog, uint32_t
 	}
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->slot_cv, NULL);
+	pthread_cond_init(&c->bg_cv, NULL);
 	rc = apply_opts(c, opts);
 	if (!rc)
 		rc = resolve(host, port ? port : RPCRDMA_DEFAULT_PORT, &c->addr, &c->alen);
@@ -749,7 +942,7 @@ int rpcrdma_clnt_create(const char *host, uint16_t port, uint32_t prog, uint32_t
 	c->vers = vers;
 	c->state = C_DOWN;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	c->next_xid = (uint32_t)(ts.tv_nsec ^ ts.tv_sec ^ getpid());
+	c->xid_seq = (uint32_t)(ts.tv_nsec ^ ts.tv_sec ^ getpid());
 	xprt_credits_init(&c->cr, c->nslots);
 	rc = rpcrdma_dev_open(
 	    (opts && (opts->comp_mask & RPCRDMA_CLNT_OPT_PROVIDER)) ? opts->provider : NULL, NULL,
@@ -792,7 +985,7 @@ int rpcrdma_clnt_create(const char *host, uint16_t port, uint32_t prog, uint32_t
 		return rc;
 	}
 	c->state = C_UP;
-	rc = pthread_create(&c->thr, NULL, progress_main, c);
+	rc = pthread_create(&c->thr, NULL, bg_main, c);
 	if (rc) {
 		clnt_free(c);
 		return -rc;
@@ -810,6 +1003,7 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 		return;
 	pthread_mutex_lock(&c->lock);
 	c->stop = true;
+	pthread_cond_broadcast(&c->bg_cv);
 	pthread_mutex_unlock(&c->lock);
 	if (c->thr_started)
 		pthread_join(c->thr, NULL);
@@ -817,8 +1011,9 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 	fail_all(c, -ECANCELED, &cbl);
 	pthread_mutex_unlock(&c->lock);
 	run_callbacks(c, &cbl);
-	/* Synchronous callers still asleep wake with -ECANCELED and give
-	 * their slots back; wait for them. */
+	/* Synchronous callers still waiting wake with -ECANCELED and give
+	 * their slots back (a leader among them leaves the provider within
+	 * CLNT_BLOCK_MS); wait for them. */
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		uint32_t busy = 0;
@@ -826,7 +1021,7 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 		for (uint32_t i = 0; i < c->nslots; i++)
 			if (c->slots[i].in_use && !c->slots[i].zombie)
 				busy++;
-		if (!busy)
+		if (!busy && !c->leader)
 			break;
 		pthread_cond_wait(&c->slot_cv, &c->lock);
 	}
@@ -850,14 +1045,15 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_TIMEOUT))
 		tmo = opts->timeout_ms;
 	while (!c->nfree) {
-		if (c->stop || c->state == C_DEAD)
-			return c->stop ? -ECANCELED : -ECONNRESET;
+		if (c->stop)
+			return -ECANCELED;
 		pthread_cond_wait(&c->slot_cv, &c->lock);
 	}
 	if (c->stop)
 		return -ECANCELED;
+	/* A client whose retries ran out once tries again for a new call. */
 	if (c->state == C_DEAD)
-		return -ECONNRESET;
+		c->state = C_DOWN;
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		if (!c->slots[i].in_use) {
 			s = &c->slots[i];
@@ -871,12 +1067,13 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 	s->done = false;
 	s->zombie = false;
 	s->on_wire = false;
+	s->waiting = false;
 	s->async = async;
 	s->cb = cb;
 	s->cb_arg = cb_arg;
 	s->status = 0;
 	memset(&s->result, 0, sizeof(s->result));
-	s->call.xid = c->next_xid++;
+	s->call.xid = (c->xid_seq++ << XID_SLOT_BITS) | s->index;
 	s->call.prog = c->prog;
 	s->call.vers = c->vers;
 	s->call.proc = proc;
@@ -887,11 +1084,12 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 	if (opts)
 		s->call.opts = *opts;
 	else
-		memset(&s->call.opts, 0, sizeof(s->call.opts));
-	s->seq = c->seq++;
+		s->call.opts.comp_mask = 0;
 	s->deadline = tmo ? now_ns() + (uint64_t)tmo * 1000000ull : 0;
-	s->need_tx = true;
 	c->st.calls++;
+	if (async)
+		c->nasync++;
+	txq_push(c, s);
 	kick_tx(c, cbl);
 	if (s->need_tx)
 		c->st.credit_stalls++; /* waits for a credit or a connection */
@@ -902,22 +1100,23 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 int rpcrdma_clnt_call(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
 		      xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts)
 {
-	struct cb_list cbl = {0};
+	struct cb_list cbl;
 	struct clnt_slot *s;
 	int rc;
 
 	if (!c)
 		return -EINVAL;
+	cbl.n = 0;
 	pthread_mutex_lock(&c->lock);
 	rc = call_start(c, proc, xargs, args, xres, res, opts, NULL, NULL, false, &s, &cbl);
 	if (!rc) {
-		while (!s->done)
-			pthread_cond_wait(&s->cv, &c->lock);
+		wait_done(c, s);
 		rc = s->status;
 		slot_release(c, s);
 	}
 	pthread_mutex_unlock(&c->lock);
-	run_callbacks(c, &cbl);
+	if (cbl.n)
+		run_callbacks(c, &cbl);
 	return rc;
 }
 
@@ -925,16 +1124,22 @@ int rpcrdma_clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xar
 			    xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts,
 			    rpcrdma_clnt_cb_t cb, void *cb_arg)
 {
-	struct cb_list cbl = {0};
+	struct cb_list cbl;
 	struct clnt_slot *s;
 	int rc;
 
 	if (!c)
 		return -EINVAL;
+	cbl.n = 0;
 	pthread_mutex_lock(&c->lock);
 	rc = call_start(c, proc, xargs, args, xres, res, opts, cb, cb_arg, true, &s, &cbl);
+	/* Nobody may be polling: the background thread leads for async
+	 * calls (no syscall when it already does). */
+	if (!rc && !c->leader)
+		pthread_cond_signal(&c->bg_cv);
 	pthread_mutex_unlock(&c->lock);
-	run_callbacks(c, &cbl);
+	if (cbl.n)
+		run_callbacks(c, &cbl);
 	return rc;
 }
 

@@ -11,10 +11,11 @@
  *
  * Threads. The progress thread accepts connections, reaps completions,
  * parses transport headers, answers the ones it refuses (RDMA_ERROR),
- * pulls Read chunks, and queues complete calls to the workers (or runs them
- * itself when workers == 0). Workers decode the RPC header and dispatch.
- * Replies are built and posted by whichever thread answers. Shared state
- * is under svc->lock.
+ * pulls Read chunks, and runs complete calls itself (the default,
+ * workers == 0: no thread handoff per call) or queues them to the workers.
+ * It busy-polls the device for SVC_SPIN_NS after the last activity, then
+ * blocks on the device fd. Replies are built and posted by whichever
+ * thread answers. Shared state is under svc->lock.
  *
  * Ordering. A reply's receive buffer is re-posted before its Send is
  * posted, so a client that sends its next call as soon as it sees the
@@ -123,6 +124,14 @@ struct rpcrdma_svc {
 	struct rpcrdma_xprt_stats st;
 	struct svc_testhook hook;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t mk_wrid(uint32_t kind, uint32_t idx)
 {
@@ -1026,10 +1035,58 @@ static void reap_conns(struct rpcrdma_svc *s)
 	}
 }
 
+/* Progress thread: busy-poll this long after the last activity before
+ * blocking on the device fd (back-to-back calls then cost no wakeup). */
+#define SVC_SPIN_NS  50000u
+#define SVC_BLOCK_MS 20
+
+static void handle_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow)
+{
+	struct rpcrdma_event ev;
+
+	while (rpcrdma_evch_get(s->evch, &ev) == 0) {
+		struct svc_conn *c;
+
+		switch (ev.type) {
+		case RPCRDMA_EV_CONNECT_REQUEST:
+			conn_accept(s, &ev);
+			break;
+		case RPCRDMA_EV_ESTABLISHED:
+			c = conn_of(s, ev.ep);
+			if (c && !c->up) {
+				c->up = true;
+				s->st.connections++;
+			}
+			break;
+		case RPCRDMA_EV_DISCONNECTED:
+			c = conn_of(s, ev.ep);
+			if (c && !c->dead) {
+				poll_conn(c, runnow);
+				c->dead = true;
+				if (c->up)
+					s->st.connections--;
+				c->up = false;
+				/* Flushed Reads end their requests;
+				 * the rest end as they are answered. */
+				pthread_cond_broadcast(&s->done_cv);
+			}
+			break;
+		case RPCRDMA_EV_TERMINATE:
+			c = conn_of(s, ev.ep);
+			if (c)
+				s->st.conn_errors++;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
 static void *progress_main(void *arg)
 {
 	struct rpcrdma_svc *s = arg;
-	struct rpcrdma_event ev;
+	bool busy = s->progress == RPCRDMA_PROGRESS_BUSY_POLL;
+	uint64_t spin_end = 0, next_reap = 0;
 
 	if (s->cpu >= 0) {
 		cpu_set_t set;
@@ -1040,69 +1097,38 @@ static void *progress_main(void *arg)
 	}
 	for (;;) {
 		struct rpcrdma_svc_req *runnow = NULL;
+		uint64_t t = now_ns();
 
-		pthread_mutex_lock(&s->lock);
-		if (s->stop) {
-			pthread_mutex_unlock(&s->lock);
+		if (__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
 			break;
-		}
-		pthread_mutex_unlock(&s->lock);
-		rpcrdma_dev_progress(s->dev, s->progress == RPCRDMA_PROGRESS_BUSY_POLL ? 0 : 20);
-		pthread_mutex_lock(&s->lock);
-		while (rpcrdma_evch_get(s->evch, &ev) == 0) {
-			struct svc_conn *c;
+		int n = rpcrdma_dev_progress(s->dev, busy || t < spin_end ? 0 : SVC_BLOCK_MS);
 
-			switch (ev.type) {
-			case RPCRDMA_EV_CONNECT_REQUEST:
-				conn_accept(s, &ev);
-				break;
-			case RPCRDMA_EV_ESTABLISHED:
-				c = conn_of(s, ev.ep);
-				if (c && !c->up) {
-					c->up = true;
-					s->st.connections++;
-				}
-				break;
-			case RPCRDMA_EV_DISCONNECTED:
-				c = conn_of(s, ev.ep);
-				if (c && !c->dead) {
-					poll_conn(c, &runnow);
-					c->dead = true;
-					if (c->up)
-						s->st.connections--;
-					c->up = false;
-					/* Flushed Reads end their requests;
-					 * the rest end as they are answered. */
-					pthread_cond_broadcast(&s->done_cv);
-				}
-				break;
-			case RPCRDMA_EV_TERMINATE:
-				c = conn_of(s, ev.ep);
-				if (c)
-					s->st.conn_errors++;
-				break;
-			default:
-				break;
-			}
-		}
+		pthread_mutex_lock(&s->lock);
+		if (n > 0 || t >= next_reap)
+			handle_events(s, &runnow);
 		for (struct svc_conn *c = s->conns; c; c = c->next)
 			poll_conn(c, &runnow);
-		reap_conns(s);
+		if (t >= next_reap) {
+			reap_conns(s);
+			next_reap = t + 5000000ull;
+		}
 		pthread_mutex_unlock(&s->lock);
+		if (n > 0 || runnow)
+			spin_end = now_ns() + SVC_SPIN_NS;
 		if (runnow)
 			run_list(s, runnow);
 		/* Work queued while dispatching on this thread. */
-		if (s->workers == 0) {
+		if (s->workers == 0 && s->qhead) {
 			pthread_mutex_lock(&s->lock);
 			struct rpcrdma_svc_req *q = s->qhead;
 
 			s->qhead = s->qtail = NULL;
 			pthread_mutex_unlock(&s->lock);
 			while (q) {
-				struct rpcrdma_svc_req *n = q->next;
+				struct rpcrdma_svc_req *nx = q->next;
 
 				process(s, q);
-				q = n;
+				q = nx;
 			}
 		}
 	}
@@ -1119,7 +1145,7 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 
 	s->credits = RPCRDMA_DEFAULT_CREDITS;
 	s->inline_send = s->inline_recv = RPCRDMA_DEFAULT_INLINE;
-	s->workers = 1;
+	s->workers = 0; /* dispatch inline on the progress thread */
 	s->cpu = -1;
 	s->progress = RPCRDMA_PROGRESS_THREAD;
 	s->remote_inv = true;
@@ -1351,7 +1377,7 @@ int rpcrdma_svc_stop(struct rpcrdma_svc *s, int timeout_ms)
 	/* Give the progress thread a moment to send what was posted. */
 	usleep(20000);
 	pthread_mutex_lock(&s->lock);
-	s->stop = true;
+	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
 	s->stopped = true;
 	pthread_cond_broadcast(&s->work_cv);
 	pthread_mutex_unlock(&s->lock);
