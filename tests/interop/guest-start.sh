@@ -10,7 +10,7 @@
 # env: PEER_DIR (default /tmp/qemu-peer, where build-guest.sh put the guest),
 #      INTEROP_BOOT_TIMEOUT (default 300 s to guest-ready),
 #      RPCRDMA_INTEROP_BUILD_GUEST=1 build the guest here if it is missing
-#      (bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT, default 480 s)
+#      (bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT, default 420 s)
 # exit: 0 guest up, 77 skip (no guest on this machine: every interop test
 #       then skips with the same reason), 1 failure (guest built but broken).
 set -uo pipefail
@@ -40,7 +40,7 @@ fail() {
 }
 
 # Opt-in (CI with time to spare): build the guest here when it is missing,
-# bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT (default 480 s).
+# bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT (default 420 s).
 guest_built() {
 	[ -f "$PEER_DIR/vmlinuz" ] && [ -f "$PEER_DIR/initramfs.cpio.gz" ] &&
 		[ -f "$PEER_DIR/guest.img" ] && command -v qemu-system-x86_64 >/dev/null
@@ -49,7 +49,7 @@ if [ "${RPCRDMA_INTEROP_BUILD_GUEST:-0}" = 1 ] && ! guest_built && [ -x "$kp/bui
 	mkdir -p "$PEER_DIR"
 	echo "[start] building the guest (RPCRDMA_INTEROP_BUILD_GUEST=1, log $PEER_DIR/build-guest.log)"
 	t0=$(date +%s)
-	if timeout "${RPCRDMA_INTEROP_BUILD_TIMEOUT:-480}" bash "$kp/build-guest.sh" \
+	if timeout "${RPCRDMA_INTEROP_BUILD_TIMEOUT:-420}" bash "$kp/build-guest.sh" \
 		>"$PEER_DIR/build-guest.log" 2>&1; then
 		rm -f "$PEER_DIR/build-failed"
 	else

@@ -54,6 +54,16 @@ int iop_nfs3_write(struct iop_conn *c, const struct iop_fh *fh, uint64_t offset,
 		   stable_how stable, struct iop_dbuf *b, size_t boff, uint32_t *written,
 		   stable_how *committed, uint8_t *verf);
 int iop_nfs3_commit(struct iop_conn *c, const struct iop_fh *fh, uint8_t *verf);
+/*
+ * READDIRPLUS offering all of @b as a one-segment Reply chunk (RFC 8166
+ * §3.5.3.2). A reply longer than the inline threshold comes back as
+ * RDMA_NOMSG with the Reply chunk echoed at the length written, and is
+ * decoded from @b (*long_reply set); a short one inline. @res is filled
+ * (free it with xdr_free(xdr_READDIRPLUS3res)) when the status is >= 0.
+ */
+int iop_nfs3_readdirplus(struct iop_conn *c, const struct iop_fh *dir, uint64_t cookie,
+			 const uint8_t *verf, uint32_t maxcount, struct iop_dbuf *b,
+			 READDIRPLUS3res *res, bool *long_reply);
 
 /* MOUNT + connect (MPA CRC as @crc) + NULL: the setup every NFS test
  * starts with. Returns IOP_PASS, or IOP_SKIP / IOP_FAIL to exit with;

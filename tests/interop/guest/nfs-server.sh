@@ -9,6 +9,7 @@
 #      HOSTFWD_EXTRA, so MOUNT needs no rpcbind on the host side);
 #   2. /export/interop holds files with random content; their POSIX cksum
 #      goes to /peer/out/export.cksum (the host compares what it READs);
+#      and dir2000/ with 2,000 empty files f1..f2000 (READDIRPLUS);
 #   3. tcpdump on eth0 captures tcp port 20049 (the host's RDMA traffic
 #      arrives from slirp's 10.0.2.2) into /peer/out/interop.pcap;
 #   4. touch /peer/out/ready-host, wait for /peer/host-done (run-guest.sh
@@ -40,6 +41,10 @@ printf 'interop hello\n' > /export/interop/hello.txt
 # Empty files the host WRITEs into (found by LOOKUP, so no CREATE needed).
 for f in write-1m write-odd; do : > /export/interop/$f; done
 chmod 0666 /export/interop/*
+# A directory of 2,000 entries: READDIRPLUS replies longer than the inline
+# threshold, which nfsd sends through the client's Reply chunk.
+mkdir -p /export/interop/dir2000
+for i in $(seq 1 2000); do : >"/export/interop/dir2000/f$i"; done
 run exportfs -ra
 run rpc.mountd -p 20048
 # 1 MiB READ/WRITE in one call (nfsd sizes it from RAM otherwise: 256 KiB
