@@ -242,6 +242,9 @@ static void check_terminate(const uint8_t *u, int len, uint8_t layer, uint8_t et
 
 static void expect_close(struct raw *r)
 {
+	/* we close our half as a peer does after a Terminate; the provider
+	 * must close its half too (not keep the stream open) */
+	shutdown(r->fd, SHUT_WR);
 	SIWT_CHECK(siwt_wait_closed(r->fd, 3000) == 0,
 		   "the provider kept the connection open after the Terminate");
 	close(r->fd);
@@ -364,8 +367,8 @@ static void case_basic(int ctl)
 		check_terminate(u, tl, 2, 0, 2, NULL, 0, 0, NULL);
 	else
 		SIWT_CHECK(0, "no Terminate after a bad CRC (%s)", strerror(-tl));
-	cmd_term(ctl, true, SIWT_TERM(2, 0, 2), 0, 0);
 	expect_close(&r);
+	cmd_term(ctl, true, SIWT_TERM(2, 0, 2), 0, 0);
 	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
 }
 
@@ -418,8 +421,8 @@ static void case_bad_stag(int ctl, bool read)
 	} else {
 		SIWT_CHECK(0, "no Terminate for an invalid STag (%s)", strerror(-tl));
 	}
-	cmd_term(ctl, true, read ? SIWT_TERM(0, 1, 0) : SIWT_TERM(1, 1, 0), 0, 0);
 	expect_close(&r);
+	cmd_term(ctl, true, read ? SIWT_TERM(0, 1, 0) : SIWT_TERM(1, 1, 0), 0, 0);
 	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
 }
 
@@ -485,8 +488,89 @@ static void case_reserved_and_term(int ctl, bool linux_order)
 	siwt_be16(t + 4, 18 + 10);
 	siwt_ddp_untagged(t + 6, true, SIWT_OP_SEND, 0, 0, 7, 0);
 	send_msg_untagged(&r, SIWT_OP_TERMINATE, 2, t, 6 + 18, 0);
-	cmd_term(ctl, false, SIWT_TERM(1, 2, 2), 0, 0);
 	expect_close(&r);
+	cmd_term(ctl, false, SIWT_TERM(1, 2, 2), 0, 0);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
+/* R11: malformed DDP/RDMAP headers, one per connection, each answered by
+ * the Terminate RFC 5041 §7.2 / RFC 5040 §7.1 assign to it. */
+struct bad_hdr {
+	const char *name;
+	uint8_t layer, etype, code;
+};
+
+static const struct bad_hdr bad_hdrs[] = {
+    {"untagged DDP version 0", 1, 2, 0x06},
+    {"tagged DDP version 0", 1, 1, 0x04},
+    {"RDMAP version 0", 0, 2, 0x05},
+    {"reserved opcode 9", 0, 2, 0x06},
+    {"untagged QN 3", 1, 2, 0x01},
+    {"MSN 5, 1 expected", 1, 2, 0x03},
+    {"unsolicited Read Response", 0, 2, 0x06},
+    {"Send in a tagged segment", 0, 2, 0x06},
+};
+
+static void case_bad_header(int ctl, unsigned which)
+{
+	const struct bad_hdr *b = &bad_hdrs[which];
+	struct raw r;
+	struct siwt_msg m = {.type = CMD_ACCEPT, .a = 0};
+	uint8_t rpd[600], u[300];
+	uint16_t rird = 0, rord = 0;
+	size_t rpdlen = 0, h = 0;
+
+	m.u[0] = 4;
+	m.u[1] = 2;
+	m.u[2] = 4;
+	m.u[3] = 4;
+	siwt_send_msg(ctl, &m);
+	if (mpa_connect(&r, g_port, SIWT_MPA_H | 2, 4, 4, NULL, 0, &rird, &rord, rpd, &rpdlen) <
+		0 ||
+	    siwt_expect(ctl, MSG_OK, &cmd_reply))
+		return;
+	uint32_t rw_stag = (uint32_t)cmd_reply.u[0];
+	uint64_t rw_to = cmd_reply.u[1];
+	switch (which) {
+	case 0:
+		h = siwt_ddp_untagged(u, true, SIWT_OP_SEND, 0, 0, 1, 0);
+		u[0] &= (uint8_t)~0x03; /* DV 0 */
+		break;
+	case 1:
+		h = siwt_ddp_tagged(u, true, SIWT_OP_WRITE, rw_stag, rw_to);
+		u[0] &= (uint8_t)~0x03;
+		break;
+	case 2:
+		h = siwt_ddp_untagged(u, true, SIWT_OP_SEND, 0, 0, 1, 0);
+		u[1] &= 0x3f; /* RV 0 */
+		break;
+	case 3:
+		h = siwt_ddp_untagged(u, true, 9, 0, 0, 1, 0);
+		break;
+	case 4:
+		h = siwt_ddp_untagged(u, true, SIWT_OP_SEND, 0, 3, 1, 0);
+		break;
+	case 5:
+		h = siwt_ddp_untagged(u, true, SIWT_OP_SEND, 0, 0, 5, 0);
+		break;
+	case 6:
+		h = siwt_ddp_tagged(u, true, SIWT_OP_READ_RESP, rw_stag, rw_to);
+		break;
+	default:
+		h = siwt_ddp_tagged(u, true, SIWT_OP_SEND, rw_stag, rw_to);
+		break;
+	}
+	memset(u + h, 0x77, 16);
+	send_fpdu(&r, u, h + 16);
+	int tl = read_terminate(&r, u, sizeof(u));
+	if (tl > 0) {
+		printf("%s:\n", b->name);
+		check_terminate(u, tl, b->layer, b->etype, b->code, NULL, 0, 0, NULL);
+	} else {
+		SIWT_CHECK(0, "%s: no Terminate (%s)", b->name, strerror(-tl));
+	}
+	expect_close(&r);
+	cmd_term(ctl, true, SIWT_TERM(b->layer, b->etype, b->code), 0, 0);
 	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
 }
 
@@ -712,6 +796,9 @@ static int child_main(int ctl, void *arg)
 		case_reserved_and_term(ctl, false);
 	if (want("rev1") && !siwt_failures)
 		case_rev1(ctl);
+	for (unsigned i = 0; i < sizeof(bad_hdrs) / sizeof(bad_hdrs[0]); i++)
+		if (want("badhdr") && !siwt_failures)
+			case_bad_header(ctl, i);
 	if (want("ird") && !siwt_failures)
 		case_ird(ctl);
 	if (want("initiator") && !siwt_failures)
@@ -914,7 +1001,7 @@ static void parent_loop(struct siwt_node *n, int ctl)
 }
 
 /* Usage: test_siw_rawpeer [CASE,CASE...]  (basic badstag markers linuxterm
- * rfcterm rev1 ird initiator; default all) */
+ * rfcterm rev1 badhdr ird initiator; default all) */
 int main(int argc, char **argv)
 {
 	uint64_t t0 = siwt_now_ms();
