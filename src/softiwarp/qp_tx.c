@@ -358,7 +358,9 @@ static void tx_build_batch(struct siw_ep *ep)
 {
 	struct siw_tx *tx = &ep->tx;
 
-	while (tx->left < SIW_TX_BYTES) {
+	uint64_t cap = ep->crc ? SIW_TX_BYTES_CRC : SIW_TX_BYTES;
+
+	while (tx->left < cap) {
 		if (tx->msg.kind == SIW_TXM_NONE) {
 			if (ep->fd < 0 || !tx_next_msg(ep))
 				break;

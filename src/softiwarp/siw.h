@@ -45,6 +45,9 @@
 #define SIW_TX_FPDUS 64u
 #define SIW_TX_IOV   256u
 #define SIW_TX_BYTES (4u << 20)
+/* with CRC the batch is checksummed before sendmsg() copies it: keep it
+ * small enough to still be in cache for the copy */
+#define SIW_TX_BYTES_CRC (256u << 10)
 /* rx staging: headers and trailers are read through this; bulk payload is
  * received straight into the target memory (qp_rx.c). */
 #define SIW_RX_STAGE 512u
