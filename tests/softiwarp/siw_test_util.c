@@ -537,11 +537,18 @@ const char *siwt_event_str(enum rpcrdma_event_type t)
 
 int siwt_node_open(struct siwt_node *n)
 {
+	return siwt_node_open_flags(n, 0);
+}
+
+int siwt_node_open_flags(struct siwt_node *n, uint32_t dev_flags)
+{
 	struct rpcrdma_cq_attr ca = {.cqe = 1024};
+	struct rpcrdma_dev_attr da = {.comp_mask = RPCRDMA_DEV_ATTR_FLAGS, .flags = dev_flags};
 	int rc;
 
 	memset(n, 0, sizeof(*n));
-	rc = rpcrdma_dev_open("softiwarp", NULL, &n->dev);
+	n->thread = (dev_flags & RPCRDMA_DEV_F_PROGRESS_THREAD) != 0;
+	rc = rpcrdma_dev_open("softiwarp", &da, &n->dev);
 	if (rc) {
 		SIWT_CHECK(rc == 0, "rpcrdma_dev_open: %s", strerror(-rc));
 		return rc;
@@ -632,25 +639,27 @@ void siwt_ep_attr(struct siwt_node *n, struct rpcrdma_ep_attr *a)
 	}
 }
 
-int siwt_pump(struct siwt_node *n, int timeout_ms)
+/* Moves completions and events from the provider into the rings; returns
+ * how many, or -errno. */
+static int reap(struct siwt_node *n)
 {
-	int rc = rpcrdma_dev_progress(n->dev, timeout_ms);
+	int rc, got = 0;
 
-	if (rc < 0 && rc != -EINTR) {
-		SIWT_CHECK(rc >= 0, "rpcrdma_dev_progress: %s", strerror(-rc));
-		return rc;
-	}
 	if (n->swc_n < SIWT_RING) {
 		rc = rpcrdma_cq_poll(n->scq, n->swc + n->swc_n, (int)(SIWT_RING - n->swc_n));
 		SIWT_CHECK(rc >= 0, "cq_poll: %d", rc);
-		if (rc > 0)
+		if (rc > 0) {
 			n->swc_n += (unsigned)rc;
+			got += rc;
+		}
 	}
 	if (n->rwc_n < SIWT_RING) {
 		rc = rpcrdma_cq_poll(n->rcq, n->rwc + n->rwc_n, (int)(SIWT_RING - n->rwc_n));
 		SIWT_CHECK(rc >= 0, "cq_poll: %d", rc);
-		if (rc > 0)
+		if (rc > 0) {
 			n->rwc_n += (unsigned)rc;
+			got += rc;
+		}
 	}
 	while (n->ev_n < sizeof(n->ev) / sizeof(n->ev[0])) {
 		rc = rpcrdma_evch_get(n->evch, &n->ev[n->ev_n]);
@@ -661,8 +670,53 @@ int siwt_pump(struct siwt_node *n, int timeout_ms)
 			return rc;
 		}
 		n->ev_n++;
+		got++;
 	}
-	return 0;
+	return got;
+}
+
+/* Progress-thread device: nothing to drive; wait on the CQ and event
+ * channel fds (the pattern of provider.h: arm, poll the CQ to close the
+ * race, wait, acknowledge). */
+static int pump_thread(struct siwt_node *n, int timeout_ms)
+{
+	int rc = rpcrdma_cq_req_notify(n->scq, false);
+
+	if (!rc && !n->no_rcq_notify)
+		rc = rpcrdma_cq_req_notify(n->rcq, false);
+	if (rc) {
+		SIWT_CHECK(rc == 0, "cq_req_notify: %s", strerror(-rc));
+		return rc;
+	}
+	rc = reap(n);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	struct pollfd pfd[3] = {
+	    {.fd = rpcrdma_cq_fd(n->scq), .events = POLLIN},
+	    {.fd = n->no_rcq_notify ? -1 : rpcrdma_cq_fd(n->rcq), .events = POLLIN},
+	    {.fd = rpcrdma_evch_fd(n->evch), .events = POLLIN}};
+	if (poll(pfd, 3, timeout_ms) > 0) {
+		if (pfd[0].revents)
+			rpcrdma_cq_ack_notify(n->scq);
+		if (pfd[1].revents)
+			rpcrdma_cq_ack_notify(n->rcq);
+	}
+	rc = reap(n);
+	return rc < 0 ? rc : 0;
+}
+
+int siwt_pump(struct siwt_node *n, int timeout_ms)
+{
+	if (n->thread)
+		return pump_thread(n, timeout_ms);
+	int rc = rpcrdma_dev_progress(n->dev, timeout_ms);
+
+	if (rc < 0 && rc != -EINTR) {
+		SIWT_CHECK(rc >= 0, "rpcrdma_dev_progress: %s", strerror(-rc));
+		return rc;
+	}
+	rc = reap(n);
+	return rc < 0 ? rc : 0;
 }
 
 int siwt_wc(struct siwt_node *n, bool recv, struct rpcrdma_wc *wc, int timeout_ms)
@@ -738,7 +792,8 @@ int siwt_pump_until_msg(struct siwt_node *n, int ctl, struct siwt_msg *m, int ti
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		uint64_t left = deadline - now;
-		poll(pfd, 2, left > 20 ? 20 : (int)left);
+		/* with a progress thread only the control socket is ours */
+		poll(pfd, n->thread ? 1 : 2, left > 20 ? 20 : (int)left);
 		if (pfd[0].revents)
 			return siwt_recv_msg(ctl, m, 10000);
 		int rc = siwt_pump(n, 0);

@@ -164,11 +164,17 @@ struct siwt_node {
 	unsigned swc_n, rwc_n;
 	struct rpcrdma_event ev[32];
 	unsigned ev_n;
+	bool thread; /* RPCRDMA_DEV_F_PROGRESS_THREAD: wait on fds, never progress */
+	/* thread mode: leave the receive CQ's notification to the test (its
+	 * completions are still reaped, found at the next wake-up) */
+	bool no_rcq_notify;
 };
 
 /* Opens the softiwarp device, a PD, two CQs (cqe 1024) and an event
  * channel. Fails the test (and returns -errno) on error. */
 int siwt_node_open(struct siwt_node *n);
+/* The same with device flags (RPCRDMA_DEV_F_PROGRESS_THREAD). */
+int siwt_node_open_flags(struct siwt_node *n, uint32_t dev_flags);
 /* Destroys everything in n (ep, listener, ...), checking each result. */
 void siwt_node_close(struct siwt_node *n);
 /* Listens on 127.0.0.1: port $SIWT_PORT when set (the wire test picks
