@@ -223,12 +223,12 @@ function row(what, a, b, how, ratio, op, lim,   v) {
 	if (a == "" || b == "" || a + 0 == 0 || b + 0 == 0) { v = "n/a" }
 	else if (op == ">=") v = (ratio >= lim) ? "PASS" : "MISS"
 	else v = (ratio <= lim) ? "PASS" : "MISS"
-	if (v == "n/a") printf "%-44s %14s %14s %-22s %8s %8s  %s\n", what, a, b, how, "-", op " " lim, v
-	else printf "%-44s %14s %14s %-22s %7.2fx %8s  %s\n", what, a, b, how, ratio, op " " lim, v
+	if (v == "n/a") printf "%-44s %12s %12s %-32s %8s %8s  %s\n", what, a, b, how, "-", op " " lim, v
+	else printf "%-44s %12s %12s %-32s %7.2fx %8s  %s\n", what, a, b, how, ratio, op " " lim, v
 	if (v == "MISS") misses++
 }
 END {
-	printf "%-44s %14s %14s %-22s %8s %8s  %s\n", "figure", "rpcrdma", "baseline", "baseline is", "ratio", "target", "verdict"
+	printf "%-44s %12s %12s %-32s %8s %8s  %s\n", "figure", "rpcrdma", "baseline", "baseline is", "ratio", "target", "verdict"
 	r = ops["null_rate/rdma/null/0"]
 	row("NULL calls/s, 16 in flight, 1 connection", sprintf("%.0f", r), sprintf("%.0f", best_tcp),
 	    "libtirpc best " best_tcp_how, best_tcp ? r / best_tcp : 0, ">=", 2)

@@ -501,6 +501,10 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 				pthread_join(r.thr[i].th, NULL);
 		res->seconds =
 		    o->count ? (double)(atomic_load(&r.t_last) - start) / 1e9 : o->duration;
+		if (rc != -ETIMEDOUT) {
+			server_info(o, &r, &info);
+			res->server_rss_kb = info.rss_kb;
+		}
 	}
 
 	for (uint32_t i = 0; i < nthr; i++) {

@@ -87,7 +87,7 @@ void perf_csv_header(FILE *f)
 	fprintf(f, "transport,server_model,workload,size,threads,inflight,seconds,ops,ops_per_s,"
 		   "mb_per_s,p50_us,p99_us,p999_us,mean_us,max_us,verified,errors,bad_data,"
 		   "client_cpu,server_cpu,server_cpu_seen,credit_stalls,read_chunks,write_chunks,"
-		   "long_calls,remote_inv\n");
+		   "long_calls,remote_inv,server_rss_kb\n");
 }
 
 void perf_csv_row(FILE *f, const struct perf_result *x)
@@ -95,7 +95,7 @@ void perf_csv_row(FILE *f, const struct perf_result *x)
 	fprintf(
 	    f,
 	    "%s,%s,%s,%u,%u,%u,%.3f,%llu,%.1f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%llu,%llu,%llu,%d,%d,"
-	    "%d,%llu,%llu,%llu,%llu,%llu\n",
+	    "%d,%llu,%llu,%llu,%llu,%llu,%llu\n",
 	    perf_transport_name(x->transport), model_name(x->transport),
 	    perf_workload_name(x->workload), x->size, x->threads, x->inflight, x->seconds,
 	    (unsigned long long)x->ops, x->ops_per_s, x->mb_per_s, x->p50_us, x->p99_us, x->p999_us,
@@ -103,7 +103,8 @@ void perf_csv_row(FILE *f, const struct perf_result *x)
 	    (unsigned long long)x->bad_data, x->client_cpu, x->server_cpu_pinned,
 	    x->server_cpu_seen, (unsigned long long)x->credit_stalls,
 	    (unsigned long long)x->read_chunks, (unsigned long long)x->write_chunks,
-	    (unsigned long long)x->long_calls, (unsigned long long)x->remote_inv);
+	    (unsigned long long)x->long_calls, (unsigned long long)x->remote_inv,
+	    (unsigned long long)x->server_rss_kb);
 }
 
 int perf_report_csv(const char *path, const struct perf_result *r, size_t n)
@@ -209,7 +210,7 @@ void perf_report_json(FILE *f, const struct perf_client_opts *o, const struct pe
 		    "\"verified\": %llu, \"errors\": %llu, \"bad_data\": %llu, \"client_cpu\": %d, "
 		    "\"server_cpu\": %d, \"server_cpu_seen\": %d, \"credit_stalls\": %llu, "
 		    "\"read_chunks\": %llu, \"write_chunks\": %llu, \"long_calls\": %llu, "
-		    "\"remote_invalidations\": %llu",
+		    "\"remote_invalidations\": %llu, \"server_rss_kb\": %llu",
 		    i ? "," : "", perf_transport_name(x->transport), model_name(x->transport),
 		    perf_workload_name(x->workload), x->size, x->threads, x->inflight, x->seconds,
 		    (unsigned long long)x->ops, x->ops_per_s, x->mb_per_s, x->p50_us, x->p99_us,
@@ -217,7 +218,8 @@ void perf_report_json(FILE *f, const struct perf_client_opts *o, const struct pe
 		    (unsigned long long)x->errors, (unsigned long long)x->bad_data, x->client_cpu,
 		    x->server_cpu_pinned, x->server_cpu_seen, (unsigned long long)x->credit_stalls,
 		    (unsigned long long)x->read_chunks, (unsigned long long)x->write_chunks,
-		    (unsigned long long)x->long_calls, (unsigned long long)x->remote_inv);
+		    (unsigned long long)x->long_calls, (unsigned long long)x->remote_inv,
+		    (unsigned long long)x->server_rss_kb);
 		if (x->transport != PERF_T_RDMA && p && x->ops_per_s > 0 && x->p50_us > 0)
 			fprintf(f, ", \"rdma_over_this_rate\": %.3f, \"rdma_over_this_p50\": %.3f",
 				p->ops_per_s / x->ops_per_s, p->p50_us / x->p50_us);

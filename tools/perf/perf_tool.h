@@ -94,6 +94,7 @@ struct perf_result {
 	double ops_per_s, mb_per_s; /* MB = 10^6 bytes of payload */
 	double p50_us, p99_us, p999_us, mean_us, max_us;
 	int client_cpu, server_cpu_pinned, server_cpu_seen;
+	uint64_t server_rss_kb; /* server process VmRSS after the run */
 	char first_error[96];
 	/* RDMA transport counters over the run (client side). */
 	uint64_t credit_stalls, read_chunks, write_chunks, long_calls, remote_inv;
