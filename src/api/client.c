@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "api/api_int.h"
+#include "api/backchannel_int.h"
 #include "transport/xprt.h"
 
 enum clnt_state { C_DOWN = 0, C_UP, C_DEAD };
@@ -126,6 +127,11 @@ struct rpcrdma_clnt {
 	struct rpcrdma_xprt_stats st;
 	struct rpcrdma1_hdr rh; /* reply header scratch (under lock) */
 	struct clnt_testhook hook;
+	/* RFC 8167 (backchannel.c, rpcrdma_clnt_create_bc), or NULL. Receives
+	 * posted: nrecv = nslots + its reverse credits (§4.3.1). */
+	struct bc_clnt *bc;
+	uint32_t nrecv;
+	uint32_t bc_wrs; /* send work requests it may have posted at once */
 };
 
 /* Completed async calls whose callbacks run after the lock is dropped. */
@@ -355,8 +361,8 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 	ea.send_cq = c->cq;
 	ea.recv_cq = c->cq;
 	ea.evch = c->evch;
-	ea.max_send_wr = c->nslots + 8;
-	ea.max_recv_wr = c->nslots;
+	ea.max_send_wr = c->nslots + 8 + c->bc_wrs;
+	ea.max_recv_wr = c->nrecv;
 	ea.max_send_sge = 2;
 	ea.max_recv_sge = 1;
 	ea.mpa_crc = c->mpa_crc;
@@ -364,7 +370,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 	rc = rpcrdma_ep_create(c->pd, &ea, &ep);
 	if (rc)
 		return rc;
-	for (uint32_t i = 0; i < c->nslots; i++) {
+	for (uint32_t i = 0; i < c->nrecv; i++) {
 		rc = xprt_pool_post_recv(&c->recvp, ep, i, mk_wrid(gen, WR_RECV, i));
 		if (rc)
 			goto fail;
@@ -395,6 +401,9 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 				c->st.connections = 1;
 				xprt_credits_reset(&c->cr);
 				c->st.credits = c->cr.grant;
+				/* RFC 8167 §6: re-enabled on every new connection. */
+				if (c->bc)
+					bc_clnt_up(c->bc, ep, &lim, gen, gen != 0);
 				pthread_mutex_unlock(&c->lock);
 				return 0;
 			}
@@ -427,6 +436,8 @@ static void conn_lost(struct rpcrdma_clnt *c)
 	c->gen++;
 	c->st.conn_errors++;
 	c->st.connections = 0;
+	if (c->bc)
+		bc_clnt_down(c->bc); /* RFC 8167 §5.4: the server sends again */
 	/* Retransmit in XID-sequence order, ahead of calls never sent. */
 	struct clnt_slot *head = NULL, **tail = &head;
 
@@ -555,6 +566,10 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 	uint32_t len = wc->byte_len;
 	int rc, st;
 
+	/* RFC 8167 §4.1: a reverse Call (msg_type CALL) lands in any receive
+	 * buffer; the backchannel copies it out, the buffer is re-posted. */
+	if (c->bc && bc_clnt_recv(c->bc, buf, len))
+		return;
 	c->st.inline_bytes_rx += len;
 	if (len < RPCRDMA1_FIXED_SIZE) {
 		c->st.bad_headers++;
@@ -567,8 +582,10 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 		c->st.unmatched_replies++;
 		return;
 	}
-	if (h->vers == RPCRDMA1_VERSION)
-		xprt_credits_update(&c->cr, h->credit); /* RFC 8166 §3.3.1 */
+	/* RFC 8166 §3.3.1; with a backchannel, RFC 8167 §4.1: an RDMA_ERROR's
+	 * direction cannot be told from the message, its credit is ignored. */
+	if (h->vers == RPCRDMA1_VERSION && !(c->bc && h->proc == RPCRDMA1_ERROR))
+		xprt_credits_update(&c->cr, h->credit);
 	c->st.credits = c->cr.grant;
 	s->on_wire = false;
 	xprt_credits_done(&c->cr);
@@ -643,7 +660,11 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 		conn_lost(c);
 		return;
 	}
-	if (kind != WR_RECV || idx >= c->nslots)
+	if (kind == BC_WR_KIND) {
+		bc_clnt_wc(c->bc, wc); /* the backchannel's Sends and Reads */
+		return;
+	}
+	if (kind != WR_RECV || idx >= c->nrecv)
 		return;
 	handle_reply(c, idx, wc, cbl);
 	if (c->state == C_UP &&
@@ -671,7 +692,10 @@ static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
  * queued calls waiting for a connection. */
 static bool bg_has_work(const struct rpcrdma_clnt *c)
 {
-	return !c->stop && (c->nasync > 0 || (c->state == C_DOWN && c->txq_head));
+	/* With a backchannel, reverse calls may arrive at any time and the
+	 * connection is kept up for them (RFC 8167 §5.4): always lead. */
+	return !c->stop && (c->nasync > 0 || (c->state == C_DOWN && c->txq_head) ||
+			    (c->bc && c->state != C_DEAD));
 }
 
 /*
@@ -891,6 +915,7 @@ static int apply_opts(struct rpcrdma_clnt *c, const struct rpcrdma_clnt_opts *o)
 
 static void clnt_free(struct rpcrdma_clnt *c)
 {
+	bc_clnt_free(c->bc);
 	if (c->ep)
 		rpcrdma_ep_destroy(c->ep);
 	if (c->slots) {
@@ -918,6 +943,13 @@ static void clnt_free(struct rpcrdma_clnt *c)
 
 int rpcrdma_clnt_create(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
 			const struct rpcrdma_clnt_opts *opts, struct rpcrdma_clnt **out)
+{
+	return clnt_create_ex(host, port, prog, vers, opts, NULL, out);
+}
+
+int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
+		   const struct rpcrdma_clnt_opts *opts, const struct rpcrdma_bc_opts *bc,
+		   struct rpcrdma_clnt **out)
 {
 	struct rpcrdma_clnt *c = calloc(1, sizeof(*c));
 	struct rpcrdma_cq_attr ca = {0};
@@ -949,7 +981,9 @@ int rpcrdma_clnt_create(const char *host, uint16_t port, uint32_t prog, uint32_t
 	    &c->dev);
 	if (!rc)
 		rc = rpcrdma_pd_alloc(c->dev, &c->pd);
-	ca.cqe = 2 * c->nslots + 16;
+	c->nrecv = c->nslots + (bc ? bc_clnt_extra_recvs(bc) : 0);
+	c->bc_wrs = bc ? bc_clnt_extra_wrs(bc) : 0;
+	ca.cqe = 2 * c->nslots + 16 + (c->nrecv - c->nslots) + c->bc_wrs;
 	if (!rc)
 		rc = rpcrdma_cq_create(c->dev, &ca, &c->cq);
 	if (!rc)
@@ -958,7 +992,9 @@ int rpcrdma_clnt_create(const char *host, uint16_t port, uint32_t prog, uint32_t
 	if (!rc)
 		rc = xprt_pool_init(&c->sendp, c->pd, 2 * c->nslots, c->inline_send);
 	if (!rc)
-		rc = xprt_pool_init(&c->recvp, c->pd, c->nslots, c->inline_recv);
+		rc = xprt_pool_init(&c->recvp, c->pd, c->nrecv, c->inline_recv);
+	if (!rc && bc)
+		rc = bc_clnt_new(c, &c->lock, c->pd, c->inline_send, bc, &c->bc);
 	if (!rc) {
 		c->slots = calloc(c->nslots, sizeof(*c->slots));
 		if (!c->slots)
@@ -1031,10 +1067,10 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 	clnt_free(c);
 }
 
-static int call_start(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
-		      xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts,
-		      rpcrdma_clnt_cb_t cb, void *cb_arg, bool async, struct clnt_slot **out,
-		      struct cb_list *cbl)
+static int call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
+		      xdrproc_t xargs, void *args, xdrproc_t xres, void *res,
+		      const struct rpcrdma_call_opts *opts, rpcrdma_clnt_cb_t cb, void *cb_arg,
+		      bool async, struct clnt_slot **out, struct cb_list *cbl)
 {
 	struct clnt_slot *s = NULL;
 	uint32_t tmo = c->timeout_ms;
@@ -1074,8 +1110,8 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 	s->status = 0;
 	memset(&s->result, 0, sizeof(s->result));
 	s->call.xid = (c->xid_seq++ << XID_SLOT_BITS) | s->index;
-	s->call.prog = c->prog;
-	s->call.vers = c->vers;
+	s->call.prog = prog;
+	s->call.vers = vers;
 	s->call.proc = proc;
 	s->call.xargs = xargs;
 	s->call.args = args;
@@ -1108,7 +1144,8 @@ int rpcrdma_clnt_call(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 		return -EINVAL;
 	cbl.n = 0;
 	pthread_mutex_lock(&c->lock);
-	rc = call_start(c, proc, xargs, args, xres, res, opts, NULL, NULL, false, &s, &cbl);
+	rc = call_start(c, c->prog, c->vers, proc, xargs, args, xres, res, opts, NULL, NULL, false,
+			&s, &cbl);
 	if (!rc) {
 		wait_done(c, s);
 		rc = s->status;
@@ -1132,7 +1169,8 @@ int rpcrdma_clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xar
 		return -EINVAL;
 	cbl.n = 0;
 	pthread_mutex_lock(&c->lock);
-	rc = call_start(c, proc, xargs, args, xres, res, opts, cb, cb_arg, true, &s, &cbl);
+	rc = call_start(c, c->prog, c->vers, proc, xargs, args, xres, res, opts, cb, cb_arg, true,
+			&s, &cbl);
 	/* Nobody may be polling: the background thread leads for async
 	 * calls (no syscall when it already does). */
 	if (!rc && !c->leader)
@@ -1168,5 +1206,36 @@ int rpcrdma_clnt_test_disconnect(struct rpcrdma_clnt *c)
 	if (c->ep && c->state == C_UP)
 		rc = rpcrdma_disconnect(c->ep);
 	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/* ---- the backchannel's view of a client (backchannel_int.h) ---- */
+
+struct bc_clnt *clnt_bc(struct rpcrdma_clnt *c)
+{
+	return c->bc;
+}
+
+/* As rpcrdma_clnt_call() to another program on the same connection. */
+int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
+		   xdrproc_t xargs, void *args, xdrproc_t xres, void *res,
+		   const struct rpcrdma_call_opts *opts)
+{
+	struct cb_list cbl;
+	struct clnt_slot *s;
+	int rc;
+
+	cbl.n = 0;
+	pthread_mutex_lock(&c->lock);
+	rc = call_start(c, prog, vers, proc, xargs, args, xres, res, opts, NULL, NULL, false, &s,
+			&cbl);
+	if (!rc) {
+		wait_done(c, s);
+		rc = s->status;
+		slot_release(c, s);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (cbl.n)
+		run_callbacks(c, &cbl);
 	return rc;
 }

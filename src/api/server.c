@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "api/api_int.h"
+#include "api/backchannel_int.h"
 #include "rpcrdma/tirpc.h"
 #include "transport/xprt.h"
 
@@ -93,6 +94,10 @@ struct svc_conn {
 	struct rpcrdma_svc_req *reqs;
 	bool up, dead;
 	uint32_t held; /* requests between RECV and reply */
+	/* RFC 8167 §4.3.2: receives posted = credits + the backchannel's extra
+	 * ones for reverse replies (request i is bound to receive buffer i). */
+	uint32_t nrecv;
+	struct bc_conn *bc; /* backchannel of this connection (backchannel.c) */
 	struct svc_conn *next;
 };
 
@@ -123,6 +128,7 @@ struct rpcrdma_svc {
 	bool started, stopping, stop, stopped;
 	struct rpcrdma_xprt_stats st;
 	struct svc_testhook hook;
+	struct bc_svc *bc; /* rpcrdma_svc_bc_init() (backchannel.c), or NULL */
 };
 
 static uint64_t now_ns(void)
@@ -304,6 +310,13 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	uint32_t nchunks = 0, start = 0, prev_pos = 0;
 	int rc;
 
+	/* RFC 8167 §4.1: a reverse Reply (or an RDMA_ERROR answering a reverse
+	 * call) lands in any receive buffer; the backchannel takes it and the
+	 * buffer goes straight back to the receive queue. */
+	if (c->bc && bc_svc_recv(c->bc, buf, len)) {
+		repost_recv(c, idx);
+		return;
+	}
 	r->held = true;
 	r->recv_len = len;
 	r->nrc = 0;
@@ -434,7 +447,7 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 	}
 	switch (kind) {
 	case WR_RECV:
-		if (ok && idx < s->credits)
+		if (ok && idx < c->nrecv)
 			handle_call(c, idx, wc->byte_len, runnow);
 		break;
 	case WR_SEND:
@@ -443,7 +456,7 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 		pthread_cond_broadcast(&s->done_cv);
 		break;
 	case WR_READ:
-		if (idx < s->credits) {
+		if (idx < c->nrecv) {
 			struct rpcrdma_svc_req *r = &c->reqs[idx];
 
 			if (!ok)
@@ -458,7 +471,7 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 		}
 		break;
 	case WR_WRITE:
-		if (idx < s->credits) {
+		if (idx < c->nrecv) {
 			struct rpcrdma_svc_req *r = &c->reqs[idx];
 
 			if (r->writes_pending)
@@ -917,8 +930,10 @@ static void conn_destroy(struct svc_conn *c)
 			;
 		rpcrdma_cq_destroy(c->cq);
 	}
+	if (c->bc)
+		bc_svc_conn_free(c->bc);
 	if (c->reqs) {
-		for (uint32_t i = 0; i < c->svc->credits; i++) {
+		for (uint32_t i = 0; i < c->nrecv; i++) {
 			struct rpcrdma_svc_req *r = &c->reqs[i];
 
 			for (uint32_t k = 0; k < RPCRDMA_MAX_BULK; k++)
@@ -958,12 +973,13 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 		return;
 	}
 	c->svc = s;
+	c->nrecv = s->credits + bc_svc_extra_recvs(s->bc);
 	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024. */
 	xprt_negotiate(ev->private_data, ev->private_data_len, s->inline_send, s->inline_recv,
 		       s->remote_inv, &c->lim);
 	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_CONTEXT;
 	ea.max_send_wr = 4 * s->credits + 256;
-	ea.max_recv_wr = s->credits;
+	ea.max_recv_wr = c->nrecv;
 	ea.max_send_sge = 1;
 	ea.max_recv_sge = 1;
 	ea.mpa_crc = s->mpa_crc;
@@ -976,18 +992,18 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	if (!rc)
 		rc = rpcrdma_ep_create(s->pd, &ea, &c->ep);
 	if (!rc)
-		rc = xprt_pool_init(&c->recvp, s->pd, s->credits, s->inline_recv);
+		rc = xprt_pool_init(&c->recvp, s->pd, c->nrecv, s->inline_recv);
 	if (!rc)
 		rc = xprt_pool_init(&c->sendp, s->pd, nsend, s->inline_send);
 	if (!rc) {
-		c->reqs = calloc(s->credits, sizeof(*c->reqs));
+		c->reqs = calloc(c->nrecv, sizeof(*c->reqs));
 		c->sfree = calloc(nsend, sizeof(*c->sfree));
 		if (!c->reqs || !c->sfree)
 			rc = -ENOMEM;
 	}
 	for (uint32_t i = 0; !rc && i < nsend; i++)
 		c->sfree[c->nsfree++] = i;
-	for (uint32_t i = 0; !rc && i < s->credits; i++) {
+	for (uint32_t i = 0; !rc && i < c->nrecv; i++) {
 		c->reqs[i].conn = c;
 		c->reqs[i].ridx = i;
 		rc = xprt_pool_post_recv(&c->recvp, c->ep, i, mk_wrid(WR_RECV, i));
@@ -1005,6 +1021,8 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 		conn_destroy(c);
 		return;
 	}
+	if (s->bc)
+		c->bc = bc_svc_conn_new(s->bc, c->ep, &c->lim); /* NULL: no backchannel */
 	c->next = s->conns;
 	s->conns = c;
 	s->nconns++;
@@ -1063,6 +1081,8 @@ static void handle_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow
 			if (c && !c->dead) {
 				poll_conn(c, runnow);
 				c->dead = true;
+				if (c->bc)
+					bc_svc_conn_down(c->bc); /* RFC 8167 §5.4 */
 				if (c->up)
 					s->st.connections--;
 				c->up = false;
@@ -1391,6 +1411,8 @@ void rpcrdma_svc_destroy(struct rpcrdma_svc *s)
 {
 	if (!s)
 		return;
+	/* Reverse callers wake with -ECANCELED before the threads go. */
+	bc_svc_stop(s->bc);
 	if (s->started)
 		rpcrdma_svc_stop(s, 0);
 	while (s->conns) {
@@ -1399,6 +1421,7 @@ void rpcrdma_svc_destroy(struct rpcrdma_svc *s)
 		s->conns = c->next;
 		conn_destroy(c);
 	}
+	bc_svc_free(s->bc);
 	if (s->lst)
 		rpcrdma_listener_destroy(s->lst);
 	if (s->evch)
@@ -1527,4 +1550,39 @@ int svc_reply_raw(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 		  void *res)
 {
 	return do_reply(r, rep, xres, res);
+}
+
+/* ---- the backchannel's view of a server (backchannel_int.h) ---- */
+
+void svc_bc_host(struct rpcrdma_svc *s, struct svc_bc_host *h)
+{
+	h->lock = &s->lock;
+	h->pd = s->pd;
+	h->inline_send = s->inline_send;
+	h->started = s->started;
+}
+
+int svc_bc_attach(struct rpcrdma_svc *s, struct bc_svc *b)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->started)
+		rc = -EBUSY;
+	else if (s->bc)
+		rc = -EEXIST;
+	else
+		s->bc = b;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+struct bc_svc *svc_bc_get(struct rpcrdma_svc *s)
+{
+	return s->bc;
+}
+
+struct bc_conn *svc_req_bc(struct rpcrdma_svc_req *r)
+{
+	return r->conn->bc;
 }

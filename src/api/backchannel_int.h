@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hooks between the client / server (client.c, server.c) and the
+ * backchannel (backchannel.c, RFC 8167). Hidden symbols.
+ *
+ * Locking: the backchannel state of a client or server is protected by
+ * that client's or server's own lock (one lock per endpoint, so the
+ * receive path never takes two). Functions marked "lock held" are called
+ * with it held; the others take it themselves.
+ *
+ * Work requests the backchannel posts on a connection carry BC_WR_KIND in
+ * bits 24..31 of wr_id (the client also puts its connection generation in
+ * bits 32..63, as client.c does); client.c hands their completions to
+ * bc_clnt_wc(), server.c ignores them (the server's reverse calls need no
+ * completion: a slot is reused only after its reply or its connection's
+ * loss).
+ */
+#ifndef RPCRDMA_API_BACKCHANNEL_INT_H
+#define RPCRDMA_API_BACKCHANNEL_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rpcrdma/backchannel.h"
+#include "transport/xprt.h"
+
+#define BC_WR_KIND 0x42u
+
+/* ---- client side ---- */
+
+struct bc_clnt;
+
+/* Receives and send work requests to add for @opts (NULL: defaults). */
+uint32_t bc_clnt_extra_recvs(const struct rpcrdma_bc_opts *opts);
+uint32_t bc_clnt_extra_wrs(const struct rpcrdma_bc_opts *opts);
+/* Validate @opts and set up the backchannel of client @c (before its first
+ * connection); @lock is the client's lock, @pd its PD, @inline_send its
+ * send buffer size. */
+int bc_clnt_new(struct rpcrdma_clnt *c, pthread_mutex_t *lock, struct rpcrdma_pd *pd,
+		uint32_t inline_send, const struct rpcrdma_bc_opts *opts, struct bc_clnt **out);
+/* Stop its thread and free it (the progress thread is stopped). */
+void bc_clnt_free(struct bc_clnt *b);
+/* Lock held. A connection is up (@reconnect: not the first) / lost. */
+void bc_clnt_up(struct bc_clnt *b, struct rpcrdma_ep *ep, const struct xprt_limits *lim,
+		uint32_t gen, bool reconnect);
+void bc_clnt_down(struct bc_clnt *b);
+/* Lock held. A received message: returns true when it is a reverse Call
+ * (RFC 8167 §4.1) and the backchannel took it (the caller re-posts the
+ * receive buffer, nothing else); false: forward traffic, carry on. */
+bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len);
+/* Lock held. A completion of a BC_WR_KIND work request. */
+void bc_clnt_wc(struct bc_clnt *b, const struct rpcrdma_wc *wc);
+
+/* client.c: a forward call to another program on the client's connection
+ * (BC_ENABLE). As rpcrdma_clnt_call(). */
+int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
+		   xdrproc_t xargs, void *args, xdrproc_t xres, void *res,
+		   const struct rpcrdma_call_opts *opts);
+/* client.c: the client's backchannel, or NULL. */
+struct bc_clnt *clnt_bc(struct rpcrdma_clnt *c);
+/* client.c: rpcrdma_clnt_create() with a backchannel set up from @bc
+ * (NULL: none, exactly rpcrdma_clnt_create()). */
+int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
+		   const struct rpcrdma_clnt_opts *opts, const struct rpcrdma_bc_opts *bc,
+		   struct rpcrdma_clnt **out);
+
+/* ---- server side ---- */
+
+struct bc_svc;
+struct bc_conn;
+
+/* Receives to add per connection. */
+uint32_t bc_svc_extra_recvs(const struct bc_svc *b);
+/* Lock held. A connection was accepted (@ep, limits @lim) / lost / is
+ * being freed. */
+struct bc_conn *bc_svc_conn_new(struct bc_svc *b, struct rpcrdma_ep *ep,
+				const struct xprt_limits *lim);
+void bc_svc_conn_down(struct bc_conn *bc);
+void bc_svc_conn_free(struct bc_conn *bc);
+/* Lock held. A received message: true when it is a reverse Reply or an
+ * RDMA_ERROR answering a reverse call (RFC 8167 §4.1): handled, the caller
+ * re-posts the receive buffer; false: a forward call, carry on. */
+bool bc_svc_recv(struct bc_conn *bc, const uint8_t *buf, size_t len);
+/* Stop its thread and fail every reverse call with -ECANCELED (no lock
+ * held; before the server's threads stop), then free it (after). */
+void bc_svc_stop(struct bc_svc *b);
+void bc_svc_free(struct bc_svc *b);
+
+/* server.c: what the backchannel needs of a server. */
+struct svc_bc_host {
+	pthread_mutex_t *lock;
+	struct rpcrdma_pd *pd;
+	uint32_t inline_send;
+	bool started;
+};
+void svc_bc_host(struct rpcrdma_svc *s, struct svc_bc_host *h);
+/* Attach @b (before rpcrdma_svc_start; -EBUSY after, -EEXIST twice). */
+int svc_bc_attach(struct rpcrdma_svc *s, struct bc_svc *b);
+/* The backchannel of the connection @r came on, or NULL. */
+struct bc_conn *svc_req_bc(struct rpcrdma_svc_req *r);
+/* The server's backchannel, or NULL (lock held). */
+struct bc_svc *svc_bc_get(struct rpcrdma_svc *s);
+
+/* Tests: the next reverse XIDs of @cl start at @xid, to have the same XID
+ * live in both directions on purpose (RFC 8167 §2.4.1). */
+void bc_test_set_next_xid(struct rpcrdma_svc_client *cl, uint32_t xid);
+
+#endif

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A small, fixed mix of forward and reverse traffic on one connection, the
+ * input of the wire check (bidi_wire.sh captures it and has tshark decode
+ * it): BC_ENABLE, 3 reverse CB_NULL calls, 4 forward BT_ECHO calls and,
+ * started while each is served, 4 reverse CB_ECHO calls with the same XIDs
+ * (RFC 8167 §2.4.1). Port from $BIDI_PORT (default: any). Also runs
+ * on its own as an e2e test: every call must succeed with the right data.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bidi/bidi_test.h"
+
+int main(void)
+{
+	const char *p = getenv("BIDI_PORT");
+	struct bt_srv_cfg cfg = {.slots = 4, .port = (uint16_t)(p ? atoi(p) : 0)};
+	struct bt_server srv;
+	struct rpcrdma_clnt *c;
+	struct bt_ctl_res res;
+	int rc;
+
+	if (bt_server_start(&srv, &cfg))
+		return 1;
+	rc = bt_client(srv.port, NULL, 16, &c);
+	BT_CHECK(rc == 0);
+	if (rc)
+		goto out;
+	BT_CHECK(rpcrdma_clnt_bc_enable(c) == 0);
+	for (int i = 0; i < 3; i++) {
+		BT_CHECK(bt_ctl(c, CTL_TRY, 0, 0, 0, &res) == 0);
+		BT_CHECK(res.rc == 0);
+	}
+	BT_CHECK(bt_ctl(c, CTL_MIRROR, 4, 100, 0, &res) == 0 && res.rc == 0);
+	for (uint32_t i = 0; i < 4; i++) {
+		char buf[64];
+		struct bt_echo_args a = {.id = i, .val = buf, .len = 8 + i};
+		struct bt_echo_res r = {0};
+
+		bt_fill(buf, a.len, i);
+		BT_CHECK(rpcrdma_clnt_call(c, BT_ECHO, (xdrproc_t)xdr_bt_echo_args, &a,
+					   (xdrproc_t)xdr_bt_echo_res, &r, NULL) == 0);
+		BT_CHECK(r.id == i && r.hash == bt_hash(buf, a.len));
+	}
+	for (int i = 0; i < 500; i++) {
+		if (bt_ctl(c, CTL_RESULT, 0, 0, 0, &res) || res.v[0] >= 4)
+			break;
+		usleep(10000);
+	}
+	BT_CHECK(res.v[0] == 4 && res.v[1] == 0 && res.v[2] == 4);
+	printf("WIRE: server port %u, XID values used both ways %u\n", srv.port, res.v[2]);
+	rpcrdma_clnt_destroy(c);
+out:
+	BT_CHECK(bt_server_stop(&srv) == 0);
+	return bt_failures ? 1 : 0;
+}
