@@ -180,6 +180,7 @@ int main(void)
 		goto out;
 	/* The wire test needs to know the opcodes this run puts on the wire. */
 	printf("WIRE-OPCODES: 0 1 2 3 4 5 6 7\n");
+	printf("WIRE-TERMINATE: 1 1 0\n"); /* DDP, tagged buffer, invalid STag */
 	fflush(stdout);
 	siwt_send4(ctl, MSG_PORT, n.port, 0, 0);
 	siwt_ep_attr(&n, &a);

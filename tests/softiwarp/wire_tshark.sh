@@ -15,7 +15,9 @@
 #   - no malformed packet and no expert warning/error except TCP's RST and
 #     window notes;
 #   - the RDMAP opcodes Write(0), Read Request(1), Read Response(2), Send(3)
-#     and every opcode the binary announces on a "WIRE-OPCODES:" line appear.
+#     and every opcode the binary announces on a "WIRE-OPCODES:" line appear;
+#   - a Terminate decodes (as Wireshark reads RFC 5040 §4.8) to the layer /
+#     etype / code the binary announces on a "WIRE-TERMINATE:" line.
 # The payload is random test data, so the rpcordma heuristic (which would
 # try RPC-over-RDMA on any Send) is disabled: it is not under test here.
 #
@@ -175,6 +177,22 @@ for op in $want; do
 	*) fail "RDMAP opcode $hex never seen on the wire (seen: $seen)" ;;
 	esac
 done
+# The Terminate as an independent decoder reads it (RFC 5040 §4.8 order):
+# the binary announces "WIRE-TERMINATE: LAYER ETYPE CODE".
+wterm=$(sed -n 's/^WIRE-TERMINATE: *//p' "$work/test.out" | head -1)
+if [ -n "$wterm" ]; then
+	terms=$("${ts[@]}" -Y 'iwarp_rdma.opcode == 7' -T fields -E separator='|' \
+		-e iwarp_rdma.term_layer \
+		-e iwarp_rdma.term_etype_rdma -e iwarp_rdma.term_etype_ddp \
+		-e iwarp_rdma.term_etype_llp -e iwarp_rdma.term_errcode_rdma \
+		-e iwarp_rdma.term_errcode_ddp_tagged -e iwarp_rdma.term_errcode_ddp_untagged \
+		-e iwarp_rdma.term_errcode_llp -e iwarp_rdma.term_errcode 2>/dev/null |
+		while IFS='|' read -r l e1 e2 e3 c1 c2 c3 c4 c5; do
+			et="$e1$e2$e3" code="$c1$c2$c3$c4$c5"
+			echo "$((${l:--1})) $((${et:--1})) $((${code:--1}))"
+		done)
+	echo "$terms" | grep -qx "$wterm" || fail "no Terminate decodes as layer/etype/code $wterm (got: $terms)"
+fi
 echo "wire: $nframes frames, $nreq MPA requests, $nrep replies, $nddp DDP/RDMAP frames," \
 	"$ngood good CRCs, opcodes seen: $seen (port $port)"
 exit 0
