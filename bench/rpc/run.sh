@@ -13,7 +13,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build}
-quick=0 placement=cross scpu= ccpu= sthreads=1 instr=1 provider=1 out=
+quick=0 placement=cross scpu= ccpu= sthreads=0 instr=1 provider=1 out=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;

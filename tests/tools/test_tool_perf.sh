@@ -6,7 +6,8 @@
 # row has calls, a positive rate and latency, no errors; every WRITE/READ
 # payload was checked (verified == calls) and RDMA really used chunks; the
 # JSON parses with the same figures; --plot writes a PNG; --connections
-# reports the server's RSS with the connections it saw.
+# reports the server's RSS with the connections it saw; and a server
+# answering with wrong bytes is caught on every transport.
 # usage: test_tool_perf.sh PERF
 set -u
 PERF=$1
@@ -106,4 +107,19 @@ grep -q '"server_connections_seen": \(8\|9\|1[0-9]\)' "$TMP/conn.json" || fail "
 grep -q '"server_rss_kb_n": [1-9]' "$TMP/conn.json" || fail "no server RSS"
 
 perf_server_stop || fail "server exit status $?"
+
+# The checks can fail: a server that answers with wrong bytes (READ data 8
+# bytes off, WRITE checksum off by one) makes every case report bad data
+# and the client exit 1.
+perf_server_start --test-corrupt
+C="$PERF client 127.0.0.1 --port $RPORT --tcp-port $TPORT --tcp-fork-port $FPORT --no-progress"
+for wl in write read; do
+	$C --workload $wl --size 64K --peer both --tcp-server both --count 3 \
+		--csv "$TMP/bad-$wl.csv" >"$TMP/bad.out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || { cat "$TMP/bad.out"; fail "corrupt $wl: exit status $rc, want 1"; }
+	n=$(awk -F, 'NR > 1 && $18 > 0 && $8 == 0' "$TMP/bad-$wl.csv" | wc -l)
+	[ "$n" -eq 3 ] || { cat "$TMP/bad-$wl.csv"; fail "corrupt $wl: $n of 3 rows show bad data"; }
+done
+perf_server_stop || fail "corrupt server exit status $?"
 echo ok

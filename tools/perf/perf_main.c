@@ -43,7 +43,8 @@ static void usage(FILE *f)
 	    "  (--verify-every N checks every Nth READ only). --count N: N calls per thread\n"
 	    "  instead of --duration (default 3 s after --warmup 0.3 s). --connections N:\n"
 	    "  open N RDMA connections (then one WRITE of --size on each if --workload\n"
-	    "  write) and report the server's RSS. MPA CRC32c is off unless --crc.\n",
+	    "  write) and report the server's RSS. MPA CRC32c is off unless --crc.\n"
+	    "  (server --test-corrupt answers with wrong data: for tests of the checks.)\n",
 	    RPCRDMA_DEFAULT_PORT);
 }
 
@@ -128,6 +129,7 @@ enum {
 	O_VERIFY,
 	O_CONNECTIONS,
 	O_HELP,
+	O_CORRUPT,
 };
 
 static const struct option longopts[] = {
@@ -156,6 +158,7 @@ static const struct option longopts[] = {
     {"verify-every", required_argument, NULL, O_VERIFY},
     {"connections", required_argument, NULL, O_CONNECTIONS},
     {"help", no_argument, NULL, O_HELP},
+    {"test-corrupt", no_argument, NULL, O_CORRUPT},
     {NULL, 0, NULL, 0},
 };
 
@@ -324,6 +327,9 @@ int main(int argc, char **argv)
 			if (parse_u32(optarg, &v) || !v || v > 4096)
 				return bad("connections", optarg);
 			co.connections = v;
+			break;
+		case O_CORRUPT:
+			so.corrupt = true;
 			break;
 		case 'h':
 		case O_HELP:

@@ -49,33 +49,41 @@ const uint8_t *perf_pattern(void)
 	return pattern;
 }
 
-static inline uint64_t rotl64(uint64_t x, unsigned r)
-{
-	return x << r | x >> (64 - r);
-}
-
 uint64_t perf_sum(const void *p, size_t n)
 {
 	const uint8_t *b = p;
-	const uint64_t k = 0x9fb21c651e98df25ull;
-	uint64_t h0 = 1, h1 = 2, h2 = 3, h3 = 4, w0, w1, w2, w3, t = 0;
+	uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0, w0, w1, w2, w3;
+	uint64_t t = 0;
 	size_t len = n;
 
-	/* Four chains so the multiplies overlap; each step is a bijection of
-	 * the lane, so no single changed word can cancel out. */
+	/* Fletcher-64 in four interleaved lanes: a = sum of the words, b = sum
+	 * of the running a, so each word counts with a weight that depends on
+	 * its position and misplaced blocks (data written at the wrong offset,
+	 * stale bytes from an earlier call) change the result. Two adds per
+	 * word, no multiply: close to memory speed, so checking every payload
+	 * does not dominate what is measured. */
 	while (n >= 32) {
 		memcpy(&w0, b, 8);
 		memcpy(&w1, b + 8, 8);
 		memcpy(&w2, b + 16, 8);
 		memcpy(&w3, b + 24, 8);
-		h0 = rotl64(h0 ^ w0, 29) * k;
-		h1 = rotl64(h1 ^ w1, 29) * k;
-		h2 = rotl64(h2 ^ w2, 29) * k;
-		h3 = rotl64(h3 ^ w3, 29) * k;
+		a0 += w0;
+		a1 += w1;
+		a2 += w2;
+		a3 += w3;
+		b0 += a0;
+		b1 += a1;
+		b2 += a2;
+		b3 += a3;
 		b += 32;
 		n -= 32;
 	}
 	for (size_t i = 0; i < n; i++)
 		t = (t << 8 | t >> 56) ^ b[i];
-	return mix64(h0 ^ mix64(h1 ^ mix64(h2 ^ mix64(h3 ^ mix64(t ^ len)))));
+	return mix64(
+	    a0 ^
+	    mix64(
+		b0 ^
+		mix64(a1 ^
+		      mix64(b1 ^ mix64(a2 ^ mix64(b2 ^ mix64(a3 ^ mix64(b3 ^ mix64(t ^ len)))))))));
 }

@@ -89,6 +89,8 @@ static void read_answer(const perf_read_args *a, perf_read_res *r)
 		return;
 	}
 	r->data.base = (void *)(uintptr_t)(perf_pattern() + a->offset);
+	if (g_opts->corrupt && a->offset + 8 <= perf_pattern_len() - a->len)
+		r->data.base = (uint8_t *)r->data.base + 8;
 	r->data.len = a->len;
 }
 
@@ -107,6 +109,8 @@ bool_t perf_write_1_svc(perf_write_args *a, perf_write_res *r, struct svc_req *r
 	(void)rq;
 	r->len = a->data.len;
 	r->sum = perf_sum(a->data.base, a->data.len);
+	if (g_opts->corrupt)
+		r->sum ^= 1;
 	return TRUE;
 }
 

@@ -26,8 +26,8 @@
  * the same bytes. Built on first use (thread-safe); never freed. */
 const uint8_t *perf_pattern(void);
 size_t perf_pattern_len(void);
-/* 64-bit checksum of @n bytes (four independent lanes: fast enough that
- * checking every payload costs a fraction of moving it). */
+/* 64-bit position-dependent checksum of @n bytes (Fletcher-64 in four
+ * lanes, then mixed): about memory speed. */
 uint64_t perf_sum(const void *p, size_t n);
 
 /* ---- latency histogram (perf_hist.c) ---- */
@@ -56,6 +56,9 @@ struct perf_server_opts {
 	int cpu;   /* -1: not pinned */
 	bool busy; /* busy-poll progress */
 	bool crc;  /* MPA CRC32c */
+	/* Tests only: answer WRITE with a wrong checksum and READ with the
+	 * bytes 8 further on, so a test can see the client's checks fail. */
+	bool corrupt;
 };
 int perf_server_main(const struct perf_server_opts *o);
 
