@@ -32,7 +32,8 @@ static void usage(FILE *f)
 	    "server: serves RPC-over-RDMA on --port (default %u; 0 picks one), ONC RPC over\n"
 	    "  TCP with libtirpc's svc_run on --tcp-port (default 20050) and with a process\n"
 	    "  forked per connection on --tcp-fork-port (default tcp-port + 1). --threads:\n"
-	    "  RDMA worker threads (0 = dispatch on the progress thread; default 1).\n"
+	    "  RDMA worker threads (default 0: dispatch on the progress thread,\n"
+	    "  as the library does by default).\n"
 	    "  --cpu pins the whole server (every thread and process) to one CPU.\n"
 	    "client: runs the workload on each size for each peer and prints calls/s,\n"
 	    "  payload MB/s (10^6 B/s), round-trip p50/p99/p99.9 and the rdma/tcp ratios.\n"
@@ -173,7 +174,7 @@ int main(int argc, char **argv)
 	struct perf_server_opts so = {.port = RPCRDMA_DEFAULT_PORT,
 				      .tcp_port = 20050,
 				      .tcp = true,
-				      .threads = 1,
+				      .threads = 0,
 				      .credits = RPCRDMA_DEFAULT_CREDITS,
 				      .cpu = -1};
 	struct perf_client_opts co = {.port = RPCRDMA_DEFAULT_PORT,
