@@ -58,7 +58,11 @@ uint32_t siw_mpa_build(uint8_t *buf, bool reply, uint16_t flags, uint8_t rev, bo
 {
 	uint32_t off = MPA_HDR_LEN;
 
-	memcpy(buf, reply ? MPA_KEY_REP : MPA_KEY_REQ, MPA_KEY_LEN);
+	const char *key = reply ? MPA_KEY_REP : MPA_KEY_REQ;
+
+	/* the 16-byte key goes on the wire without its NUL */
+	for (uint32_t i = 0; i < MPA_KEY_LEN; i++)
+		buf[i] = (uint8_t)key[i];
 	put_be16(buf + 16, (uint16_t)(flags | rev | (enhanced ? MPA_FLAG_ENHANCED : 0)));
 	put_be16(buf + 18, (uint16_t)(len + (enhanced ? MPA_V2_WORD_LEN : 0)));
 	if (enhanced) {

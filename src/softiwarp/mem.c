@@ -21,6 +21,7 @@
 
 int siw_mem_init(struct siw_dev *dev)
 {
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): a table of pointers */
 	dev->mr_tab = calloc(MEM_INIT_CAP, sizeof(*dev->mr_tab));
 	dev->mr_free = calloc(MEM_INIT_CAP, sizeof(*dev->mr_free));
 	if (!dev->mr_tab || !dev->mr_free) {
@@ -52,6 +53,7 @@ static int mem_grow(struct siw_dev *dev)
 
 	if (dev->mr_cap >= SIW_MAX_MR)
 		return -ENOSPC;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): a table of pointers */
 	tab = realloc(dev->mr_tab, (size_t)ncap * sizeof(*tab));
 	if (!tab)
 		return -ENOMEM;

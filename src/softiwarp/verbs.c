@@ -868,12 +868,12 @@ static void ops_init(void)
 
 static int siw_open(const struct rpcrdma_dev_attr *attr, struct rpcrdma_dev **out)
 {
-	struct siw_dev *dev;
+	struct siw_dev *dev = NULL;
 	int rc;
 
 	pthread_once(&ops_once, ops_init);
 	rc = siw_dev_create(false, attr, &dev);
-	if (!rc)
+	if (!rc && dev)
 		*out = &dev->base;
 	return rc;
 }
