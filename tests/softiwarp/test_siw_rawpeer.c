@@ -717,12 +717,16 @@ static void case_initiator(int ctl)
 	uint32_t sink[8];
 	uint64_t sto[8];
 	while (answered < nreads) {
-		/* collect Read Requests until the line is quiet */
+		/* collect Read Requests until the line is quiet (and at least
+		 * one is outstanding: a loaded machine may be slow to send) */
+		uint64_t give_up = siwt_now_ms() + 10000;
 		for (;;) {
 			bool ok = true;
 			int len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, 300);
-			if (len == -ETIMEDOUT)
+			if (len == -ETIMEDOUT && (seen > answered || siwt_now_ms() > give_up))
 				break;
+			if (len == -ETIMEDOUT)
+				continue;
 			if (len < 18 + 28) {
 				SIWT_CHECK(0, "expected a Read Request, got %d", len);
 				return;
