@@ -457,14 +457,19 @@ static void case_reserved_and_term(int ctl, bool linux_order)
 	uint16_t rird = 0, rord = 0;
 	size_t rpdlen = 0;
 
+	/* the Linux xprtrdma client's request (kernel-peer/README.md): rev 2,
+	 * enhanced, CRC off, IRD 128 / ORD 0, RFC 8797 private data; plus the
+	 * reserved flag 0x0800 Linux siw may set */
+	static const uint8_t rfc8797[8] = {0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03};
 	m.u[0] = 4;
 	m.u[1] = 2;
 	m.u[2] = 0x80;
 	m.u[3] = 0;
-	m.u[4] = 0;
+	m.u[4] = sizeof(rfc8797);
+	memcpy(m.data, rfc8797, sizeof(rfc8797));
 	siwt_send_msg(ctl, &m);
-	int bits = mpa_connect(&r, g_port, 0x0800 | SIWT_MPA_H | 2, 0x80, 0, NULL, 0, &rird, &rord,
-			       rpd, &rpdlen);
+	int bits = mpa_connect(&r, g_port, 0x0800 | SIWT_MPA_H | 2, 0x80, 0, rfc8797,
+			       sizeof(rfc8797), &rird, &rord, rpd, &rpdlen);
 	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
 		return;
 	SIWT_CHECK(!(bits & SIWT_MPA_R), "request with reserved flag 0x0800 rejected");
