@@ -39,12 +39,17 @@ head -c 1000003 /dev/urandom > /export/interop/read-odd
 head -c 4097 /dev/urandom > /export/interop/read-4097
 printf 'interop hello\n' > /export/interop/hello.txt
 # Empty files the host WRITEs into (found by LOOKUP, so no CREATE needed).
-for f in write-1m write-odd; do : > /export/interop/$f; done
+for f in write-1m write-odd write-clnt; do : > /export/interop/$f; done
 chmod 0666 /export/interop/*
 # A directory of 2,000 entries: READDIRPLUS replies longer than the inline
 # threshold, which nfsd sends through the client's Reply chunk.
 mkdir -p /export/interop/dir2000
 for i in $(seq 1 2000); do : >"/export/interop/dir2000/f$i"; done
+# sec=sys:none: our client API (include/rpcrdma/client.h) sends AUTH_NONE
+# only, and nfsd answers NFS3ERR_ACCES to anything but GETATTR/FSINFO of
+# the export root from a flavor the export does not list; AUTH_NONE calls
+# run as the anonymous uid (the files are 0666). AUTH_SYS stays first.
+echo '/export *(rw,sync,no_subtree_check,no_root_squash,insecure,fsid=0,sec=sys:none)' >/etc/exports
 run exportfs -ra
 run rpc.mountd -p 20048
 # 1 MiB READ/WRITE in one call (nfsd sizes it from RAM otherwise: 256 KiB
@@ -85,7 +90,7 @@ cat /tmp/tcpdump.log
 cp /tmp/interop.pcap $OUT/interop.pcap
 
 step "after the host"
-(cd /export/interop && cksum write-1m write-odd) > $OUT/after.cksum
+(cd /export/interop && cksum write-1m write-odd write-clnt) > $OUT/after.cksum
 cat $OUT/after.cksum
 ls -l /export/interop
 nfsstat -s 2>/dev/null | head -20
