@@ -112,6 +112,13 @@ case_run() {
 }
 
 echo "== bench/rpc: $(date -u +%FT%TZ), server: $sline" >&2
+# server memory with 100 connections (each makes one NULL, then one 1 MiB
+# WRITE on all of them at once); first, while the server is fresh
+echo "  connections: rpcrdma-perf client ... --connections $nconn" >&2
+if ! $C --connections $nconn --workload write --size 1M --json >"$out/conn.json" 2>"$out/conn.err"; then
+	echo "run.sh: --connections run FAILED ($out/conn.err)" >&2
+	failures=$((failures + 1))
+fi
 case_run null_lat --workload null --inflight 1 --peer both --tcp-server both
 case_run null_rate --workload null --inflight 16 --peer rdma
 for t in 1 2 4 8; do
@@ -128,13 +135,6 @@ case_run sweep_w --workload write --sizes $sweep --peer both --tcp-server svc \
 case_run sweep_r --workload read --sizes $sweep --peer both --tcp-server svc \
 	--plot "$out/sweep-read.png"
 
-# server memory with 100 connections (each makes one NULL, then one 1 MiB
-# WRITE on all of them at once)
-echo "  connections: rpcrdma-perf client ... --connections $nconn" >&2
-if ! $C --connections $nconn --workload write --size 1M --json >"$out/conn.json" 2>"$out/conn.err"; then
-	echo "run.sh: --connections run FAILED ($out/conn.err)" >&2
-	failures=$((failures + 1))
-fi
 jnum() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | head -1; }
 
 # client user-space instructions per NULL call: the difference of two runs
@@ -249,6 +249,9 @@ END {
 	row("WRITE 1 MiB MB/s, 16 in flight", sprintf("%.0f", a), prov_read == "" ? "" : sprintf("%.0f", b), "provider RDMA Read qd16", b ? a / b : 0, ">=", 0.8)
 	a = mb["bulkr_q16/rdma/read/1048576"]; b = prov_write * 1000
 	row("READ 1 MiB MB/s, 16 in flight", sprintf("%.0f", a), prov_write == "" ? "" : sprintf("%.0f", b), "provider RDMA Write qd16", b ? a / b : 0, ">=", 0.8)
+	if (rssn != "" && rssa != "")
+		row("server RSS growth kB, 1 MiB WRITE on all " nconn, sprintf("%d", rssa - rssn), sprintf("%d", nconn * 1024),
+		    "payload bytes in flight (kB)", (rssa - rssn) / (nconn * 1024), "<=", 0.25)
 	printf "\nlibtirpc NULL calls/s by client threads:"
 	for (t = 1; t <= 8; t *= 2)
 		printf "  %d: %.0f (svc_run) %.0f (fork)", t, tcpline[t " svc_run"], tcpline[t " fork"]
