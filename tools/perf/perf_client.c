@@ -379,6 +379,8 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 	res->threads = nthr;
 	res->inflight = q;
 	res->client_cpu = o->cpu;
+	res->server_cpu_pinned = -2; /* unknown until PERF_INFO answers */
+	res->server_cpu_seen = -1;
 	if (wl != PERF_W_NULL)
 		for (uint32_t i = 0; i < PERF_NOFF; i++)
 			r.expect[i] = perf_sum(perf_pattern() + (size_t)i * PERF_OFF_STEP, r.size);
@@ -696,7 +698,11 @@ static const char *placement(const struct perf_client_opts *o, const struct perf
 			ss = r[i].server_cpu_seen;
 			break;
 		}
-	if (sp >= 0 && o->cpu >= 0)
+	if (sp == -2)
+		snprintf(buf, len, "server unknown (no answer), client %s%d",
+			 o->cpu >= 0 ? "pinned to CPU " : "unpinned, last on CPU ",
+			 o->cpu >= 0 ? o->cpu : sched_getcpu());
+	else if (sp >= 0 && o->cpu >= 0)
 		snprintf(buf, len, "server pinned to CPU %d, client pinned to CPU %d: %s", sp,
 			 o->cpu, sp == o->cpu ? "same-CPU" : "cross-CPU");
 	else
