@@ -48,13 +48,17 @@ if [ "$nreq" -lt 1 ] || [ "$nrep" -lt 1 ]; then
 fi
 [ "$nddp" -ge 1 ] || fail "no DDP/RDMAP frames"
 
-"${ts[@]}" -V >"$state/capture-verbose.txt" 2>/dev/null
-nbad=$(grep -c 'Bad CRC32' "$state/capture-verbose.txt")
-ngood=$(grep -c 'Good CRC32' "$state/capture-verbose.txt")
+# The MPA layer of every FPDU that carries a CRC (Wireshark labels each
+# "Good CRC32" or "Bad CRC32"; the full -V decode is 10x slower).
+"${ts[@]}" -Y iwarp_mpa.crc_check -O iwarp_mpa >"$state/capture-crc.txt" 2>/dev/null
+nbad=$(grep -c 'Bad CRC32' "$state/capture-crc.txt")
+ngood=$(grep -c 'Good CRC32' "$state/capture-crc.txt")
 if [ "$nbad" -ne 0 ]; then
-	grep -m5 -B30 'Bad CRC32' "$state/capture-verbose.txt" | grep -E '^Frame|Bad CRC32'
+	grep -m5 -B30 'Bad CRC32' "$state/capture-crc.txt" | grep -E '^Frame|Bad CRC32'
 	fail "$nbad FPDUs with a bad CRC32"
 fi
+# Some connections run with MPA CRC on (connect, read, readdir tests).
+[ "$ngood" -gt 0 ] || fail "no FPDU with a CRC: the CRC-on connections are missing"
 
 # RDMAP Send opcodes: 3 Send, 4 Send with Invalidate, 5 with SE, 6 with
 # SE and Invalidate (RFC 5040 §4.2). Each must carry an rpcordma message.

@@ -73,7 +73,9 @@ done
 free_port() {
 	local p
 	for _ in $(seq 1 100); do
-		p=$((32000 + RANDOM % 8000))
+		# below Linux's ephemeral range (32768-60999) and the range the
+		# softiwarp wire test draws from (20000-31999)
+		p=$((12000 + RANDOM % 8000))
 		ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q . && continue
 		[ "$p" = "${1:-}" ] && continue
 		echo "$p"
@@ -109,7 +111,8 @@ for _ in $(seq 1 $((boot_timeout * 5))); do
 done
 if [ ! -e "$state/guest-ready" ]; then
 	tail -30 "$PEER_DIR/runs/$name/serial.log" 2>/dev/null
-	fail "guest not ready after ${boot_timeout}s"
+	kill -- -"$(cat "$state/pid")" 2>/dev/null
+	fail "guest not ready after ${boot_timeout}s (guest stopped)"
 fi
 t=$(echo "$(date +%s.%N) - $(cat "$state/t-start")" | bc)
 echo "$t" >"$state/t-ready"
