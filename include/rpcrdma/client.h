@@ -217,7 +217,9 @@ struct rpcrdma_clnt_opts {
 	uint32_t connect_timeout_ms; /* default 10000 */
 	/* Reconnect attempts after a connection is lost, before outstanding
 	 * calls fail with -ECONNRESET (default 3). Calls are retransmitted with
-	 * the same XID on the new connection. */
+	 * the same XID on the new connection; a call whose connection was lost
+	 * more than this many times fails with -ECONNRESET. A later call on a
+	 * client whose attempts ran out starts connecting again. */
 	uint32_t retries;
 	/* Bulk items of at least this many bytes move by chunk; smaller ones
 	 * go inline (default 1024). */

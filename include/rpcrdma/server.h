@@ -36,6 +36,10 @@
 
 RPCRDMA_EXTERN_C_BEGIN
 
+/* Most Read chunks one call may carry besides a Position-Zero chunk (RFC
+ * 8166 §3.4.5): a call with more gets RDMA_ERROR ERR_CHUNK. */
+#define RPCRDMA_SVC_MAX_READ_CHUNKS 16u
+
 struct rpcrdma_svc;     /* opaque: a listening server */
 struct rpcrdma_svc_req; /* opaque: one call awaiting its reply */
 
@@ -51,6 +55,7 @@ enum rpcrdma_svc_opt_mask {
 	RPCRDMA_SVC_OPT_MAX_CONNS = 1u << 8,  /* max_conns */
 	RPCRDMA_SVC_OPT_MPA_CRC = 1u << 9,    /* mpa_crc */
 	RPCRDMA_SVC_OPT_BACKLOG = 1u << 10,   /* backlog */
+	RPCRDMA_SVC_OPT_MAX_PULL = 1u << 11,  /* max_pull_bytes */
 };
 
 /* Server options; a zeroed struct (or NULL) means all defaults. */
@@ -80,6 +85,14 @@ struct rpcrdma_svc_opts {
 	uint32_t max_conns; /* simultaneous connections (default 1024) */
 	int mpa_crc;        /* default true */
 	int backlog;        /* listen backlog (default 128) */
+	/* Most bytes of pulled Read chunk data held at once over all
+	 * connections (default 256 MiB). Each call's Read chunks are pulled
+	 * into memory allocated for that call and freed when it is answered;
+	 * a call that does not fit waits (holding one credit) until earlier
+	 * calls are answered; a call that needs more than this gets
+	 * ERR_CHUNK. So memory grows with connections x credits x inline
+	 * threshold (receive and send buffers) plus at most this. */
+	uint64_t max_pull_bytes;
 };
 
 /*

@@ -119,9 +119,11 @@ struct rpcrdma_clnt {
 	uint32_t nfree;
 	uint32_t xid_seq;
 	/* leader/follower */
-	bool leader;       /* a thread drives the device */
-	uint32_t nwaiting; /* synchronous callers asleep on their slot's cv */
-	uint32_t nasync;   /* asynchronous calls not yet completed */
+	bool leader;           /* a thread drives the device */
+	uint32_t nwaiting;     /* synchronous callers asleep on their slot's cv */
+	uint32_t nasync;       /* asynchronous calls not yet completed */
+	struct xprt_spin spin; /* the leader's busy-poll policy */
+	uint64_t spin_bytes;   /* connection bytes when the last spin was judged */
 	pthread_t thr;
 	bool thr_started, stop;
 	struct rpcrdma_xprt_stats st;
@@ -428,7 +430,7 @@ fail:
 }
 
 /* The connection is gone (lock held): fence, queue for retransmission. */
-static void conn_lost(struct rpcrdma_clnt *c)
+static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	if (c->state != C_UP)
 		return;
@@ -455,6 +457,11 @@ static void conn_lost(struct rpcrdma_clnt *c)
 		s->on_wire = false;
 		if (s->zombie) {
 			slot_free(c, s);
+		} else if (!s->done && s->result.transmissions > c->retries) {
+			/* Lost on every connection it was sent on: a call that
+			 * keeps breaking connections fails clearly instead of
+			 * being retransmitted forever. */
+			slot_complete(c, s, -ECONNRESET, cbl);
 		} else if (!s->done) {
 			/* insertion by XID sequence (rare path) */
 			struct clnt_slot **pp = &head;
@@ -575,7 +582,8 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 		c->st.bad_headers++;
 		return;
 	}
-	rc = rpcrdma1_decode_buf(buf, len, h);
+	/* The common Short reply word by word (short.c), else in full. */
+	rc = xprt_short_decode_hdr(buf, len, h) ? 0 : rpcrdma1_decode_buf(buf, len, h);
 	s = slot_by_xid(c, h->xid);
 	if (!s) {
 		/* Not fatal: count and drop. */
@@ -657,7 +665,7 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 		/* Any failed or flushed work of the current connection means
 		 * it is gone (flushes happen only on an endpoint in error or
 		 * disconnected). */
-		conn_lost(c);
+		conn_lost(c, cbl);
 		return;
 	}
 	if (kind == BC_WR_KIND) {
@@ -669,7 +677,7 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 	handle_reply(c, idx, wc, cbl);
 	if (c->state == C_UP &&
 	    xprt_pool_post_recv(&c->recvp, c->ep, idx, mk_wrid(c->gen, WR_RECV, idx)))
-		conn_lost(c);
+		conn_lost(c, cbl);
 }
 
 static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
@@ -687,6 +695,16 @@ static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
 /* ------------------------------------------------------------------ */
 /* Progress: leader/follower                                           */
 /* ------------------------------------------------------------------ */
+
+/* Bytes the connection moved so far (both directions). */
+static uint64_t ep_bytes(struct rpcrdma_ep *ep)
+{
+	struct rpcrdma_ep_stats st;
+
+	if (!ep || rpcrdma_ep_query_stats(ep, &st))
+		return 0;
+	return st.tx_bytes + st.rx_bytes;
+}
 
 /* Work only the background thread would do: async calls not completed, or
  * queued calls waiting for a connection. */
@@ -709,12 +727,15 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 	struct rpcrdma_wc wc[32];
 	struct rpcrdma_event ev;
 	struct cb_list cbl;
-	uint64_t t, spin_end, next_tmo;
-	bool busy = c->progress == RPCRDMA_PROGRESS_BUSY_POLL;
+	uint64_t t, spin_end, next_tmo, budget;
+	bool spinning; /* a spin phase is running and not yet judged */
+	uint32_t idle = 0;
 
 	cbl.n = 0;
 	t = now_ns();
-	spin_end = t + CLNT_SPIN_NS;
+	budget = xprt_spin_budget(&c->spin);
+	spin_end = budget > UINT64_MAX - t ? UINT64_MAX : t + budget;
+	spinning = budget != 0;
 	next_tmo = t + CLNT_TMO_CHECK_NS;
 	for (;;) {
 		if (mine ? mine->done : (!bg_has_work(c) || c->nwaiting))
@@ -728,8 +749,16 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		if (c->state == C_DEAD)
 			break; /* nothing to drive; callers fail */
 		pthread_mutex_unlock(&c->lock);
-		int n = rpcrdma_dev_progress(c->dev, busy || t < spin_end ? 0 : CLNT_BLOCK_MS);
-		int m = rpcrdma_cq_poll(c->cq, wc, 32);
+		int tmo = t < spin_end ? 0 : CLNT_BLOCK_MS;
+		int n = rpcrdma_dev_progress(c->dev, tmo);
+		int m = 0;
+
+		/* Completions appear during progress (counted in n) or, for
+		 * errors, when work is posted: the CQ is looked at when
+		 * progress produced something, after a wait, and every 16th
+		 * idle spin. */
+		if (n != 0 || tmo != 0 || (++idle & 15) == 0)
+			m = rpcrdma_cq_poll(c->cq, wc, 32);
 		bool evs = n > m;
 
 		pthread_mutex_lock(&c->lock);
@@ -744,15 +773,33 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 				handle_wc(c, &wc[i], &cbl);
 		}
 		t = now_ns();
-		if (m > 0 || n > 0)
-			spin_end = t + CLNT_SPIN_NS; /* activity: keep spinning */
+		if (n > 0 || m > 0) {
+			/* Activity: a spin that saw it paid off; spin again. */
+			if (spinning && tmo == 0)
+				xprt_spin_result(&c->spin, true);
+			budget = xprt_spin_budget(&c->spin);
+			spin_end = budget > UINT64_MAX - t ? UINT64_MAX : t + budget;
+			spinning = budget != 0;
+		} else if (spinning && t >= spin_end) {
+			/* No completion, but bytes may be moving (a large
+			 * chunk being read or written): that is activity too. */
+			uint64_t b = ep_bytes(c->ep);
+
+			if (b != c->spin_bytes) {
+				c->spin_bytes = b;
+				spin_end = t + budget;
+			} else {
+				xprt_spin_result(&c->spin, false);
+				spinning = false;
+			}
+		}
 		if (evs || t >= next_tmo) {
 			pthread_mutex_unlock(&c->lock);
 			while (rpcrdma_evch_get(c->evch, &ev) == 0) {
 				pthread_mutex_lock(&c->lock);
 				if (ev.ep == c->ep && (ev.type == RPCRDMA_EV_DISCONNECTED ||
 						       ev.type == RPCRDMA_EV_TERMINATE))
-					conn_lost(c);
+					conn_lost(c, &cbl);
 				pthread_mutex_unlock(&c->lock);
 			}
 			pthread_mutex_lock(&c->lock);
@@ -761,7 +808,8 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			next_tmo = t + CLNT_TMO_CHECK_NS;
 			check_timeouts(c, &cbl);
 		}
-		kick_tx(c, &cbl);
+		if (c->txq_head)
+			kick_tx(c, &cbl);
 	callbacks:
 		if (cbl.n) {
 			pthread_mutex_unlock(&c->lock);
@@ -1015,6 +1063,7 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 		s->call.lkey = rpcrdma_mr_stag(c->sendp.mr);
 	}
 	c->nfree = c->nslots;
+	xprt_spin_init(&c->spin, CLNT_SPIN_NS, c->progress == RPCRDMA_PROGRESS_BUSY_POLL);
 	rc = conn_open(c, c->gen);
 	if (rc) {
 		clnt_free(c);

@@ -58,18 +58,24 @@ struct rpcrdma_svc_req {
 	bool held;              /* between RECV and reply: owns receive buffer ridx */
 	struct rpcrdma1_hdr h;  /* the call's transport header */
 	struct rpcrdma1_hdr rh; /* the reply's */
-	/* Read chunks: pulled into rd (Position-Zero first, then in order) */
-	struct xprt_lbuf rd;
+	/* Read chunks (RFC 8166 §3.4.5, §3.5.3.1), pulled by RDMA Read into
+	 * a staging buffer allocated for this call and freed when it ends
+	 * (see "Pulling Read chunks" below): the whole call stream, flat. */
+	uint8_t *stage;
+	size_t stage_len; /* stream bytes */
+	size_t pull_need; /* bytes charged to the server's pull budget */
 	struct rpcrdma_mr *rdmr;
 	uint32_t reads_pending;
 	bool read_err;
-	uint8_t *p0;
+	bool deferred;    /* waits in the pull queue for budget */
+	uint32_t msg_len; /* RPC message without the chunks: inline or Position-Zero */
 	uint32_t p0len;
 	struct {
 		uint32_t pos, len;
 		uint8_t *data;
-	} rc[RPCRDMA_MAX_BULK];
+	} rc[RPCRDMA_SVC_MAX_READ_CHUNKS];
 	uint32_t nrc;
+	struct rpcrdma_svc_req *pnext; /* pull queue */
 	/* the call */
 	struct rpcrdma_xdr cur;
 	XDR xdrs;
@@ -122,6 +128,11 @@ struct rpcrdma_svc {
 	struct svc_conn *conns;
 	uint32_t nconns;
 	struct rpcrdma_svc_req *qhead, *qtail;
+	/* Pulled Read chunk memory: in use now, most at once (option), and
+	 * the calls waiting for some to be freed (FIFO). */
+	uint64_t pull_inuse, max_pull;
+	struct rpcrdma_svc_req *pullq_head, *pullq_tail;
+	bool pull_kick_needed, in_pull_kick;
 	pthread_t pthr;
 	pthread_t *wthr;
 	uint32_t nwthr;
@@ -214,6 +225,9 @@ static void repost_recv(struct svc_conn *c, uint32_t idx)
 		rpcrdma_disconnect(c->ep);
 }
 
+static void pull_release(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r);
+static void pull_kick(struct rpcrdma_svc *s);
+
 /* The request is over: give back its receive buffer and credit. */
 static void req_end(struct rpcrdma_svc_req *r, bool repost)
 {
@@ -222,6 +236,10 @@ static void req_end(struct rpcrdma_svc_req *r, bool repost)
 	if (!r->held)
 		return;
 	r->held = false;
+	if (r->pull_need)
+		pull_release(c->svc, r);
+	if (c->svc->pull_kick_needed && !c->svc->in_pull_kick)
+		pull_kick(c->svc);
 	if (repost)
 		repost_recv(c, r->ridx);
 	c->held--;
@@ -259,44 +277,222 @@ static void refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err)
 	req_end(r, true);
 }
 
-static int post_reads(struct svc_conn *c, struct rpcrdma_svc_req *r, uint64_t total)
+/* ------------------------------------------------------------------ */
+/* Pulling Read chunks (lock held)                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Memory (issue 4: server memory grows with connections x credits x inline
+ * threshold, not with the payload sizes in flight). A call's Read chunks
+ * are pulled into a staging buffer allocated for that call and freed when
+ * its request ends (its reply is sent). The staging bytes of all calls at
+ * once are bounded by the pull budget (RPCRDMA_SVC_OPT_MAX_PULL): a call
+ * that does not fit now waits in the pull queue, holding only its receive
+ * buffer (one credit), until earlier calls free theirs; a call larger than
+ * the whole budget gets ERR_CHUNK (RFC 8166 §4.5.2: chunks we cannot use).
+ * An idle server keeps no pull memory at all.
+ *
+ * Layout. The staging buffer is the call stream exactly as the decoder
+ * reads it: the inline pieces (or the Position-Zero chunk's pieces) with
+ * each chunk's data at its XDR position, followed by its XDR roundup as
+ * zeros (RFC 8166 §3.4.5: the requester leaves the roundup out). So the
+ * arguments decode from one flat buffer, bulk items point into it without
+ * a copy, and the number of chunks is not limited by an iovec count. When a
+ * Long Call (Position-Zero) also has other Read chunks, the Position-Zero
+ * chunk is pulled behind the stream and its pieces are copied into place
+ * once every Read has completed.
+ */
+
+/* Where the Position-Zero chunk is pulled. */
+static size_t p0_target(const struct rpcrdma_svc_req *r)
 {
+	return r->nrc ? r->stage_len : 0;
+}
+
+static void pull_release(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
+{
+	free(r->stage);
+	r->stage = NULL;
+	s->pull_inuse -= r->pull_need;
+	r->pull_need = 0;
+	if (s->pullq_head && !s->stopping)
+		s->pull_kick_needed = true;
+}
+
+/* Allocate the staging buffer, copy the inline pieces, post the Reads. */
+static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
+{
+	struct rpcrdma_svc *s = c->svc;
 	const struct rpcrdma1_chunks *ch = &r->h.chunks;
-	uint64_t off = 0;
+	const uint8_t *inl = NULL;
+	uint8_t *st;
+	size_t off = 0;
+	uint32_t prev = 0, start = 0, ci = 0;
 	int rc;
 
-	rc = xprt_lbuf_reserve(&r->rd, total ? (size_t)total : 4);
-	if (!rc)
-		rc = xprt_mr_use(c->svc->pd, &r->rdmr, r->rd.buf, (size_t)total,
-				 RPCRDMA_ACCESS_LOCAL_WRITE);
+	st = aligned_alloc(64, (r->pull_need + 63) & ~(size_t)63);
+	if (!st)
+		return -ENOMEM;
+	r->stage = st;
+	s->pull_inuse += r->pull_need;
+	rc = xprt_mr_use(s->pd, &r->rdmr, st, r->pull_need, RPCRDMA_ACCESS_LOCAL_WRITE);
 	if (rc)
 		return rc;
+	if (r->h.proc == RPCRDMA1_MSG)
+		inl = xprt_pool_buf(&c->recvp, r->ridx) + r->h.hdr_len;
+	for (uint32_t i = 0; i < r->nrc; i++) {
+		uint32_t gap = r->rc[i].pos - prev, len = r->rc[i].len;
+		size_t pad = RPCRDMA_XDR_ROUNDUP((size_t)len) - len;
+
+		if (inl)
+			memcpy(st + off, inl + prev, gap);
+		off += gap;
+		r->rc[i].data = st + off;
+		off += len;
+		memset(st + off, 0, pad);
+		off += pad;
+		prev = r->rc[i].pos;
+	}
+	if (inl)
+		memcpy(st + off, inl + prev, r->msg_len - prev);
+	/* One RDMA Read per segment, in Read list order (RFC 8166 §3.4.5:
+	 * the segments of a chunk are consecutive entries with one
+	 * position). */
 	r->reads_pending = 0;
 	r->read_err = false;
-	for (uint32_t i = 0; i < ch->nreads; i++) {
-		const struct rpcrdma1_segment *sg = &ch->reads[i].seg;
-		struct rpcrdma_sge sge = {
-		    .addr = (uint64_t)(uintptr_t)(r->rd.buf + off),
-		    .length = sg->length,
-		    .lkey = rpcrdma_mr_stag(r->rdmr),
-		};
-		struct rpcrdma_send_wr wr = {
-		    .wr_id = mk_wrid(WR_READ, r->ridx),
-		    .opcode = RPCRDMA_WR_RDMA_READ,
-		    .flags = RPCRDMA_SEND_SIGNALED,
-		    .sg = &sge,
-		    .num_sge = sg->length ? 1 : 0,
-		    .remote_offset = sg->offset,
-		    .remote_stag = sg->handle,
-		};
+	while (start < ch->nreads) {
+		uint32_t pos, nsegs;
+		uint64_t clen, soff = 0;
+		uint8_t *dst;
 
-		rc = rpcrdma_post_send(c->ep, &wr);
-		if (rc)
-			return rc;
-		r->reads_pending++;
-		off += sg->length;
+		if (rpcrdma1_read_chunk(ch, start, &pos, &nsegs, &clen))
+			return -EINVAL; /* checked in handle_call */
+		if (pos == 0 && r->p0len && start == 0)
+			dst = st + p0_target(r);
+		else
+			dst = r->rc[ci++].data;
+		for (uint32_t j = start; j < start + nsegs; j++) {
+			const struct rpcrdma1_segment *sg = &ch->reads[j].seg;
+			struct rpcrdma_sge sge = {
+			    .addr = (uint64_t)(uintptr_t)(dst + soff),
+			    .length = sg->length,
+			    .lkey = rpcrdma_mr_stag(r->rdmr),
+			};
+			struct rpcrdma_send_wr wr = {
+			    .wr_id = mk_wrid(WR_READ, r->ridx),
+			    .opcode = RPCRDMA_WR_RDMA_READ,
+			    .flags = RPCRDMA_SEND_SIGNALED,
+			    .sg = &sge,
+			    .num_sge = sg->length ? 1 : 0,
+			    .remote_offset = sg->offset,
+			    .remote_stag = sg->handle,
+			};
+
+			rc = rpcrdma_post_send(c->ep, &wr);
+			if (rc)
+				return rc;
+			r->reads_pending++;
+			soff += sg->length;
+		}
+		start += nsegs;
 	}
+	if (s->hook.on_pull && s->hook.on_pull(s->hook.arg, r->h.xid))
+		rpcrdma_disconnect(c->ep); /* fault test: drop mid-pull */
 	return 0;
+}
+
+/* Every Read of @r completed: copy the Position-Zero pieces into place. */
+static void pull_finish(struct rpcrdma_svc_req *r)
+{
+	uint8_t *st = r->stage;
+	const uint8_t *p0 = st + p0_target(r);
+	size_t off = 0;
+	uint32_t prev = 0;
+
+	if (!r->p0len || !r->nrc)
+		return;
+	for (uint32_t i = 0; i < r->nrc; i++) {
+		uint32_t gap = r->rc[i].pos - prev;
+
+		memcpy(st + off, p0 + prev, gap);
+		off += gap + RPCRDMA_XDR_ROUNDUP((size_t)r->rc[i].len);
+		prev = r->rc[i].pos;
+	}
+	memcpy(st + off, p0 + prev, r->p0len - prev);
+}
+
+/* Start the pull of @r now, or queue it for budget. */
+static void pull_or_queue(struct svc_conn *c, struct rpcrdma_svc_req *r)
+{
+	struct rpcrdma_svc *s = c->svc;
+
+	if (s->pullq_head || s->pull_inuse + r->pull_need > s->max_pull) {
+		r->deferred = true;
+		r->pnext = NULL;
+		if (s->pullq_tail)
+			s->pullq_tail->pnext = r;
+		else
+			s->pullq_head = r;
+		s->pullq_tail = r;
+		s->st.credit_stalls++; /* server side: a call waited for pull memory */
+		return;
+	}
+	r->deferred = false;
+	if (pull_start(c, r)) {
+		if (r->reads_pending) {
+			/* Some Reads are in flight: the connection cannot be
+			 * trusted to finish them in order; drop it. */
+			r->read_err = true;
+			rpcrdma_disconnect(c->ep);
+			return;
+		}
+		s->st.bad_headers++;
+		refuse(c, r, RPCRDMA1_ERR_CHUNK);
+	}
+}
+
+/* Memory was freed: start queued pulls that fit now (lock held). */
+static void pull_kick(struct rpcrdma_svc *s)
+{
+	s->pull_kick_needed = false;
+	s->in_pull_kick = true;
+	while (s->pullq_head &&
+	       (s->pull_inuse + s->pullq_head->pull_need <= s->max_pull || !s->pull_inuse)) {
+		struct rpcrdma_svc_req *r = s->pullq_head;
+
+		s->pullq_head = r->pnext;
+		if (!s->pullq_head)
+			s->pullq_tail = NULL;
+		r->pnext = NULL;
+		r->deferred = false;
+		if (r->conn->dead || s->stopping)
+			req_end(r, false);
+		else
+			pull_or_queue(r->conn, r);
+	}
+	s->in_pull_kick = false;
+}
+
+/* A connection died: end its calls still waiting for pull memory. */
+static void pull_drop_conn(struct rpcrdma_svc *s, struct svc_conn *c)
+{
+	struct rpcrdma_svc_req **pp = &s->pullq_head, *prev = NULL;
+
+	while (*pp) {
+		struct rpcrdma_svc_req *r = *pp;
+
+		if (r->conn != c) {
+			prev = r;
+			pp = &r->pnext;
+			continue;
+		}
+		*pp = r->pnext;
+		if (s->pullq_tail == r)
+			s->pullq_tail = prev;
+		r->pnext = NULL;
+		r->deferred = false;
+		req_end(r, false);
+	}
 }
 
 static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
@@ -320,8 +516,10 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	r->held = true;
 	r->recv_len = len;
 	r->nrc = 0;
-	r->p0 = NULL;
 	r->p0len = 0;
+	r->stage = NULL;
+	r->stage_len = 0;
+	r->pull_need = 0;
 	c->held++;
 	s->st.outstanding++;
 	if (s->st.outstanding > s->st.max_outstanding)
@@ -338,7 +536,8 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		refuse(c, r, 0); /* nothing to answer to */
 		return;
 	}
-	rc = rpcrdma1_decode_buf(buf, len, &r->h);
+	/* The common Short call word by word (short.c), else in full. */
+	rc = xprt_short_decode_hdr(buf, len, &r->h) ? 0 : rpcrdma1_decode_buf(buf, len, &r->h);
 	if (rc == -EPROTONOSUPPORT) {
 		/* RFC 8166 §4.5.1: whatever follows, answer ERR_VERS. */
 		s->st.bad_headers++;
@@ -358,20 +557,22 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		refuse(c, r, RPCRDMA1_ERR_CHUNK);
 		return;
 	}
-	/* Read chunks: Position-Zero (NOMSG) first, then the DDP items, at
-	 * strictly increasing positions we can splice. */
+	/* Read chunks: Position-Zero (NOMSG) first, then the DDP items at
+	 * strictly increasing 4-aligned positions inside the message
+	 * (RFC 8166 §3.4.5), at most RPCRDMA_SVC_MAX_READ_CHUNKS of them. */
 	while (start < ch->nreads) {
 		uint32_t pos, nsegs;
 		uint64_t clen;
 
 		if (rpcrdma1_read_chunk(ch, start, &pos, &nsegs, &clen))
-			break;
+			goto chunk_err;
 		if (clen > UINT32_MAX)
 			goto chunk_err;
 		if (pos == 0 && nchunks == 0 && r->h.proc == RPCRDMA1_NOMSG) {
 			r->p0len = (uint32_t)clen;
 		} else {
-			if (r->nrc >= RPCRDMA_MAX_BULK || (r->nrc && pos <= prev_pos) || pos == 0)
+			if (r->nrc >= RPCRDMA_SVC_MAX_READ_CHUNKS || (r->nrc && pos <= prev_pos) ||
+			    pos == 0 || (pos & 3))
 				goto chunk_err;
 			r->rc[r->nrc].pos = pos;
 			r->rc[r->nrc].len = (uint32_t)clen;
@@ -385,42 +586,31 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	if (total > s->max_chunk || rpcrdma1_write_list_length(ch, &w) || w > s->max_chunk ||
 	    rpcrdma1_reply_chunk_length(ch, &w) || w > s->max_chunk)
 		goto chunk_err;
-	if (r->h.proc == RPCRDMA1_MSG) {
-		for (uint32_t i = 0; i < r->nrc; i++)
-			if (r->rc[i].pos > len - r->h.hdr_len)
-				goto chunk_err; /* position out of range */
-	}
+	r->msg_len = r->h.proc == RPCRDMA1_MSG ? len - (uint32_t)r->h.hdr_len : r->p0len;
+	if (r->nrc && r->rc[r->nrc - 1].pos > r->msg_len)
+		goto chunk_err; /* position out of range */
 	if (!nchunks) {
 		queue_ready(s, r, runnow);
 		return;
 	}
-	rc = post_reads(c, r, total);
-	if (rc) {
-		if (r->reads_pending) {
-			/* Some Reads are in flight: the connection cannot be
-			 * trusted to finish them in order; drop it. */
-			r->read_err = true;
-			rpcrdma_disconnect(c->ep);
-			return;
-		}
-		goto chunk_err;
-	}
-	{
-		uint64_t off = 0;
-
-		if (r->p0len) {
-			r->p0 = r->rd.buf;
-			off = r->p0len;
-		}
-		for (uint32_t i = 0; i < r->nrc; i++) {
-			r->rc[i].data = r->rd.buf + off;
-			off += r->rc[i].len;
-		}
+	/* Stream = message + each chunk rounded up; plus the Position-Zero
+	 * chunk pulled behind it when there are other chunks. total is at
+	 * most max_chunk (<= 2^64 / 4), so none of this overflows. */
+	r->stage_len = r->msg_len;
+	for (uint32_t i = 0; i < r->nrc; i++)
+		r->stage_len += RPCRDMA_XDR_ROUNDUP((size_t)r->rc[i].len);
+	r->pull_need = r->stage_len + (r->nrc ? r->p0len : 0);
+	if (!r->pull_need)
+		r->pull_need = 4; /* zero-length chunks: still a valid buffer */
+	if (r->pull_need > s->max_pull) {
+		r->pull_need = 0;
+		goto chunk_err; /* could never be pulled */
 	}
 	s->st.read_chunks += nchunks;
 	s->st.read_bytes += total;
 	if (r->p0len)
 		s->st.long_calls++;
+	pull_or_queue(c, r);
 	return;
 chunk_err:
 	s->st.bad_headers++;
@@ -463,10 +653,12 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 				r->read_err = true;
 			if (r->reads_pending && --r->reads_pending == 0) {
 				rpcrdma_mr_invalidate(r->rdmr);
-				if (r->read_err)
+				if (r->read_err) {
 					req_end(r, !c->dead);
-				else
+				} else {
+					pull_finish(r);
 					queue_ready(s, r, runnow);
+				}
 			}
 		}
 		break;
@@ -501,53 +693,19 @@ static void poll_conn(struct svc_conn *c, struct rpcrdma_svc_req **runnow)
 static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
 		    void *res);
 
-/* Rebuild the call's XDR stream: inline bytes (or the Position-Zero
- * chunk) with each pulled Read chunk spliced in at its position, plus the
- * XDR roundup the requester left out (RFC 8166 §3.4.5). */
-static int splice(struct rpcrdma_svc_req *r)
+/* The call's XDR stream: the inline message, or the staging buffer the
+ * Read chunks were pulled into (already laid out flat, with roundup). */
+static const uint8_t *call_cursor(struct rpcrdma_svc_req *r, size_t *len)
 {
-	static const uint8_t zero[4];
-	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
-	const uint8_t *base;
-	uint32_t blen, cur = 0;
-	unsigned int n = 0;
+	uint8_t *base = r->stage;
 
-	if (r->h.proc == RPCRDMA1_NOMSG) {
-		base = r->p0;
-		blen = r->p0len;
-	} else {
+	*len = r->stage_len;
+	if (!base) {
 		base = xprt_pool_buf(&r->conn->recvp, r->ridx) + r->h.hdr_len;
-		blen = r->recv_len - (uint32_t)r->h.hdr_len;
+		*len = r->msg_len;
 	}
-	for (uint32_t i = 0; i < r->nrc; i++) {
-		uint32_t pos = r->rc[i].pos,
-			 pad = (uint32_t)(RPCRDMA_XDR_ROUNDUP(r->rc[i].len) - r->rc[i].len);
-
-		if (pos > blen || pos < cur || (pos & 3))
-			return -EINVAL;
-		if (pos > cur) {
-			iov[n].iov_base = (void *)(uintptr_t)(base + cur);
-			iov[n++].iov_len = pos - cur;
-		}
-		if (r->rc[i].len) {
-			iov[n].iov_base = r->rc[i].data;
-			iov[n++].iov_len = r->rc[i].len;
-		}
-		if (pad) {
-			iov[n].iov_base = (void *)(uintptr_t)zero;
-			iov[n++].iov_len = pad;
-		}
-		cur = pos;
-	}
-	if (blen > cur) {
-		iov[n].iov_base = (void *)(uintptr_t)(base + cur);
-		iov[n++].iov_len = blen - cur;
-	}
-	if (n == 0) {
-		iov[n].iov_base = (void *)(uintptr_t)zero;
-		iov[n++].iov_len = 0;
-	}
-	return rpcrdma_xdr_init_iov(&r->cur, iov, n, RPCRDMA_XDR_DECODE);
+	rpcrdma_xdr_init(&r->cur, base, *len, RPCRDMA_XDR_DECODE);
+	return base;
 }
 
 static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
@@ -556,15 +714,13 @@ static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 	const struct svc_prog *p = NULL;
 	uint32_t low = UINT32_MAX, high = 0;
 	bool prog_known = false;
+	size_t mlen;
+	const uint8_t *msg = call_cursor(r, &mlen);
 
-	if (splice(r)) {
-		pthread_mutex_lock(&s->lock);
-		s->st.bad_headers++;
-		refuse(r->conn, r, RPCRDMA1_ERR_CHUNK);
-		pthread_mutex_unlock(&s->lock);
-		return;
-	}
-	if (rpcrdma_rpc_decode_call(&r->cur, &r->call)) {
+	if (xprt_short_call_parse(msg, mlen, &r->call)) {
+		/* AUTH_NONE call header read word by word (short.c). */
+		rpcrdma_xdr_setpos(&r->cur, XPRT_SHORT_CALL);
+	} else if (rpcrdma_rpc_decode_call(&r->cur, &r->call)) {
 		/* Not an RPC call we can parse: dropped (as Linux does). */
 		pthread_mutex_lock(&s->lock);
 		s->st.decode_errors++;
@@ -869,6 +1025,11 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		s->st.reply_chunks++;
 		s->st.reply_bytes += mlen;
 	}
+	if (!rc && r->writes_pending && s->hook.on_reply_writes &&
+	    s->hook.on_reply_writes(s->hook.arg, r->h.xid)) {
+		conn_fail(c); /* fault test: drop between the Writes and the Send */
+		rc = -ECONNABORTED;
+	}
 	if (rc) {
 		/* The send queue is full or the connection failed mid-reply:
 		 * the requester cannot trust partial placement; drop the
@@ -943,7 +1104,8 @@ static void conn_destroy(struct svc_conn *c)
 				rpcrdma_mr_dereg(r->rdmr);
 			if (r->lmr)
 				rpcrdma_mr_dereg(r->lmr);
-			xprt_lbuf_fini(&r->rd);
+			if (r->pull_need)
+				pull_release(c->svc, r);
 			xprt_lbuf_fini(&r->lrep);
 		}
 		free(c->reqs);
@@ -1081,6 +1243,7 @@ static void handle_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow
 			if (c && !c->dead) {
 				poll_conn(c, runnow);
 				c->dead = true;
+				pull_drop_conn(s, c);
 				if (c->bc)
 					bc_svc_conn_down(c->bc); /* RFC 8167 §5.4 */
 				if (c->up)
@@ -1102,12 +1265,28 @@ static void handle_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow
 	}
 }
 
+/* Bytes every connection moved so far (both directions). */
+static uint64_t svc_bytes(struct rpcrdma_svc *s)
+{
+	struct rpcrdma_ep_stats st;
+	uint64_t b = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (struct svc_conn *c = s->conns; c; c = c->next)
+		if (!rpcrdma_ep_query_stats(c->ep, &st))
+			b += st.tx_bytes + st.rx_bytes;
+	pthread_mutex_unlock(&s->lock);
+	return b;
+}
+
 static void *progress_main(void *arg)
 {
 	struct rpcrdma_svc *s = arg;
-	bool busy = s->progress == RPCRDMA_PROGRESS_BUSY_POLL;
-	uint64_t spin_end = 0, next_reap = 0;
+	struct xprt_spin sp;
+	uint64_t spin_end = 0, next_reap = 0, budget = 0, bytes = 0;
+	bool spinning = false;
 
+	xprt_spin_init(&sp, SVC_SPIN_NS, s->progress == RPCRDMA_PROGRESS_BUSY_POLL);
 	if (s->cpu >= 0) {
 		cpu_set_t set;
 
@@ -1121,7 +1300,21 @@ static void *progress_main(void *arg)
 
 		if (__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
 			break;
-		int n = rpcrdma_dev_progress(s->dev, busy || t < spin_end ? 0 : SVC_BLOCK_MS);
+		if (spinning && t >= spin_end) {
+			/* No completion, but bytes may be moving (a large
+			 * chunk being pulled or written): activity too. */
+			uint64_t b = svc_bytes(s);
+
+			if (b != bytes) {
+				bytes = b;
+				spin_end = t + budget;
+			} else {
+				xprt_spin_result(&sp, false);
+				spinning = false;
+			}
+		}
+		int tmo = t < spin_end ? 0 : SVC_BLOCK_MS;
+		int n = rpcrdma_dev_progress(s->dev, tmo);
 
 		pthread_mutex_lock(&s->lock);
 		if (n > 0 || t >= next_reap)
@@ -1133,8 +1326,12 @@ static void *progress_main(void *arg)
 			next_reap = t + 5000000ull;
 		}
 		pthread_mutex_unlock(&s->lock);
-		if (n > 0 || runnow)
-			spin_end = now_ns() + SVC_SPIN_NS;
+		if (n > 0 || runnow) {
+			/* Activity: a spin that saw it paid off; spin again
+			 * after handling it. */
+			if (spinning && tmo == 0)
+				xprt_spin_result(&sp, true);
+		}
 		if (runnow)
 			run_list(s, runnow);
 		/* Work queued while dispatching on this thread. */
@@ -1150,6 +1347,12 @@ static void *progress_main(void *arg)
 				process(s, q);
 				q = nx;
 			}
+		}
+		if (n > 0 || runnow) {
+			t = now_ns();
+			budget = xprt_spin_budget(&sp);
+			spin_end = budget > UINT64_MAX - t ? UINT64_MAX : t + budget;
+			spinning = budget != 0;
 		}
 	}
 	return NULL;
@@ -1170,6 +1373,7 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 	s->progress = RPCRDMA_PROGRESS_THREAD;
 	s->remote_inv = true;
 	s->max_chunk = 64u << 20;
+	s->max_pull = 256u << 20;
 	s->max_conns = 1024;
 	s->mpa_crc = true;
 	s->backlog = 128;
@@ -1196,6 +1400,8 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 		s->progress = o->progress;
 	if (m & RPCRDMA_SVC_OPT_REMOTE_INV)
 		s->remote_inv = o->remote_invalidate != 0;
+	if (m & RPCRDMA_SVC_OPT_MAX_PULL)
+		s->max_pull = o->max_pull_bytes ? o->max_pull_bytes : 1;
 	if (m & RPCRDMA_SVC_OPT_MAX_CHUNK)
 		s->max_chunk = o->max_chunk_bytes;
 	if (m & RPCRDMA_SVC_OPT_MAX_CONNS)
@@ -1518,9 +1724,68 @@ uint64_t rpcrdma_svc_req_write_space(const struct rpcrdma_svc_req *r, uint32_t i
 	return w;
 }
 
+/*
+ * The common reply (RFC 8166 §3.5.1 Short message): the call offered no
+ * Write list and no Reply chunk, the reply is SUCCESS with AUTH_NONE and
+ * fits inline. Headers written word by word (short.c), one lock round.
+ * Returns 1 when it is not that case (nothing done: use do_reply).
+ */
+static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
+{
+	struct svc_conn *c = r->conn;
+	struct rpcrdma_svc *s = c->svc;
+	struct rpcrdma_xdr x;
+	uint8_t *sbuf;
+	uint32_t sidx;
+	size_t mlen = XPRT_SHORT_REPLY;
+	int rc;
+
+	if (r->h.chunks.nwrites || r->h.chunks.reply_present ||
+	    r->call.verf.flavor != RPCRDMA_RPC_AUTH_NONE)
+		return 1;
+	pthread_mutex_lock(&s->lock);
+	if (c->dead || send_buf_get(c, &sidx)) {
+		pthread_mutex_unlock(&s->lock);
+		return 1;
+	}
+	sbuf = xprt_pool_buf(&c->sendp, sidx);
+	xprt_short_rdma_msg(sbuf, r->h.xid, s->credits);
+	xprt_short_reply_hdr(sbuf + XPRT_SHORT_HDR, r->call.xid);
+	if (xres) {
+		XDR xdrs;
+
+		xprt_ddp_init(&r->ddp, XPRT_DDP_SVC_ENC);
+		rpcrdma_xdr_init(&x, sbuf + XPRT_SHORT_HDR, c->lim.inline_send - XPRT_SHORT_HDR,
+				 RPCRDMA_XDR_ENCODE);
+		rpcrdma_xdr_setpos(&x, XPRT_SHORT_REPLY);
+		rpcrdma_tirpc_xdr_create(&xdrs, &x);
+		xprt_ddp_attach(&xdrs, &r->ddp);
+		if (!(*xres)(&xdrs, res)) {
+			/* Too large for inline: the general path decides. */
+			send_buf_put(c, sidx);
+			pthread_mutex_unlock(&s->lock);
+			return 1;
+		}
+		mlen = rpcrdma_xdr_getpos(&x);
+	}
+	/* Receive first, then the Send (see the top of this file). */
+	req_end(r, true);
+	s->st.short_msgs++;
+	s->st.inline_bytes_tx += XPRT_SHORT_HDR + mlen;
+	rc = post_send_buf(c, sidx, XPRT_SHORT_HDR + mlen, 0);
+	if (!rc)
+		s->st.replies++;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 int rpcrdma_svc_reply(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 {
 	struct rpcrdma_rpc_reply rep;
+	int rc = reply_short(r, xres, res);
+
+	if (rc != 1)
+		return rc;
 
 	rpcrdma_rpc_reply_accepted(&rep, r->call.xid, RPCRDMA_RPC_SUCCESS);
 	return do_reply(r, &rep, xres, res);

@@ -96,24 +96,23 @@ static int build_lists(struct xprt_call *c, const struct xprt_ddp *d, bool long_
 static int encode_msg(struct xprt_call *c, struct xprt_ddp *d, uint8_t *buf, size_t cap,
 		      uint32_t ddp_threshold, size_t *len)
 {
-	struct rpcrdma_rpc_call call = {
-	    .xid = c->xid,
-	    .rpcvers = RPCRDMA_RPC_VERS,
-	    .prog = c->prog,
-	    .vers = c->vers,
-	    .proc = c->proc,
-	};
 	struct rpcrdma_xdr x;
 	XDR xdrs;
 
-	rpcrdma_rpc_auth_none(&call.cred);
-	rpcrdma_rpc_auth_none(&call.verf);
 	xprt_ddp_init(d, XPRT_DDP_CLNT_ENC);
 	d->threshold = ddp_threshold ? ddp_threshold : 1;
 	d->no_ddp =
 	    (c->opts.comp_mask & RPCRDMA_CALL_OPT_FLAGS) && (c->opts.flags & RPCRDMA_CALL_F_NO_DDP);
+	/* RPC call header with AUTH_NONE (short.c), then the arguments. */
+	if (cap < XPRT_SHORT_CALL)
+		return -EMSGSIZE;
+	xprt_short_call_hdr(buf, c->xid, c->prog, c->vers, c->proc);
+	if (!c->xargs) {
+		*len = XPRT_SHORT_CALL;
+		return 0;
+	}
 	rpcrdma_xdr_init(&x, buf, cap, RPCRDMA_XDR_ENCODE);
-	if (rpcrdma_rpc_encode_call(&x, &call))
+	if (rpcrdma_xdr_setpos(&x, XPRT_SHORT_CALL))
 		return -EMSGSIZE;
 	rpcrdma_tirpc_xdr_create(&xdrs, &x);
 	xprt_ddp_attach(&xdrs, d);
@@ -199,7 +198,25 @@ int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t dd
 		c->reply_cap = rlen;
 	}
 
-	/* 5. Short/Chunked if header + message fit the threshold. */
+	/* 5. Short/Chunked if header + message fit the threshold; a Short
+	 * message without any chunk takes the word-by-word path (short.c). */
+	if (!long_call && !d.nitems && !c->nwrite && !c->reply_offered &&
+	    XPRT_SHORT_HDR + mlen <= lim->inline_send) {
+		xprt_short_rdma_msg(c->hdr, c->xid, credits);
+		c->nstags = 0;
+		c->nread = 0;
+		c->read_bytes = 0;
+		c->hdr_len = XPRT_SHORT_HDR;
+		c->call_proc = RPCRDMA1_MSG;
+		c->sge[0].addr = (uint64_t)(uintptr_t)c->hdr;
+		c->sge[0].length = XPRT_SHORT_HDR;
+		c->sge[0].lkey = c->lkey;
+		c->sge[1].addr = (uint64_t)(uintptr_t)c->msg;
+		c->sge[1].length = (uint32_t)mlen;
+		c->sge[1].lkey = c->lkey;
+		c->nsge = 2;
+		return 0;
+	}
 	if (!long_call) {
 		rc = build_lists(c, &d, false, NULL);
 		if (rc)

@@ -59,6 +59,16 @@ int xprt_reply_process(struct xprt_call *c, const uint8_t *buf, size_t len,
 		mlen = len - h->hdr_len;
 	}
 
+	if (xprt_short_reply_ok(msg, mlen, c->xid)) {
+		/* The common accepted SUCCESS reply (short.c). */
+		r->reply_stat = RPCRDMA_RPC_MSG_ACCEPTED;
+		r->accept_stat = RPCRDMA_RPC_SUCCESS;
+		if (!c->xres)
+			return 0;
+		rpcrdma_xdr_init(&x, (void *)(uintptr_t)(msg + XPRT_SHORT_REPLY),
+				 mlen - XPRT_SHORT_REPLY, RPCRDMA_XDR_DECODE);
+		goto results;
+	}
 	rpcrdma_xdr_init(&x, (void *)(uintptr_t)msg, mlen, RPCRDMA_XDR_DECODE);
 	if (rpcrdma_rpc_decode_reply(&x, &rep))
 		return -EBADMSG;
@@ -71,6 +81,7 @@ int xprt_reply_process(struct xprt_call *c, const uint8_t *buf, size_t len,
 	st = xprt_rpc_status(&rep);
 	if (st)
 		return st;
+results:
 	if (c->opts.comp_mask & RPCRDMA_CALL_OPT_RECV_BULK) {
 		d.recv_bulk = c->opts.recv_bulk;
 		d.nrecv_bulk =

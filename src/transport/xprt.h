@@ -12,6 +12,8 @@
  *   splice.c    responder: call stream = inline bytes + pulled Read chunks
  *   reply.c     responder: reply -> inline / Write chunks / Reply chunk
  *   errors.c    RDMA_ERROR replies, error codes and their names
+ *   spin.c      busy-poll policy of the progress loops
+ *   short.c     the common Short message with AUTH_NONE, word by word
  * Nothing here is exported.
  */
 #ifndef RPCRDMA_TRANSPORT_XPRT_H
@@ -218,6 +220,39 @@ void xprt_call_fini(struct xprt_call *c);
  */
 int xprt_reply_process(struct xprt_call *c, const uint8_t *buf, size_t len,
 		       const struct rpcrdma1_hdr *h, struct rpcrdma_call_result *r);
+
+/* ---- short.c: the common case without the general codecs ---- */
+
+#define XPRT_SHORT_HDR   28u /* RDMA_MSG with three empty lists */
+#define XPRT_SHORT_CALL  40u /* RPC call header, AUTH_NONE credential and verifier */
+#define XPRT_SHORT_REPLY 24u /* accepted SUCCESS reply header, AUTH_NONE verifier */
+
+void xprt_short_rdma_msg(uint8_t *p, uint32_t xid, uint32_t credit);
+/* RDMA_MSG version 1 with three empty lists: fill @h (what decode would
+ * give) and return true; anything else false (use rpcrdma1_decode_buf). */
+bool xprt_short_decode_hdr(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h);
+void xprt_short_call_hdr(uint8_t *p, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc);
+/* An RPC call with AUTH_NONE credential and verifier: fill @call (the
+ * auth bodies are left alone: empty) and return true; else false. */
+bool xprt_short_call_parse(const uint8_t *msg, size_t len, struct rpcrdma_rpc_call *call);
+void xprt_short_reply_hdr(uint8_t *p, uint32_t xid);
+/* An accepted SUCCESS reply to @xid with an AUTH_NONE verifier? */
+bool xprt_short_reply_ok(const uint8_t *msg, size_t len, uint32_t xid);
+
+/* ---- spin.c: how long a progress loop busy-polls before blocking ---- */
+
+struct xprt_spin {
+	uint32_t ns;    /* budget after activity */
+	uint32_t fails; /* spins in a row that expired idle */
+	uint32_t probe;
+	bool always; /* RPCRDMA_PROGRESS_BUSY_POLL: never block */
+};
+
+void xprt_spin_init(struct xprt_spin *sp, uint32_t ns, bool always);
+/* Nanoseconds to busy-poll now (0: block at once; UINT64_MAX: forever). */
+uint64_t xprt_spin_budget(struct xprt_spin *sp);
+/* A spin ended: with activity (@success) or idle at its deadline. */
+void xprt_spin_result(struct xprt_spin *sp, bool success);
 
 /* ---- errors.c ---- */
 

@@ -13,6 +13,10 @@
  *   Write chunk count 0xffffffff   ERR_CHUNK
  *   RDMA_NOMSG without Position 0  ERR_CHUNK
  *   Read chunk position past the message  ERR_CHUNK
+ *   truncated lists (6 boundaries)  ERR_CHUNK
+ *   Read chunk position not 4-aligned      ERR_CHUNK
+ *   RPCRDMA_SVC_MAX_READ_CHUNKS + 1 Read chunks  ERR_CHUNK
+ *   Write chunk smaller than the result, no Reply chunk  ERR_CHUNK
  *   a well-formed NULL call        RDMA_MSG reply, SUCCESS
  * and a normal client keeps being served meanwhile. Then, with a normal
  * client: a reply that fits neither inline nor a Reply chunk makes the
@@ -207,6 +211,66 @@ static void hostile(uint16_t port, struct rpcrdma_clnt *good)
 	SEND(0x18, 1, 1, 0, 1, 4096, 0x1234, 8, 0, 0x1000, 0, 0, 0, 0x18, 0, 2, XTEST_PROG,
 	     XTEST_VERS, 0, 0, 0, 0, 0);
 	expect_err_chunk(&r, 0x18);
+	/* Truncated lists at several boundaries (RFC 8166 §4.5.2: a header
+	 * that does not decode gets ERR_CHUNK): after the Read list
+	 * discriminator, inside a Read segment, after a Write chunk's
+	 * segment count, inside its segment, inside the Reply chunk, and a
+	 * header that ends right after rdma_proc. */
+	SEND(0x30, 1, 1, 0, 1);
+	expect_err_chunk(&r, 0x30);
+	SEND(0x31, 1, 1, 0, 1, 0, 0x1234);
+	expect_err_chunk(&r, 0x31);
+	SEND(0x32, 1, 1, 0, 0, 1, 2);
+	expect_err_chunk(&r, 0x32);
+	SEND(0x33, 1, 1, 0, 0, 1, 1, 0x1234, 100);
+	expect_err_chunk(&r, 0x33);
+	SEND(0x34, 1, 1, 0, 0, 0, 1, 1, 0x1234);
+	expect_err_chunk(&r, 0x34);
+	SEND(0x35, 1, 1, 0);
+	expect_err_chunk(&r, 0x35);
+	/* A Read chunk at a position that is not a multiple of 4 (an XDR
+	 * offset always is, RFC 8166 §3.4.5). */
+	SEND(0x36, 1, 1, 0, 1, 6, 0x1234, 8, 0, 0x1000, 0, 0, 0, 0x36, 0, 2, XTEST_PROG, XTEST_VERS,
+	     0, 0, 0, 0, 0);
+	expect_err_chunk(&r, 0x36);
+	/* More Read chunks than RPCRDMA_SVC_MAX_READ_CHUNKS (besides
+	 * Position-Zero): ERR_CHUNK, nothing pulled. */
+	{
+		uint32_t mm[256];
+		size_t k = 0;
+
+		mm[k++] = 0x37;
+		mm[k++] = 1;
+		mm[k++] = 1;
+		mm[k++] = 0;
+		for (uint32_t i = 0; i <= RPCRDMA_SVC_MAX_READ_CHUNKS; i++) {
+			mm[k++] = 1;          /* a Read segment follows */
+			mm[k++] = 40 + 4 * i; /* position */
+			mm[k++] = 0x1234;     /* handle */
+			mm[k++] = 8;          /* length */
+			mm[k++] = 0;          /* offset (hyper) */
+			mm[k++] = 0x1000 + i;
+		}
+		mm[k++] = 0; /* end of Read list */
+		mm[k++] = 0; /* no Write list */
+		mm[k++] = 0; /* no Reply chunk */
+		const uint32_t rpc[] = {0x37, 0, 2, XTEST_PROG, XTEST_VERS, 0, 0, 0, 0, 0};
+
+		memcpy(mm + k, rpc, sizeof(rpc));
+		k += 10;
+		for (uint32_t i = 0; i <= RPCRDMA_SVC_MAX_READ_CHUNKS; i++)
+			mm[k++] = 0; /* message long enough for every position */
+		XT_CHECK(raw_send(&r, mm, k) == 0);
+		expect_err_chunk(&r, 0x37);
+	}
+	/* Write chunk too small for the result (RFC 8166 §3.4.6: the
+	 * responder may not write past a chunk; the reply then fits neither
+	 * inline nor a Reply chunk): READ of 4096 bytes offering a Write
+	 * chunk of 2048 and no Reply chunk. Linux svcrdma answers ERR_CHUNK;
+	 * so do we, and nothing is written to the (bogus) STag. */
+	SEND(0x38, 1, 1, 0, 0, 1, 1, 0x1234, 2048, 0, 0x1000, 0, 0, 0x38, 0, 2, XTEST_PROG,
+	     XTEST_VERS, XT_READ, 0, 0, 0, 0, 4096, 1);
+	expect_err_chunk(&r, 0x38);
 	/* The server still serves others... */
 	XT_CHECK(rpcrdma_clnt_call(good, XT_NULL, NULL, NULL, NULL, NULL, NULL) == 0);
 	/* ... and this peer too: a well-formed NULL call. */
