@@ -183,6 +183,12 @@ static void dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void
 int xt_server_start(struct xt_server *srv, const struct rpcrdma_svc_opts *opts,
 		    void (*extra)(struct rpcrdma_svc *svc))
 {
+	return xt_server_start_port(srv, 0, opts, extra);
+}
+
+int xt_server_start_port(struct xt_server *srv, uint16_t want, const struct rpcrdma_svc_opts *opts,
+			 void (*extra)(struct rpcrdma_svc *svc))
+{
 	int portp[2], ctl[2];
 	pid_t pid;
 
@@ -199,7 +205,8 @@ int xt_server_start(struct xt_server *srv, const struct rpcrdma_svc_opts *opts,
 
 		close(portp[0]);
 		close(ctl[1]);
-		rc = rpcrdma_svc_create_any("127.0.0.1", opts, &svc);
+		rc = want ? rpcrdma_svc_create("127.0.0.1", want, opts, &svc)
+			  : rpcrdma_svc_create_any("127.0.0.1", opts, &svc);
 		if (!rc)
 			rc = rpcrdma_svc_register(svc, XTEST_PROG, XTEST_VERS, dispatch, NULL);
 		if (!rc && extra)

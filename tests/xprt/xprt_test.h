@@ -75,6 +75,9 @@ struct xt_server {
 };
 int xt_server_start(struct xt_server *srv, const struct rpcrdma_svc_opts *opts,
 		    void (*extra)(struct rpcrdma_svc *svc));
+/* The same on port @port (0: any). */
+int xt_server_start_port(struct xt_server *srv, uint16_t port, const struct rpcrdma_svc_opts *opts,
+			 void (*extra)(struct rpcrdma_svc *svc));
 /* Stop the child; returns its exit status (0 = it saw no failure). */
 int xt_server_stop(struct xt_server *srv);
 
