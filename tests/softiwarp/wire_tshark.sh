@@ -27,7 +27,11 @@ set -uo pipefail
 bin=${1:?usage: wire_tshark.sh TEST_BINARY [ARGS...]}
 shift
 skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+fail() {
+	echo "FAIL: $*"
+	KEEP_WIRE=1 # keep the capture for a look: the path is printed on exit
+	exit 1
+}
 
 command -v tcpdump >/dev/null || skip "tcpdump not installed"
 command -v tshark >/dev/null || skip "tshark not installed"
@@ -56,48 +60,63 @@ done
 [ -n "$port" ] || fail "no free port found"
 
 pcap=$work/capture.pcap
-tcpdump -i lo -s 0 -U -B 32768 -w "$pcap" "tcp port $port" 2>"$work/tcpdump.err" &
-tdpid=$!
-for _ in $(seq 1 100); do
-	grep -q "listening on" "$work/tcpdump.err" 2>/dev/null && break
-	kill -0 "$tdpid" 2>/dev/null || break
-	sleep 0.05
-done
-if ! grep -q "listening on" "$work/tcpdump.err"; then
-	cat "$work/tcpdump.err"
-	skip "tcpdump cannot capture on lo (needs root or CAP_NET_RAW)"
-fi
 
-SIWT_WIRE=1 SIWT_PORT=$port "$bin" "$@" >"$work/test.out" 2>&1
-rc=$?
-# tcpdump stops at SIGINT with whatever it has read so far: let it drain
-# its buffer first (the file stops growing), then check it got everything
-# the kernel handed it.
-last=-1
-stable=0
-for _ in $(seq 1 100); do
-	size=$(stat -c %s "$pcap" 2>/dev/null || echo 0)
-	if [ "$size" = "$last" ]; then
-		stable=$((stable + 1))
-		[ $stable -ge 3 ] && break
-	else
-		stable=0
+# capture: one capture of one run of the binary; returns 0 when complete,
+# 2 when tcpdump dropped packets (a loaded machine), exits otherwise.
+capture() {
+	rm -f "$pcap"
+	tcpdump -i lo -s 0 -U -B 32768 -w "$pcap" "tcp port $port" 2>"$work/tcpdump.err" &
+	tdpid=$!
+	for _ in $(seq 1 100); do
+		grep -q "listening on" "$work/tcpdump.err" 2>/dev/null && break
+		kill -0 "$tdpid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if ! grep -q "listening on" "$work/tcpdump.err"; then
+		cat "$work/tcpdump.err"
+		skip "tcpdump cannot capture on lo (needs root or CAP_NET_RAW)"
 	fi
-	last=$size
-	sleep 0.2
-done
-kill -INT "$tdpid"
-wait "$tdpid"
-tdpid=
-cat "$work/test.out"
-[ $rc -eq 0 ] || fail "test binary exited $rc under capture"
-dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$work/tcpdump.err")
-# (on lo, "received by filter" counts both directions of every packet and
-# libpcap keeps one copy, so only the kernel's drop count says anything)
-if [ "${dropped:-x}" != 0 ]; then
+
+	SIWT_WIRE=1 SIWT_PORT=$port "$bin" "$@" >"$work/test.out" 2>&1
+	local rc=$?
+	# tcpdump stops at SIGINT with whatever it has read so far: let it
+	# drain its buffer first (the file stops growing).
+	local last=-1 stable=0 size
+	for _ in $(seq 1 100); do
+		size=$(stat -c %s "$pcap" 2>/dev/null || echo 0)
+		if [ "$size" = "$last" ]; then
+			stable=$((stable + 1))
+			[ $stable -ge 3 ] && break
+		else
+			stable=0
+		fi
+		last=$size
+		sleep 0.2
+	done
+	kill -INT "$tdpid"
+	wait "$tdpid"
+	tdpid=
+	cat "$work/test.out"
+	[ $rc -eq 0 ] || fail "test binary exited $rc under capture"
+	# (on lo, "received by filter" counts both directions of every packet
+	# and libpcap keeps one copy: only the kernel's drop count says
+	# whether the capture is complete)
+	local dropped
+	dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$work/tcpdump.err")
+	[ "${dropped:-x}" = 0 ] && return 0
 	cat "$work/tcpdump.err"
-	fail "tcpdump dropped ${dropped:-?} packets: capture incomplete"
-fi
+	return 2
+}
+
+complete=0
+for attempt in 1 2 3; do
+	if capture "$@"; then
+		complete=1
+		break
+	fi
+	echo "capture $attempt incomplete (tcpdump dropped packets); again"
+done
+[ $complete = 1 ] || fail "tcpdump dropped packets in every attempt: no complete capture"
 
 ts=(tshark -n -2 -r "$pcap" --disable-protocol rpcordma)
 "${ts[@]}" -T fields -E separator='|' -e frame.number -e tcp.len -e frame.protocols \
