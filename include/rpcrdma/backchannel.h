@@ -95,6 +95,7 @@ enum rpcrdma_bc_opt_mask {
 	RPCRDMA_BC_OPT_CHUNKS = 1u << 1,    /* chunks */
 	RPCRDMA_BC_OPT_TIMEOUT = 1u << 2,   /* timeout_ms */
 	RPCRDMA_BC_OPT_CONN_WAIT = 1u << 3, /* conn_wait_ms */
+	RPCRDMA_BC_OPT_INLINE = 1u << 4,    /* inline */
 };
 
 /* Backchannel options of a client or a server; zeroed (or NULL) means all
@@ -114,6 +115,13 @@ struct rpcrdma_bc_opts {
 	/* Server: how long a reverse call may wait for the client to
 	 * reconnect (default 10000 ms). */
 	uint32_t conn_wait_ms;
+	/* Run the backchannel's work on the thread that drives the device,
+	 * with no thread handoff (default 0: on the backchannel thread).
+	 * Client: callback dispatch functions run on the thread that received
+	 * the reverse call (a library thread or a caller waiting for its own
+	 * reply); they must not block. Server: completion callbacks of
+	 * asynchronous reverse calls run on the server's progress thread. */
+	int inline_dispatch;
 };
 
 /* Counters of the reverse direction (the forward ones are struct
@@ -231,8 +239,9 @@ RPCRDMA_API int rpcrdma_svc_bc_init(struct rpcrdma_svc *svc, const struct rpcrdm
 
 /* The client on the connection @req came on (never NULL once
  * rpcrdma_svc_bc_init was called). The handle stays valid until the
- * server is destroyed; after a reconnect and re-enable it designates the
- * same client on its new connection. */
+ * server is destroyed (each connection ever accepted keeps a small one
+ * until then); after a reconnect and re-enable the handle the client first
+ * enabled designates it on its new connection. */
 RPCRDMA_API struct rpcrdma_svc_client *rpcrdma_svc_req_client(struct rpcrdma_svc_req *req);
 
 /* Open the gate from the server's upper layer (its own protocol said the

@@ -81,10 +81,20 @@ static bool_t xdr_bc_enable_args(XDR *x, struct bc_enable_args *a)
 	return xdr_uint64_t(x, &a->id) && xdr_u_int(x, &a->credits) && xdr_u_int(x, &a->flags);
 }
 
+static bool opt_inline(const struct rpcrdma_bc_opts *o)
+{
+	return o && (o->comp_mask & RPCRDMA_BC_OPT_INLINE) && o->inline_dispatch;
+}
+
 static int opts_resolve(const struct rpcrdma_bc_opts *o, uint32_t *credits, bool *chunks,
 			uint32_t *timeout_ms, uint32_t *conn_wait_ms)
 {
 	uint32_t m = o ? o->comp_mask : 0;
+
+	if (m &
+	    ~(uint32_t)(RPCRDMA_BC_OPT_CREDITS | RPCRDMA_BC_OPT_CHUNKS | RPCRDMA_BC_OPT_TIMEOUT |
+			RPCRDMA_BC_OPT_CONN_WAIT | RPCRDMA_BC_OPT_INLINE))
+		return -EINVAL;
 
 	*credits = BC_DEFAULT_CREDITS;
 	*chunks = true;
@@ -163,6 +173,10 @@ struct bc_clnt {
 	struct bc_prog progs[BC_MAX_PROGS];
 	uint32_t nprogs;
 	struct rpcrdma_bc_req *qhead, *qtail; /* ready to dispatch */
+	/* RPCRDMA_BC_OPT_INLINE: ready calls wait here for the thread that
+	 * drives the device (bc_clnt_run_inline) instead. */
+	bool inline_dispatch;
+	struct rpcrdma_bc_req *ihead, *itail;
 	pthread_t thr;
 	bool thr_started, stop;
 	pthread_cond_t cv;
@@ -251,6 +265,14 @@ static void queue_ready(struct bc_clnt *b, struct rpcrdma_bc_req *r)
 {
 	r->state = RQ_READY;
 	r->next = NULL;
+	if (b->inline_dispatch) {
+		if (b->itail)
+			b->itail->next = r;
+		else
+			b->ihead = r;
+		b->itail = r;
+		return;
+	}
 	if (b->qtail)
 		b->qtail->next = r;
 	else
@@ -452,6 +474,7 @@ void bc_clnt_down(struct bc_clnt *b)
 			req_free(b, r);
 	}
 	b->qhead = b->qtail = NULL;
+	b->ihead = b->itail = NULL;
 	b->gen++; /* stale completions are ignored (client.c bumps its own) */
 }
 
@@ -511,6 +534,29 @@ static void req_dispatch(struct bc_clnt *b, struct rpcrdma_bc_req *r)
 	}
 	rpcrdma_tirpc_xdr_create(&r->xdrs, &r->cur);
 	p->fn(r, r->call.proc, &r->xdrs, p->ctx);
+}
+
+bool bc_clnt_inline_pending(const struct bc_clnt *b)
+{
+	return b->ihead != NULL;
+}
+
+void bc_clnt_run_inline(struct bc_clnt *b)
+{
+	struct rpcrdma_bc_req *list;
+
+	pthread_mutex_lock(b->lock);
+	list = b->ihead;
+	b->ihead = b->itail = NULL;
+	for (struct rpcrdma_bc_req *r = list; r; r = r->next)
+		r->state = RQ_DISPATCHED;
+	pthread_mutex_unlock(b->lock);
+	while (list) {
+		struct rpcrdma_bc_req *n = list->next;
+
+		req_dispatch(b, list);
+		list = n;
+	}
 }
 
 static void clnt_reenable(struct bc_clnt *b)
@@ -578,6 +624,7 @@ int bc_clnt_new(struct rpcrdma_clnt *c, pthread_mutex_t *lock, struct rpcrdma_pd
 	b->c = c;
 	b->lock = lock;
 	b->pd = pd;
+	b->inline_dispatch = opt_inline(o);
 	/* Twice the grant: a request whose reply is sent but whose Send has
 	 * not completed yet must not hold up the next call. */
 	b->nreq = 2 * b->credits;
@@ -662,10 +709,12 @@ static int write_reply_chunk(struct bc_clnt *b, struct rpcrdma_bc_req *r, const 
 		    .length = k,
 		    .lkey = rpcrdma_mr_stag(r->lmr),
 		};
+		/* Unsignaled: the reply's Send that follows is signaled and
+		 * completes after it (send queue order). */
 		struct rpcrdma_send_wr wr = {
 		    .wr_id = bc_wrid(b->gen, BC_OP_WRITE, r->idx),
 		    .opcode = RPCRDMA_WR_RDMA_WRITE,
-		    .flags = RPCRDMA_SEND_SIGNALED,
+		    .flags = 0,
 		    .sg = &sge,
 		    .num_sge = 1,
 		    .remote_offset = seg[j].offset,
@@ -946,6 +995,10 @@ struct bc_svc {
 	pthread_t thr;
 	pthread_cond_t cv;
 	bool thr_started, stop;
+	/* RPCRDMA_BC_OPT_INLINE: async completions run by bc_svc_run_inline()
+	 * on the server's progress thread; how many wait (atomic). */
+	bool inline_cb;
+	unsigned int inline_pending;
 	struct rpcrdma1_hdr scratch;
 };
 
@@ -1006,8 +1059,12 @@ static void slot_finish(struct rpcrdma_svc_client *cl, struct xprt_rslot *s, int
 	/* A timed-out call still on the wire keeps its credit until its reply
 	 * or the connection goes (a zombie, as client.c does). */
 	pthread_cond_broadcast(&cl->cv);
-	if (sc->async)
-		pthread_cond_broadcast(&cl->b->cv);
+	if (sc->async) {
+		if (cl->b->inline_cb)
+			__atomic_add_fetch(&cl->b->inline_pending, 1, __ATOMIC_RELEASE);
+		else
+			pthread_cond_broadcast(&cl->b->cv);
+	}
 }
 
 static void slot_release(struct rpcrdma_svc_client *cl, struct xprt_rslot *s)
@@ -1364,7 +1421,7 @@ static void *svc_thread(void *arg)
 			b->cb(ecl, ev, b->ctx);
 			pthread_mutex_lock(b->lock);
 		}
-		while ((s = next_async(b, &cl)) != NULL) {
+		while ((!b->inline_cb || b->stop) && (s = next_async(b, &cl)) != NULL) {
 			struct bc_scall *sc = &cl->sc[slot_idx(cl, s)];
 			rpcrdma_svc_client_cb_t cb = sc->cb;
 			void *cb_arg = sc->cb_arg, *res = s->call.res;
@@ -1391,6 +1448,31 @@ static void *svc_thread(void *arg)
 	}
 	pthread_mutex_unlock(b->lock);
 	return NULL;
+}
+
+void bc_svc_run_inline(struct bc_svc *b)
+{
+	struct rpcrdma_svc_client *cl;
+	struct xprt_rslot *s;
+
+	if (!b || !__atomic_load_n(&b->inline_pending, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(b->lock);
+	__atomic_store_n(&b->inline_pending, 0, __ATOMIC_RELAXED);
+	while (!b->stop && (s = next_async(b, &cl)) != NULL) {
+		struct bc_scall *sc = &cl->sc[slot_idx(cl, s)];
+		rpcrdma_svc_client_cb_t cb = sc->cb;
+		void *cb_arg = sc->cb_arg, *res = s->call.res;
+		int status = s->status;
+
+		sc->cb_taken = true;
+		slot_release(cl, s);
+		pthread_mutex_unlock(b->lock);
+		if (cb)
+			cb(cl, status, res, cb_arg);
+		pthread_mutex_lock(b->lock);
+	}
+	pthread_mutex_unlock(b->lock);
 }
 
 /* The BC_ENABLE program, served by the library on every backchannel
@@ -1490,6 +1572,7 @@ int rpcrdma_svc_bc_init(struct rpcrdma_svc *svc, const struct rpcrdma_bc_opts *o
 	b->lock = h.lock;
 	b->pd = h.pd;
 	b->inline_send = h.inline_send;
+	b->inline_cb = opt_inline(opts);
 	b->cb = cb;
 	b->ctx = ctx;
 	pthread_cond_init(&b->cv, NULL);

@@ -52,6 +52,12 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len);
 /* Lock held. A completion of a BC_WR_KIND work request. */
 void bc_clnt_wc(struct bc_clnt *b, const struct rpcrdma_wc *wc);
 
+/* Lock held: true when reverse calls wait for bc_clnt_run_inline(). */
+bool bc_clnt_inline_pending(const struct bc_clnt *b);
+/* No lock held (RPCRDMA_BC_OPT_INLINE): dispatch the reverse calls that
+ * arrived, on the calling thread (the one that drives the device). */
+void bc_clnt_run_inline(struct bc_clnt *b);
+
 /* client.c: a forward call to another program on the client's connection
  * (BC_ENABLE). As rpcrdma_clnt_call(). */
 int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
@@ -82,6 +88,10 @@ void bc_svc_conn_free(struct bc_conn *bc);
  * RDMA_ERROR answering a reverse call (RFC 8167 §4.1): handled, the caller
  * re-posts the receive buffer; false: a forward call, carry on. */
 bool bc_svc_recv(struct bc_conn *bc, const uint8_t *buf, size_t len);
+/* No lock held (RPCRDMA_BC_OPT_INLINE): run the completion callbacks of
+ * finished asynchronous reverse calls on the calling thread (the server's
+ * progress thread). Cheap when there are none. */
+void bc_svc_run_inline(struct bc_svc *b);
 /* Stop its thread and fail every reverse call with -ECANCELED (no lock
  * held; before the server's threads stop), then free it (after). */
 void bc_svc_stop(struct bc_svc *b);

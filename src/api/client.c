@@ -816,6 +816,12 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			run_callbacks(c, &cbl);
 			pthread_mutex_lock(&c->lock);
 		}
+		/* RPCRDMA_BC_OPT_INLINE: reverse calls are dispatched here. */
+		if (c->bc && bc_clnt_inline_pending(c->bc)) {
+			pthread_mutex_unlock(&c->lock);
+			bc_clnt_run_inline(c->bc);
+			pthread_mutex_lock(&c->lock);
+		}
 	}
 }
 

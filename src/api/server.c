@@ -1334,6 +1334,7 @@ static void *progress_main(void *arg)
 		}
 		if (runnow)
 			run_list(s, runnow);
+		bc_svc_run_inline(s->bc); /* RPCRDMA_BC_OPT_INLINE completions */
 		/* Work queued while dispatching on this thread. */
 		if (s->workers == 0 && s->qhead) {
 			pthread_mutex_lock(&s->lock);

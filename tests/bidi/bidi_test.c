@@ -59,8 +59,7 @@ bool_t xdr_bt_echo_res(XDR *x, struct bt_echo_res *r)
 
 bool_t xdr_bt_bulk_args(XDR *x, struct bt_bulk_args *a)
 {
-	return xdr_u_int(x, &a->id) && xdr_u_int(x, &a->reply_len) &&
-	       xdr_rpcrdma_bulk(x, &a->data);
+	return xdr_u_int(x, &a->id) && xdr_u_int(x, &a->reply_len) && xdr_rpcrdma_bulk(x, &a->data);
 }
 
 bool_t xdr_bt_bulk_res(XDR *x, struct bt_bulk_res *r)
@@ -266,8 +265,8 @@ static void *tmo_thread(void *p)
 		usleep(10000);
 	}
 	t0 = bt_now_ns();
-	tmo_rc = rpcrdma_svc_client_call(cl, CB_PROG, CB_VERS, CB_NULL, NULL, NULL, NULL, NULL,
-					 NULL);
+	tmo_rc =
+	    rpcrdma_svc_client_call(cl, CB_PROG, CB_VERS, CB_NULL, NULL, NULL, NULL, NULL, NULL);
 	tmo_ns = bt_now_ns() - t0;
 	return NULL;
 }
@@ -425,7 +424,9 @@ int bt_server_start(struct bt_server *srv, const struct bt_srv_cfg *cfg)
 					      .workers = cfg && cfg->workers ? cfg->workers : 2};
 		struct rpcrdma_bc_opts bo = {
 		    .comp_mask = RPCRDMA_BC_OPT_CREDITS | RPCRDMA_BC_OPT_CHUNKS |
-				 RPCRDMA_BC_OPT_CONN_WAIT | RPCRDMA_BC_OPT_TIMEOUT,
+				 RPCRDMA_BC_OPT_CONN_WAIT | RPCRDMA_BC_OPT_TIMEOUT |
+				 RPCRDMA_BC_OPT_INLINE,
+		    .inline_dispatch = cfg && cfg->inline_cb,
 		    .credits = cfg && cfg->slots ? cfg->slots : 8,
 		    .chunks = !(cfg && cfg->no_chunks),
 		    .timeout_ms = 20000,
@@ -467,7 +468,8 @@ int bt_server_start(struct bt_server *srv, const struct bt_srv_cfg *cfg)
 			BT_CHECK(tmo_rc == -ETIMEDOUT);
 			BT_CHECK(tmo_ns >= (uint64_t)sv_conn_wait_ms * 800000ull);
 			BT_CHECK(tmo_ns < (uint64_t)sv_conn_wait_ms * 5000000ull);
-			fprintf(stderr, "[server] reverse call without connection: %d after %.0f ms\n",
+			fprintf(stderr,
+				"[server] reverse call without connection: %d after %.0f ms\n",
 				tmo_rc, (double)tmo_ns / 1e6);
 		}
 		rpcrdma_svc_stop(svc, 2000);

@@ -96,6 +96,7 @@ struct bt_srv_cfg {
 	uint32_t conn_wait_ms; /* 0: 1000 */
 	uint16_t port;         /* 0: any */
 	uint32_t workers;      /* 0: 2 */
+	int inline_cb;         /* RPCRDMA_BC_OPT_INLINE: async completions on the progress thread */
 };
 struct bt_server {
 	pid_t pid;

@@ -31,7 +31,8 @@ static void *fwd_thread(void *arg)
 
 	for (uint32_t i = 0; i < NFWD / NTHREADS; i++) {
 		uint32_t id = t * 100000u + i;
-		struct bt_echo_args a = {.id = id, .val = (char *)buf, .len = (id * 37u) % MAXBYTES};
+		struct bt_echo_args a = {
+		    .id = id, .val = (char *)buf, .len = (id * 37u) % MAXBYTES};
 		struct bt_echo_res r = {0};
 		int rc;
 
@@ -47,11 +48,17 @@ static void *fwd_thread(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* "inline": RPCRDMA_BC_OPT_INLINE on both sides (reverse dispatch on
+	 * the client's receiving thread, async completions on the server's
+	 * progress thread). */
+	int inl = argc > 1 && !strcmp(argv[1], "inline");
 	struct bt_server srv;
-	struct bt_srv_cfg cfg = {.slots = 8};
-	struct rpcrdma_bc_opts bo = {.comp_mask = RPCRDMA_BC_OPT_CREDITS, .credits = 8};
+	struct bt_srv_cfg cfg = {.slots = 8, .inline_cb = inl};
+	struct rpcrdma_bc_opts bo = {.comp_mask = RPCRDMA_BC_OPT_CREDITS | RPCRDMA_BC_OPT_INLINE,
+				     .credits = 8,
+				     .inline_dispatch = inl};
 	struct rpcrdma_xprt_stats fst;
 	struct rpcrdma_bc_stats bst;
 	struct bt_ctl_res res;
@@ -82,8 +89,8 @@ int main(void)
 			break;
 		usleep(10000);
 	}
-	printf("forward %u calls, reverse %u calls in %.2f s; %u XID values used both ways\n",
-	       NFWD, res.v[0], (double)(bt_now_ns() - t0) / 1e9, res.v[2]);
+	printf("forward %u calls, reverse %u calls in %.2f s; %u XID values used both ways\n", NFWD,
+	       res.v[0], (double)(bt_now_ns() - t0) / 1e9, res.v[2]);
 	BT_CHECK(atomic_load(&fwd_bad) == 0);
 	BT_CHECK(res.v[0] == NREV); /* every reverse call completed ... */
 	BT_CHECK(res.v[1] == 0);    /* ... with the right id and checksum */
