@@ -6,6 +6,7 @@
 #ifndef RPCRDMA_H
 #define RPCRDMA_H
 
+#include "rpcrdma/backchannel.h"
 #include "rpcrdma/client.h"
 #include "rpcrdma/common.h"
 #include "rpcrdma/provider.h"
