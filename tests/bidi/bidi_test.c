@@ -344,6 +344,9 @@ static void ctl(struct rpcrdma_svc_req *req, struct bt_ctl_args *a, struct bt_ct
 		res->v[4] = r.call_proc;
 		res->v[5] = !res->rc && br.id == 77 && br.hash == bt_hash(data, a->a) &&
 			    br.len == a->b && !memcmp(br.val, want, a->b);
+		rpcrdma_svc_client_stats(cl, &st);
+		res->v[6] = (uint32_t)st.credits_ignored;
+		res->v[7] = st.credits;
 		xdr_free((xdrproc_t)xdr_bt_bulk_res, &br);
 		free(data);
 		free(want);

@@ -46,7 +46,8 @@ enum {
 			     credit_stalls, retransmits, max_outstanding */
 	CTL_TRY = 5,      /* one sync reverse CB_NULL now; v0 = calls_sent, v1 = gate_refusals */
 	CTL_REV_BULK = 6, /* a: arg bytes, b: reply bytes, c: call flags; sync CB_BULK;
-			     v: rdma_err, read_chunks, reply_chunk, reply_proc, call_proc, ok */
+			     v: rdma_err, read_chunks, reply_chunk, reply_proc, call_proc, ok,
+			     credits_ignored, reverse credit grant now */
 	CTL_ARM_TMO = 7,  /* once its connection is gone, a sync CB_NULL (must time out) */
 };
 

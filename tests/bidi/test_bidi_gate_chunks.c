@@ -91,11 +91,17 @@ int main(void)
 	BT_CHECK(res.rc == -EREMOTEIO);
 	BT_CHECK(res.v[0] == 2); /* ERR_CHUNK */
 	BT_CHECK(res.v[3] == 4); /* RDMA_ERROR */
+	/* RFC 8167 §4.1: the RDMA_ERROR carried the client's grant of 2, but
+	 * its direction is not in the message: ignored, the reverse window is
+	 * still at its initial 1 ... */
+	BT_CHECK(res.v[6] == 1);
+	BT_CHECK(res.v[7] == 1);
 	/* A reply too large to send inline, and no chunk allowed. */
 	BT_CHECK(bt_ctl(b, CTL_REV_BULK, 100, 8000, 0, &res) == 0);
 	BT_CHECK(res.rc == -EREMOTEIO && res.v[0] == 2);
 	BT_CHECK(bt_ctl(b, CTL_REV_BULK, 200, 100, 0, &res) == 0);
 	BT_CHECK(res.rc == 0 && res.v[5] == 1);
+	BT_CHECK(res.v[7] == 2); /* ... until a reverse Reply grants 2 */
 	BT_CHECK(rpcrdma_clnt_bc_stats(b, &bst) == 0);
 	BT_CHECK(bst.err_chunk_tx == 2);
 	BT_CHECK(bst.read_chunks == 0); /* nothing was pulled */
