@@ -6,14 +6,16 @@
 #
 #   bench/rpc/run.sh [--quick] [--build DIR] [--out DIR]
 #                    [--placement cross|same|none | --server-cpu N --client-cpu N]
-#                    [--server-threads N] [--no-instr] [--no-provider]
+#                    [--server-threads N] [--no-instr] [--no-provider] [--nice N]
 #
+# --nice N runs every benchmark process at that nice level (e.g. -10 on a
+# machine busy with other work; rdma and tcp get the same priority).
 # Needs a cmake build (default build/, or BUILD=dir / --build dir) with
 # tools/perf/rpcrdma-perf; bench/provider/bench_provider is used when built.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build}
-quick=0 placement=cross scpu= ccpu= sthreads=0 instr=1 provider=1 out=
+quick=0 placement=cross scpu= ccpu= sthreads=0 instr=1 provider=1 out= nice=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
@@ -25,7 +27,8 @@ while [ $# -gt 0 ]; do
 	--server-threads) sthreads=$2; shift ;;
 	--no-instr) instr=0 ;;
 	--no-provider) provider=0 ;;
-	-h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+	--nice) nice=$2; shift ;;
+	-h|--help) sed -n '2,14p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1 (--help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -66,6 +69,8 @@ else
 fi
 prog=--no-progress
 [ -t 2 ] && prog=
+pre=
+[ -n "$nice" ] && pre="nice -n $nice"
 
 # ---- server ----
 spid=
@@ -76,7 +81,7 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT INT TERM
-"$perf" server --port 0 --tcp-port 0 --threads "$sthreads" $sarg >"$out/server.log" 2>&1 &
+$pre "$perf" server --port 0 --tcp-port 0 --threads "$sthreads" $sarg >"$out/server.log" 2>&1 &
 spid=$!
 i=0
 until grep -q "rdma port" "$out/server.log" 2>/dev/null; do
@@ -92,7 +97,8 @@ sline=$(grep "rdma port" "$out/server.log")
 rport=$(echo "$sline" | sed -n 's/.* rdma port \([0-9]*\).*/\1/p')
 tport=$(echo "$sline" | sed -n 's/.* tcp port \([0-9]*\) (svc_run).*/\1/p')
 fport=$(echo "$sline" | sed -n 's/.* tcp-fork port \([0-9]*\).*/\1/p')
-C="$perf client 127.0.0.1 --port $rport --tcp-port $tport --tcp-fork-port $fport $carg"
+C0="$perf client 127.0.0.1 --port $rport --tcp-port $tport --tcp-fork-port $fport $carg"
+C="$pre $C0"
 
 res=$out/results.csv
 : >"$res"
@@ -146,14 +152,14 @@ if [ $instr = 1 ]; then
 	if perf stat -x, -e instructions:u true 2>&1 | grep -q '^[0-9]'; then
 		instr_how="perf stat -e instructions:u"
 		count_instr() {
-			perf stat -x, -e instructions:u -o "$out/pstat" $C --workload null --count "$1" \
+			$pre perf stat -x, -e instructions:u -o "$out/pstat" $C0 --workload null --count "$1" \
 				--no-progress "$2" >/dev/null 2>&1 || return 1
 			sed -n 's/^\([0-9]*\),.*instructions.*/\1/p' "$out/pstat" | head -1
 		}
 	elif command -v valgrind >/dev/null 2>&1; then
 		instr_how="valgrind --tool=callgrind (Ir, all client threads)"
 		count_instr() {
-			valgrind --tool=callgrind --callgrind-out-file=/dev/null $C --workload null \
+			$pre valgrind --tool=callgrind --callgrind-out-file=/dev/null $C0 --workload null \
 				--count "$1" --no-progress "$2" >/dev/null 2>"$out/cg.err" || return 1
 			sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/cg.err" | head -1
 		}
@@ -178,7 +184,7 @@ prov_read= prov_write=
 if [ $provider = 1 ] && [ -x "$bprov" ]; then
 	echo "  provider: bench_provider --only siw --modes block --crc off $parg" >&2
 	if [ $quick = 1 ]; then ps=0.5; else ps=1.5; fi
-	if "$bprov" --only siw --modes block --crc off --no-instr --seconds $ps $parg --json \
+	if $pre "$bprov" --only siw --modes block --crc off --no-instr --seconds $ps $parg --json \
 		>"$out/provider.json" 2>"$out/provider.err"; then
 		prov_write=$(jnum write_gbs "$out/provider.json")
 		prov_read=$(jnum read_gbs "$out/provider.json")
@@ -201,6 +207,7 @@ awk -F, -v instr_rdma="$instr_rdma" -v instr_tcp="$instr_tcp" -v instr_how="$ins
 	-v rss1="$(jnum server_rss_kb_1 "$out/conn.json")" \
 	-v rssn="$(jnum server_rss_kb_n "$out/conn.json")" \
 	-v rssa="$(jnum server_rss_kb_n_active "$out/conn.json")" \
+	-v hwm="$(jnum server_hwm_kb "$out/conn.json")" \
 	-v nseen="$(jnum server_connections_seen "$out/conn.json")" -v nconn="$nconn" '
 NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 {
@@ -249,16 +256,16 @@ END {
 	row("WRITE 1 MiB MB/s, 16 in flight", sprintf("%.0f", a), prov_read == "" ? "" : sprintf("%.0f", b), "provider RDMA Read qd16", b ? a / b : 0, ">=", 0.8)
 	a = mb["bulkr_q16/rdma/read/1048576"]; b = prov_write * 1000
 	row("READ 1 MiB MB/s, 16 in flight", sprintf("%.0f", a), prov_write == "" ? "" : sprintf("%.0f", b), "provider RDMA Write qd16", b ? a / b : 0, ">=", 0.8)
-	if (rssn != "" && rssa != "")
-		row("server RSS growth kB, 1 MiB WRITE on all " nconn, sprintf("%d", rssa - rssn), sprintf("%d", nconn * 1024),
-		    "payload bytes in flight (kB)", (rssa - rssn) / (nconn * 1024), "<=", 0.25)
+	if (rssn != "" && hwm != "")
+		row("server peak RSS growth kB, 1 MiB WRITE x" nconn, sprintf("%d", hwm - rssn), sprintf("%d", nconn * 1024),
+		    "payload bytes in flight (kB)", (hwm - rssn) / (nconn * 1024), "<=", 0.25)
 	printf "\nlibtirpc NULL calls/s by client threads:"
 	for (t = 1; t <= 8; t *= 2)
 		printf "  %d: %.0f (svc_run) %.0f (fork)", t, tcpline[t " svc_run"], tcpline[t " fork"]
 	printf "\n"
 	if (rss1 != "")
-		printf "server RSS: %d kB with 1 connection, %d kB with %d (server saw %d; %.1f kB per connection), %d kB after one 1 MiB WRITE on each at once\n",
-		    rss1, rssn, nconn, nseen, (rssn - rss1) / (nconn - 1), rssa
+		printf "server RSS: %d kB with 1 connection, %d kB with %d (server saw %d; %.1f kB per connection), %d kB after one 1 MiB WRITE on each at once (peak %d kB)\n",
+		    rss1, rssn, nconn, nseen, (rssn - rss1) / (nconn - 1), rssa, hwm
 	printf "instructions counted with: %s\n", instr_how
 	for (k in bad) { printf "case %s had errors or bad data\n", k; misses++ }
 	printf "%d target(s) missed\n", misses

@@ -746,8 +746,10 @@ int perf_client_main(const struct perf_client_opts *o)
 						 : 0.0,
 			    conn.credits);
 			if (conn.size)
-				printf(", %llu kB after one %u-byte WRITE on each at once",
-				       (unsigned long long)conn.rss_kb_n_active, conn.size);
+				printf(", %llu kB after one %u-byte WRITE on each at once (peak "
+				       "%llu kB)",
+				       (unsigned long long)conn.rss_kb_n_active, conn.size,
+				       (unsigned long long)conn.hwm_kb);
 			printf("; server saw %u connections; client RSS %llu kB\n",
 			       conn.server_conns_seen, (unsigned long long)conn.client_rss_kb);
 		}
