@@ -42,4 +42,5 @@ for f in interop.pcap export.cksum after.cksum; do
 		exit 1
 	}
 done
+[ -f "$state/out/kernel-perf.txt" ] && sed 's/^/[stop] figure: /' "$state/out/kernel-perf.txt"
 echo "[stop] guest results in $state/out"

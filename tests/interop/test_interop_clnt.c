@@ -120,7 +120,7 @@ static int lookup(struct rpcrdma_clnt *cl, const struct iop_fh *dir, const char 
 
 /* READ @len bytes at 0 into @buf through a receive bulk buffer. */
 static int read_bulk(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *buf, uint32_t len,
-		     struct rpcrdma_call_result *res)
+		     struct rpcrdma_call_result *res, bool verbose)
 {
 	READ3args a = {.file = fh3(fh), .offset = 0, .count = len};
 	struct read_res r;
@@ -140,11 +140,13 @@ static int read_bulk(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *
 		iop_failures++;
 		return -1;
 	}
-	printf("READ %u bytes: nfsstat3 %d count %u eof %d; call %s, %u Write chunk(s), %u bytes "
-	       "placed, reply %s, remotely invalidated %u\n",
-	       len, r.status, r.count, r.eof, res->call_proc ? "RDMA_NOMSG" : "RDMA_MSG",
-	       res->write_chunks, res->recv_bulk_len[0],
-	       res->reply_proc ? "RDMA_NOMSG" : "RDMA_MSG", res->remote_invalidated);
+	if (verbose)
+		printf("READ %u bytes: nfsstat3 %d count %u eof %d; call %s, %u Write chunk(s), %u "
+		       "bytes "
+		       "placed, reply %s, remotely invalidated %u\n",
+		       len, r.status, r.count, r.eof, res->call_proc ? "RDMA_NOMSG" : "RDMA_MSG",
+		       res->write_chunks, res->recv_bulk_len[0],
+		       res->reply_proc ? "RDMA_NOMSG" : "RDMA_MSG", res->remote_invalidated);
 	IOP_CHECK(r.status == NFS3_OK && r.count == len && r.data.len == len);
 	IOP_EXPECT(r.data.base == buf);
 	IOP_EXPECT(res->write_chunks == 1 && res->recv_bulk_len[0] == len);
@@ -154,7 +156,7 @@ static int read_bulk(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *
 int main(void)
 {
 	struct iop_env env;
-	struct iop_fh root, dir, f;
+	struct iop_fh root, dir, f, rf;
 	struct rpcrdma_clnt *cl = NULL;
 	struct rpcrdma_clnt_opts co = {0};
 	struct rpcrdma_call_opts o = {0};
@@ -252,7 +254,7 @@ int main(void)
 		memset(&res, 0, sizeof(res));
 		snprintf(ck, sizeof(ck), "%s/export.cksum", env.guest_out);
 		IOP_EXPECT(iop_cksum_lookup(ck, "read-1m", &want, &size) == 0 && size == MIB);
-		if (read_bulk(cl, &f, buf, MIB, &res) == 0) {
+		if (read_bulk(cl, &f, buf, MIB, &res, true) == 0) {
 			printf("read-1m cksum %u (guest %u)\n", iop_cksum(buf, MIB), want);
 			IOP_EXPECT(iop_cksum(buf, MIB) == want);
 			IOP_EXPECT(res.remote_invalidated == 1);
@@ -282,7 +284,7 @@ int main(void)
 		IOP_EXPECT(res.read_chunks == 1);
 		memset(buf, 0, MIB);
 		memset(&res, 0, sizeof(res));
-		if (rc == 0 && read_bulk(cl, &f, buf, MIB, &res) == 0) {
+		if (rc == 0 && read_bulk(cl, &f, buf, MIB, &res, true) == 0) {
 			IOP_EXPECT(memcmp(buf, src, MIB) == 0);
 			printf("write-clnt read back %s\n",
 			       memcmp(buf, src, MIB) ? "DIFFERENT" : "identical");
@@ -299,6 +301,54 @@ int main(void)
 				fclose(fp);
 			}
 		}
+	}
+
+	/* Figures (TCG guest: not targets): 1 MiB READs and WRITEs in a row,
+	 * one call at a time, as the kernel client's O_DIRECT dd does in the
+	 * guest (guest/nfs-server.sh, printed by interop_guest_stop). The
+	 * WRITEs rewrite write-clnt with the same bytes. */
+	if (lookup(cl, &dir, "write-clnt", &f) == 0 && lookup(cl, &dir, "read-1m", &rf) == 0) {
+		const unsigned int n = 8;
+		struct write_args a = {
+		    .file = fh3(&f), .offset = 0, .count = MIB, .stable = UNSTABLE};
+		COMMIT3args ca = {.file = fh3(&f), .offset = 0, .count = 0};
+		COMMIT3res cr;
+		unsigned int ok = 0;
+		uint64_t ms;
+
+		a.data.base = src;
+		a.data.len = MIB;
+		t0 = iop_now_ms();
+		for (unsigned int i = 0; i < n; i++) {
+			WRITE3res r;
+
+			memset(&r, 0, sizeof(r));
+			if (rpcrdma_clnt_call(cl, NFSPROC3_WRITE, (xdrproc_t)xdr_write_args, &a,
+					      (xdrproc_t)xdr_WRITE3res, &r, NULL) == 0 &&
+			    r.status == NFS3_OK && r.WRITE3res_u.resok.count == MIB)
+				ok++;
+		}
+		memset(&cr, 0, sizeof(cr));
+		IOP_EXPECT(rpcrdma_clnt_call(cl, NFSPROC3_COMMIT, (xdrproc_t)xdr_COMMIT3args, &ca,
+					     (xdrproc_t)xdr_COMMIT3res, &cr, NULL) == 0 &&
+			   cr.status == NFS3_OK);
+		ms = iop_now_ms() - t0;
+		IOP_EXPECT(ok == n);
+		printf("FIGURE our-client WRITE 1MiB x%u (+COMMIT): %.1f calls/s %.2f MB/s\n", n,
+		       ms ? n * 1000.0 / (double)ms : 0.0,
+		       ms ? n * 1.048576 * 1000.0 / (double)ms : 0.0);
+		ok = 0;
+		t0 = iop_now_ms();
+		for (unsigned int i = 0; i < n; i++) {
+			memset(&res, 0, sizeof(res));
+			if (read_bulk(cl, &rf, buf, MIB, &res, false) == 0)
+				ok++;
+		}
+		ms = iop_now_ms() - t0;
+		IOP_EXPECT(ok == n);
+		printf("FIGURE our-client READ 1MiB x%u: %.1f calls/s %.2f MB/s\n", n,
+		       ms ? n * 1000.0 / (double)ms : 0.0,
+		       ms ? n * 1.048576 * 1000.0 / (double)ms : 0.0);
 	}
 
 	/* READDIRPLUS by Reply chunk */

@@ -90,6 +90,29 @@ cat /tmp/tcpdump.log
 cp /tmp/interop.pcap $OUT/interop.pcap
 
 step "after the host"
+# Figures for comparison with our client (test_interop_clnt prints its
+# own): the kernel's NFS client over RDMA to the same export, 1 MiB READs
+# and WRITEs (O_DIRECT: one RPC per 1 MiB dd block), through siw on this
+# guest's own address (not on eth0, so not in the capture).
+if mount -t nfs -o vers=3,proto=rdma,port=20049,rsize=1048576,wsize=1048576,nolock \
+	10.0.2.15:/export /mnt/nfs; then
+	n=${INTEROP_PERF_MB:-8}
+	t=$(date +%s.%N)
+	dd if=/dev/zero of=/mnt/nfs/interop/kperf bs=1M count="$n" oflag=direct conv=fsync 2>/dev/null
+	w=$(awk "BEGIN{print $(date +%s.%N)-$t}")
+	t=$(date +%s.%N)
+	dd if=/mnt/nfs/interop/kperf of=/dev/null bs=1M count="$n" iflag=direct 2>/dev/null
+	r=$(awk "BEGIN{print $(date +%s.%N)-$t}")
+	{
+		echo "kernel-client WRITE 1MiB x$n: $(awk "BEGIN{printf \"%.1f calls/s %.2f MB/s\", $n/$w, $n*1.048576/$w}")"
+		echo "kernel-client READ 1MiB x$n: $(awk "BEGIN{printf \"%.1f calls/s %.2f MB/s\", $n/$r, $n*1.048576/$r}")"
+	} | tee "$OUT/kernel-perf.txt"
+	grep -E 'READ|WRITE' /proc/self/mountstats | head -4
+	rm -f /mnt/nfs/interop/kperf
+	umount /mnt/nfs
+else
+	echo "kernel NFS client mount over RDMA failed: no comparison figures"
+fi
 (cd /export/interop && cksum write-1m write-odd write-clnt) > $OUT/after.cksum
 cat $OUT/after.cksum
 ls -l /export/interop
