@@ -12,8 +12,8 @@
 #     heuristic-only) or carries iwarp_ddp_rdmap;
 #   - CRC was negotiated (C flag in both start frames), every FPDU shows
 #     "Good CRC32" and none "Bad CRC32";
-#   - no malformed packet and no expert warning/error except TCP's RST and
-#     window notes;
+#   - no malformed packet and no expert warning/error outside TCP's
+#     sequence analysis (RST, windows, retransmissions);
 #   - the RDMAP opcodes Write(0), Read Request(1), Read Response(2), Send(3)
 #     and every opcode the binary announces on a "WIRE-OPCODES:" line appear;
 #   - a Terminate decodes (as Wireshark reads RFC 5040 §4.8) to the layer /
@@ -168,17 +168,18 @@ nmal=$("${ts[@]}" -Y '_ws.malformed' 2>/dev/null | wc -l)
 	"${ts[@]}" -Y '_ws.malformed' 2>/dev/null | head
 	fail "$nmal malformed packets"
 }
-# One line per frame: its expert messages and their severities, paired up,
-# so a warning is judged by its own text (TCP's RST and window notes are
-# expected: the provider resets after a Terminate, bulk transfers fill
-# windows).
+# One line per frame: its expert messages with their severities and groups,
+# paired up, so each is judged on its own. TCP's sequence analysis (group
+# Sequence: RST, window, retransmission, D-SACK notes that the kernel's
+# timing produces on a busy machine) is not under test; an incomplete
+# capture is caught above (drops, undecoded payload).
 experts=$("${ts[@]}" -Y '_ws.expert.severity >= 0x00600000' -T fields -E aggregator='|' \
-	-e frame.number -e _ws.expert.message -e _ws.expert.severity 2>/dev/null |
+	-e frame.number -e _ws.expert.message -e _ws.expert.severity -e _ws.expert.group \
+	2>/dev/null |
 	awk -F'\t' '{
-		n = split($2, msg, "|"); split($3, sev, "|")
+		n = split($2, msg, "|"); split($3, sev, "|"); split($4, grp, "|")
 		for (i = 1; i <= n; i++)
-			if (sev[i] + 0 >= 6291456 && msg[i] !~ /^Connection reset \(RST\)$/ &&
-			    msg[i] !~ /[Ww]indow/)
+			if (sev[i] + 0 >= 6291456 && grp[i] + 0 != 33554432)
 				print "frame " $1 ": " msg[i]
 	}')
 [ -z "$experts" ] || {
