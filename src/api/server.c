@@ -897,36 +897,64 @@ static uint32_t only_stag(const struct rpcrdma1_chunks *ch)
 	return h;
 }
 
+/*
+ * Wait (lock held) until the RDMA Writes of @r completed. A Write completes
+ * when TCP took its last byte, often inside rpcrdma_post_send itself: look
+ * at the CQ first. On the progress thread (dispatch inline) drive the
+ * device here, busy-polling before sleeping 1 ms at a time; on a worker,
+ * reap what is there and sleep on done_cv, which the progress thread
+ * signals (with a 1 ms bound, so a completion it has not reaped yet is
+ * found by polling again).
+ */
 static void wait_writes(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 {
 	struct svc_conn *c = r->conn;
+	struct rpcrdma_svc_req *runnow = NULL, *rev = NULL;
+	bool drive = on_progress_thread(s) || !s->started;
+	uint32_t polls = 0;
 
-	if (on_progress_thread(s) || !s->started) {
-		/* Dispatch runs on the progress thread: drive it here. */
-		struct rpcrdma_svc_req *runnow = NULL;
-
-		while (r->writes_pending && !c->dead) {
+	for (;;) {
+		poll_conn(c, &runnow);
+		if (!r->writes_pending || c->dead)
+			break;
+		if (drive) {
 			pthread_mutex_unlock(&s->lock);
-			rpcrdma_dev_progress(s->dev, 1);
+			rpcrdma_dev_progress(s->dev, polls++ < 2000 ? 0 : 1);
 			pthread_mutex_lock(&s->lock);
-			poll_conn(c, &runnow);
-		}
-		/* Calls that became ready meanwhile: queue them (run later). */
-		while (runnow) {
-			struct rpcrdma_svc_req *n = runnow->next;
+		} else {
+			struct timespec ts;
 
-			runnow->next = NULL;
-			if (s->qtail)
-				s->qtail->next = runnow;
-			else
-				s->qhead = runnow;
-			s->qtail = runnow;
-			runnow = n;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&s->done_cv, &s->lock, &ts);
 		}
-		return;
 	}
-	while (r->writes_pending && !c->dead)
-		pthread_cond_wait(&s->done_cv, &s->lock);
+	/* Calls that became ready meanwhile (built newest first): queue them
+	 * oldest first, to run after this one. */
+	while (runnow) {
+		struct rpcrdma_svc_req *n = runnow->next;
+
+		runnow->next = rev;
+		rev = runnow;
+		runnow = n;
+	}
+	while (rev) {
+		struct rpcrdma_svc_req *n = rev->next;
+
+		rev->next = NULL;
+		if (s->qtail)
+			s->qtail->next = rev;
+		else
+			s->qhead = rev;
+		s->qtail = rev;
+		if (s->workers)
+			pthread_cond_signal(&s->work_cv);
+		rev = n;
+	}
 }
 
 static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
