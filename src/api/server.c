@@ -55,9 +55,8 @@ struct rpcrdma_svc_req {
 	struct svc_conn *conn;
 	uint32_t ridx;
 	uint32_t recv_len;
-	bool held;              /* between RECV and reply: owns receive buffer ridx */
-	struct rpcrdma1_hdr h;  /* the call's transport header */
-	struct rpcrdma1_hdr rh; /* the reply's */
+	bool held;             /* between RECV and reply: owns receive buffer ridx */
+	struct rpcrdma1_hdr h; /* the call's transport header (the reply's too) */
 	/* Read chunks (RFC 8166 §3.4.5, §3.5.3.1), pulled by RDMA Read into
 	 * a staging buffer allocated for this call and freed when it ends
 	 * (see "Pulling Read chunks" below): the whole call stream, flat. */
@@ -962,10 +961,13 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 {
 	struct svc_conn *c = r->conn;
 	struct rpcrdma_svc *s = c->svc;
-	struct rpcrdma1_chunks *rch = &r->rh.chunks;
+	/* The reply's chunk lists are the call's, rewritten in place (no
+	 * second 3 KiB header per request): Write list and Reply chunk echoed
+	 * (as Linux does) with the lengths written, no Read list. */
+	struct rpcrdma1_chunks *rch = &r->h.chunks;
 	struct rpcrdma_xdr hx;
 	uint8_t *sbuf;
-	uint32_t sidx;
+	uint32_t sidx, inv;
 	size_t hsize, mlen = 0;
 	bool long_reply = false;
 	uint64_t rcap = 0;
@@ -987,14 +989,10 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 	}
 	pthread_mutex_unlock(&s->lock);
 
-	/* The reply's chunk lists echo the call's Write list and Reply chunk
-	 * (as Linux does); lengths are rewritten below. No Read list. */
-	*rch = r->h.chunks;
+	/* RFC 8797 §4: Send With Invalidate names the one STag the call
+	 * exposed (decided before the Read list is dropped below). */
+	inv = c->lim.remote_inv ? only_stag(rch) : 0;
 	rch->nreads = 0;
-	for (uint32_t i = 0; i < rch->nwsegs; i++)
-		rch->wsegs[i].length = 0;
-	for (uint32_t i = 0; i < rch->nreply; i++)
-		rch->reply[i].length = 0;
 	hsize = RPCRDMA1_FIXED_SIZE + rpcrdma1_chunks_size(rch);
 	sbuf = xprt_pool_buf(&c->sendp, sidx);
 	if (hsize > c->lim.inline_send) {
@@ -1024,17 +1022,27 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		pthread_mutex_unlock(&s->lock);
 		return c->dead ? -ENOTCONN : -EMSGSIZE;
 	}
+	/* Echoed chunks we do not write into report 0 bytes (RFC 8166
+	 * §3.4.6); the ones we write report what was written. */
+	{
+		bool used[RPCRDMA1_MAX_WRITE_CHUNKS] = {false};
+
+		for (uint32_t k = 0; k < r->ddp.nitems; k++)
+			if (r->ddp.items[k].pos < RPCRDMA1_MAX_WRITE_CHUNKS)
+				used[r->ddp.items[k].pos] = true;
+		for (uint32_t i = 0; i < rch->nwrites; i++)
+			for (uint32_t j = 0; !used[i] && j < rch->writes[i].nsegs; j++)
+				rch->wsegs[rch->writes[i].first + j].length = 0;
+		for (uint32_t j = 0; !long_reply && j < rch->nreply; j++)
+			rch->reply[j].length = 0;
+	}
 	/* RDMA Writes: result bulk items into their Write chunks, then the
 	 * Long Reply into the Reply chunk. */
 	r->writes_pending = 0;
 	for (uint32_t k = 0; k < r->ddp.nitems && !rc; k++) {
 		const struct xprt_ddp_item *it = &r->ddp.items[k];
 		const struct rpcrdma1_write_chunk *wc = &rch->writes[it->pos];
-		uint64_t cap = 0;
 
-		rpcrdma1_write_chunk_length(&r->h.chunks, it->pos, &cap);
-		for (uint32_t j = 0; j < wc->nsegs; j++)
-			rch->wsegs[wc->first + j].length = r->h.chunks.wsegs[wc->first + j].length;
 		rc = xprt_mr_use(s->pd, &r->wmr[k], it->base, it->len, 0);
 		if (!rc)
 			rc = write_segments(c, r, r->wmr[k], it->base, it->len,
@@ -1043,8 +1051,6 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		s->st.write_bytes += it->len;
 	}
 	if (!rc && long_reply) {
-		for (uint32_t j = 0; j < rch->nreply; j++)
-			rch->reply[j].length = r->h.chunks.reply[j].length;
 		rc = xprt_mr_use(s->pd, &r->lmr, r->lrep.buf, mlen, 0);
 		if (!rc)
 			rc = write_segments(c, r, r->lmr, r->lrep.buf, mlen, rch->reply,
@@ -1083,10 +1089,6 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		pthread_mutex_unlock(&s->lock);
 		return c->dead ? -ENOTCONN : rc;
 	}
-	uint32_t inv = c->lim.remote_inv ? only_stag(&r->h.chunks) : 0;
-	uint32_t xid = r->h.xid;
-
-	(void)xid;
 	/* Receive first, then the Send (see the top of this file). */
 	req_end(r, true);
 	if (!long_reply) {
