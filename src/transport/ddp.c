@@ -30,9 +30,19 @@
 
 void xprt_ddp_init(struct xprt_ddp *d, enum xprt_ddp_role role)
 {
-	memset(d, 0, sizeof(*d));
+	/* Per call on the hot path: only the counters and what is read
+	 * whole (got[]) are cleared; the arrays are read below their counts. */
 	d->magic = XPRT_DDP_MAGIC;
 	d->role = role;
+	d->idx = 0;
+	d->threshold = 0;
+	d->no_ddp = false;
+	d->nitems = 0;
+	d->recv_bulk = NULL;
+	d->nrecv_bulk = 0;
+	d->nplaced = 0;
+	d->nwrite = 0;
+	memset(d->got, 0, sizeof(d->got));
 }
 
 void xprt_ddp_attach(XDR *xdrs, struct xprt_ddp *d)
