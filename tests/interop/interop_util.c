@@ -148,6 +148,44 @@ static int wait_event(struct iop_conn *c, struct rpcrdma_event *ev, int timeout_
 	return -ETIMEDOUT;
 }
 
+int iop_wait_event(struct iop_conn *c, struct rpcrdma_event *ev, int timeout_ms)
+{
+	return wait_event(c, ev, timeout_ms);
+}
+
+int iop_guest_cmd(const struct iop_env *e, const char *what, int timeout_ms, char *answer,
+		  size_t cap)
+{
+	char cmd[700], done[700], share[512];
+	uint64_t end = iop_now_ms() + (uint64_t)timeout_ms;
+	char *slash;
+	FILE *f;
+
+	/* guest_out is the share's out/ folder; the guest sees the share as
+	 * /peer. */
+	snprintf(share, sizeof(share), "%s", e->guest_out);
+	slash = strrchr(share, '/');
+	if (!e->guest_out[0] || !slash)
+		return -1;
+	*slash = '\0';
+	snprintf(done, sizeof(done), "%s/%s.done", e->guest_out, what);
+	snprintf(cmd, sizeof(cmd), "%s/cmd-%s", share, what);
+	remove(done);
+	f = fopen(cmd, "w");
+	if (!f)
+		return -1;
+	fclose(f);
+	while (iop_now_ms() < end) {
+		if (read_file(done, answer, cap) == 0 && answer[0]) {
+			answer[strcspn(answer, "\n")] = '\0';
+			return 0;
+		}
+		usleep(100 * 1000);
+	}
+	remove(cmd);
+	return -1;
+}
+
 static const char *ev_name(enum rpcrdma_event_type t)
 {
 	switch (t) {

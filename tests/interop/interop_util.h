@@ -111,6 +111,14 @@ int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const 
  * RPCRDMA_RTR_NONE, what the Linux client uses). */
 extern enum rpcrdma_rtr iop_connect_rtr;
 void iop_close(struct iop_conn *c);
+/* Wait up to @timeout_ms for the next connection event of @c (0 or
+ * -ETIMEDOUT). */
+int iop_wait_event(struct iop_conn *c, struct rpcrdma_event *ev, int timeout_ms);
+/* Ask the guest for action @what (guest/nfs-server.sh: nfsd-stop,
+ * nfsd-start) through the shared folder and wait up to @timeout_ms for its
+ * answer; 0 and the answer's first line in @answer, or -1. */
+int iop_guest_cmd(const struct iop_env *e, const char *what, int timeout_ms, char *answer,
+		  size_t cap);
 
 /* A received message, copied out of its receive slot (reposted at once). */
 struct iop_msg {

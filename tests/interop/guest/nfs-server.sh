@@ -81,6 +81,25 @@ step "capture tcp port 20049 on eth0, wait for the host (up to ${WAIT}s)"
 tcpdump -i eth0 -s 0 -U -Z root -w /tmp/interop.pcap tcp port 20049 > /tmp/tcpdump.log 2>&1 &
 CAPPID=$!
 sleep 1.5
+# Commands from host tests that disturb the server: /peer/cmd-<name>
+# (created on the host in the share) runs once and is answered by
+# /peer/out/<name>.done.
+(
+	while [ ! -e /peer/host-done ]; do
+		if [ -e /peer/cmd-nfsd-stop ]; then
+			rm -f /peer/cmd-nfsd-stop
+			rpc.nfsd 0
+			echo "nfsd stopped at $(cut -d' ' -f1 /proc/uptime)s" >$OUT/nfsd-stop.done
+		fi
+		if [ -e /peer/cmd-nfsd-start ]; then
+			rm -f /peer/cmd-nfsd-start
+			rpc.nfsd 8
+			grep -q rdma /proc/fs/nfsd/portlist || echo "rdma 20049" >/proc/fs/nfsd/portlist
+			tr '\n' ' ' </proc/fs/nfsd/portlist >$OUT/nfsd-start.done
+		fi
+		sleep 0.2
+	done
+) &
 touch $OUT/ready-host
 i=0; while [ ! -e /peer/host-done ] && [ $i -lt "$WAIT" ]; do sleep 1; i=$((i+1)); done
 [ -e /peer/host-done ] || echo "host did not finish within ${WAIT}s"
