@@ -119,7 +119,9 @@ struct rpcrdma_bc_opts {
 	 * with no thread handoff (default 0: on the backchannel thread).
 	 * Client: callback dispatch functions run on the thread that received
 	 * the reverse call (a library thread or a caller waiting for its own
-	 * reply); they must not block. Server: completion callbacks of
+	 * reply); they must not block nor make synchronous calls on the same
+	 * client (that thread is the one that would receive the reply; an
+	 * asynchronous call is fine). Server: completion callbacks of
 	 * asynchronous reverse calls run on the server's progress thread. */
 	int inline_dispatch;
 };
