@@ -17,6 +17,7 @@
  *   Read chunk position not 4-aligned      ERR_CHUNK
  *   RPCRDMA_SVC_MAX_READ_CHUNKS + 1 Read chunks  ERR_CHUNK
  *   Write chunk smaller than the result, no Reply chunk  ERR_CHUNK
+ *   8 Read chunks at increasing positions  served, bytes in order
  *   a well-formed NULL call        RDMA_MSG reply, SUCCESS
  * and a normal client keeps being served meanwhile. Then, with a normal
  * client: a reply that fits neither inline nor a Reply chunk makes the
@@ -271,6 +272,56 @@ static void hostile(uint16_t port, struct rpcrdma_clnt *good)
 	SEND(0x38, 1, 1, 0, 0, 1, 1, 0x1234, 2048, 0, 0x1000, 0, 0, 0x38, 0, 2, XTEST_PROG,
 	     XTEST_VERS, XT_READ, 0, 0, 0, 0, 4096, 1);
 	expect_err_chunk(&r, 0x38);
+	/* Eight Read chunks (more than the old limit of 4, within
+	 * RPCRDMA_SVC_MAX_READ_CHUNKS) at increasing positions, odd lengths:
+	 * the server pulls each from our memory and the procedure sees the
+	 * bytes in order (hash and total in the reply). */
+	{
+		static const uint32_t lens[8] = {5, 8, 13, 1, 100, 3, 64, 7};
+		uint8_t src[256], *p = src;
+		struct rpcrdma_mr *smr = NULL;
+		uint32_t mm[128], total = 0;
+		size_t k = 0;
+
+		xt_fill(src, sizeof(src), 8);
+		XT_CHECK(rpcrdma_mr_reg(r.pd, src, sizeof(src),
+					RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_READ,
+					&smr) == 0);
+		mm[k++] = 0x39;
+		mm[k++] = 1;
+		mm[k++] = 1;
+		mm[k++] = 0;
+		for (uint32_t i = 0; i < 8; i++) {
+			uint64_t off = rpcrdma_mr_offset(smr) + (uint64_t)(p - src);
+
+			mm[k++] = 1;
+			mm[k++] = 40 + 4 * (i + 1); /* the data follows its length word */
+			mm[k++] = rpcrdma_mr_stag(smr);
+			mm[k++] = lens[i];
+			mm[k++] = (uint32_t)(off >> 32);
+			mm[k++] = (uint32_t)off;
+			p += lens[i];
+			total += lens[i];
+		}
+		mm[k++] = 0;
+		mm[k++] = 0;
+		mm[k++] = 0;
+		const uint32_t rpc[] = {0x39, 0, 2, XTEST_PROG, XTEST_VERS, XT_BULK8, 0, 0, 0, 0};
+
+		memcpy(mm + k, rpc, sizeof(rpc));
+		k += 10;
+		for (uint32_t i = 0; i < 8; i++)
+			mm[k++] = lens[i]; /* each item's length word stays inline */
+		XT_CHECK(raw_send(&r, mm, k) == 0);
+		n = raw_recv(&r, m, 64, 3000);
+		uint64_t h = xt_hash(src, total);
+
+		/* RDMA_MSG, empty lists, accepted SUCCESS, hash (hyper), total */
+		XT_CHECK(n == 16 && m[0] == 0x39 && m[3] == 0 && m[7] == 0x39 && m[8] == 1 &&
+			 m[12] == 0 && m[13] == (uint32_t)(h >> 32) && m[14] == (uint32_t)h &&
+			 m[15] == total);
+		rpcrdma_mr_dereg(smr);
+	}
 	/* The server still serves others... */
 	XT_CHECK(rpcrdma_clnt_call(good, XT_NULL, NULL, NULL, NULL, NULL, NULL) == 0);
 	/* ... and this peer too: a well-formed NULL call. */

@@ -61,6 +61,11 @@ bool_t xdr_xt_multi_res(XDR *x, struct xt_multi_res *r)
 	return xdr_uint64_t(x, &r->ha) && xdr_u_int(x, &r->x) && xdr_uint64_t(x, &r->hb);
 }
 
+bool_t xdr_xt_bulk8_res(XDR *x, struct xt_bulk8_res *r)
+{
+	return xdr_uint64_t(x, &r->hash) && xdr_u_int(x, &r->total);
+}
+
 bool_t xdr_xt_opaque(XDR *x, struct xt_opaque *o)
 {
 	return xdr_bytes(x, &o->val, &o->len, ~0u);
@@ -164,6 +169,32 @@ static void dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void
 		usleep(ms * 1000u);
 		atomic_fetch_sub(&inflight, 1);
 		rpcrdma_svc_reply(req, (xdrproc_t)xdr_u_int, &seen);
+		return;
+	}
+	case XT_BULK8: {
+		rpcrdma_bulk b[8];
+		uint8_t cat[4096];
+		u_int total = 0;
+		uint64_t h;
+		bool_t ok = TRUE;
+
+		memset(b, 0, sizeof(b));
+		for (int i = 0; i < 8 && ok; i++)
+			ok = rpcrdma_svc_getargs(req, (xdrproc_t)xdr_rpcrdma_bulk, &b[i]) == 0 &&
+			     total + b[i].len <= sizeof(cat);
+		for (int i = 0; i < 8 && ok; i++) {
+			memcpy(cat + total, b[i].base, b[i].len);
+			total += b[i].len;
+		}
+		atomic_fetch_sub(&inflight, 1);
+		if (!ok) {
+			rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+			return;
+		}
+		h = xt_hash(cat, total);
+		struct xt_bulk8_res res = {h, total};
+
+		rpcrdma_svc_reply(req, (xdrproc_t)xdr_xt_bulk8_res, &res);
 		return;
 	}
 	case XT_MAXINFL: {

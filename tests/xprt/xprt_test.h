@@ -26,6 +26,7 @@ enum {
 	XT_ECHOBULK = 5, /* {bulk} -> {bulk} */
 	XT_SLOW = 6,     /* u_int ms -> u_int calls in progress when it arrived */
 	XT_MAXINFL = 7,  /* void -> u_int most calls in progress at once so far */
+	XT_BULK8 = 8,    /* 8 x bulk -> {u_hyper hash of their bytes in order; u_int total} */
 };
 
 struct xt_write_args {
@@ -60,6 +61,11 @@ bool_t xdr_xt_write_res(XDR *x, struct xt_write_res *r);
 bool_t xdr_xt_read_args(XDR *x, struct xt_read_args *a);
 bool_t xdr_xt_multi_args(XDR *x, struct xt_multi_args *a);
 bool_t xdr_xt_multi_res(XDR *x, struct xt_multi_res *r);
+struct xt_bulk8_res {
+	uint64_t hash;
+	u_int total;
+};
+bool_t xdr_xt_bulk8_res(XDR *x, struct xt_bulk8_res *r);
 bool_t xdr_xt_opaque(XDR *x, struct xt_opaque *o);
 
 uint64_t xt_hash(const void *p, size_t n);
