@@ -351,13 +351,24 @@ static void progress_line(const struct run *r, double el, uint64_t dn, double dt
 		inflight_of(r), el, rate, rate * r->size / 1e6);
 }
 
+#define PERF_MAX_IV 6000 /* 100 ms intervals: ten minutes */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 static int run_case(const struct perf_client_opts *o, enum perf_transport tr, enum perf_workload wl,
 		    uint32_t size, struct perf_result *res)
 {
 	struct run r;
 	perf_info info;
 	uint32_t q, nthr = o->threads;
-	uint64_t start, last_done = 0, last_t;
+	uint64_t start, last_done = 0, last_t, iv_t = 0, iv_done = 0;
+	double iv[PERF_MAX_IV];
+	size_t niv = 0;
 	struct perf_hist *all;
 	int rc = 0;
 
@@ -466,7 +477,8 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 				}
 			}
 		}
-		/* supervise: progress line, end of window, drain */
+		/* supervise: progress line, 100 ms interval rates, end of
+		 * window, drain */
 		last_t = start;
 		for (;;) {
 			uint64_t now, busy = 0, dn = 0;
@@ -476,6 +488,17 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 			for (uint32_t i = 0; i < nthr; i++) {
 				busy += atomic_load(&r.thr[i].outstanding);
 				dn += atomic_load(&r.thr[i].done);
+			}
+			if (!o->count && now >= r.ws && now <= r.we) {
+				if (!iv_t) {
+					iv_t = now;
+					iv_done = dn;
+				} else if (now - iv_t >= 100000000ull && niv < PERF_MAX_IV) {
+					iv[niv++] =
+					    (double)(dn - iv_done) / ((double)(now - iv_t) / 1e9);
+					iv_t = now;
+					iv_done = dn;
+				}
 			}
 			if (o->progress && now - last_t >= 1000000000ull) {
 				progress_line(&r, (double)(now - start) / 1e9, dn - last_done,
@@ -543,6 +566,10 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 	if (res->seconds > 0) {
 		res->ops_per_s = (double)res->ops / res->seconds;
 		res->mb_per_s = res->ops_per_s * r.size / 1e6;
+	}
+	if (niv) {
+		qsort(iv, niv, sizeof(iv[0]), cmp_double);
+		res->ops_per_s_med = niv % 2 ? iv[niv / 2] : (iv[niv / 2 - 1] + iv[niv / 2]) / 2;
 	}
 	res->p50_us = perf_hist_quantile(all, 0.50) / 1e3;
 	res->p99_us = perf_hist_quantile(all, 0.99) / 1e3;

@@ -61,17 +61,18 @@ static const struct perf_result *rdma_peer(const struct perf_result *r, size_t n
 
 void perf_report_table(FILE *f, const struct perf_result *r, size_t n)
 {
-	fprintf(f, "%-9s %-8s %-5s %9s %3s %3s %12s %10s %9s %9s %9s %9s %s\n", "transport",
-		"server", "work", "bytes", "T", "Q", "calls/s", "MB/s", "p50 us", "p99 us",
-		"p99.9 us", "checked", "vs rdma");
+	fprintf(f, "%-9s %-8s %-5s %9s %3s %3s %10s %10s %10s %9s %9s %9s %9s %s\n", "transport",
+		"server", "work", "bytes", "T", "Q", "calls/s", "med100ms", "MB/s", "p50 us",
+		"p99 us", "p99.9 us", "checked", "vs rdma");
 	for (size_t i = 0; i < n; i++) {
 		const struct perf_result *x = &r[i], *p = rdma_peer(r, n, x);
 
-		fprintf(f, "%-9s %-8s %-5s %9u %3u %3u %12.0f %10.1f %9.1f %9.1f %9.1f %9llu",
+		fprintf(f,
+			"%-9s %-8s %-5s %9u %3u %3u %10.0f %10.0f %10.1f %9.1f %9.1f %9.1f %9llu",
 			perf_transport_name(x->transport), model_name(x->transport),
 			perf_workload_name(x->workload), x->size, x->threads, x->inflight,
-			x->ops_per_s, x->mb_per_s, x->p50_us, x->p99_us, x->p999_us,
-			(unsigned long long)x->verified);
+			x->ops_per_s, x->ops_per_s_med, x->mb_per_s, x->p50_us, x->p99_us,
+			x->p999_us, (unsigned long long)x->verified);
 		if (x->transport != PERF_T_RDMA && p && x->ops_per_s > 0 && x->p50_us > 0)
 			fprintf(f, " rdma/tcp rate %.2fx, p50 %.2fx", p->ops_per_s / x->ops_per_s,
 				p->p50_us / x->p50_us);
@@ -87,7 +88,7 @@ void perf_csv_header(FILE *f)
 	fprintf(f, "transport,server_model,workload,size,threads,inflight,seconds,ops,ops_per_s,"
 		   "mb_per_s,p50_us,p99_us,p999_us,mean_us,max_us,verified,errors,bad_data,"
 		   "client_cpu,server_cpu,server_cpu_seen,credit_stalls,read_chunks,write_chunks,"
-		   "long_calls,remote_inv,server_rss_kb\n");
+		   "long_calls,remote_inv,server_rss_kb,ops_per_s_med\n");
 }
 
 void perf_csv_row(FILE *f, const struct perf_result *x)
@@ -95,7 +96,7 @@ void perf_csv_row(FILE *f, const struct perf_result *x)
 	fprintf(
 	    f,
 	    "%s,%s,%s,%u,%u,%u,%.3f,%llu,%.1f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%llu,%llu,%llu,%d,%d,"
-	    "%d,%llu,%llu,%llu,%llu,%llu,%llu\n",
+	    "%d,%llu,%llu,%llu,%llu,%llu,%llu,%.1f\n",
 	    perf_transport_name(x->transport), model_name(x->transport),
 	    perf_workload_name(x->workload), x->size, x->threads, x->inflight, x->seconds,
 	    (unsigned long long)x->ops, x->ops_per_s, x->mb_per_s, x->p50_us, x->p99_us, x->p999_us,
@@ -104,7 +105,7 @@ void perf_csv_row(FILE *f, const struct perf_result *x)
 	    x->server_cpu_seen, (unsigned long long)x->credit_stalls,
 	    (unsigned long long)x->read_chunks, (unsigned long long)x->write_chunks,
 	    (unsigned long long)x->long_calls, (unsigned long long)x->remote_inv,
-	    (unsigned long long)x->server_rss_kb);
+	    (unsigned long long)x->server_rss_kb, x->ops_per_s_med);
 }
 
 int perf_report_csv(const char *path, const struct perf_result *r, size_t n)
@@ -210,7 +211,8 @@ void perf_report_json(FILE *f, const struct perf_client_opts *o, const struct pe
 		    "\"verified\": %llu, \"errors\": %llu, \"bad_data\": %llu, \"client_cpu\": %d, "
 		    "\"server_cpu\": %d, \"server_cpu_seen\": %d, \"credit_stalls\": %llu, "
 		    "\"read_chunks\": %llu, \"write_chunks\": %llu, \"long_calls\": %llu, "
-		    "\"remote_invalidations\": %llu, \"server_rss_kb\": %llu",
+		    "\"remote_invalidations\": %llu, \"server_rss_kb\": %llu, "
+		    "\"ops_per_s_median_100ms\": %.1f",
 		    i ? "," : "", perf_transport_name(x->transport), model_name(x->transport),
 		    perf_workload_name(x->workload), x->size, x->threads, x->inflight, x->seconds,
 		    (unsigned long long)x->ops, x->ops_per_s, x->mb_per_s, x->p50_us, x->p99_us,
@@ -219,7 +221,7 @@ void perf_report_json(FILE *f, const struct perf_client_opts *o, const struct pe
 		    x->server_cpu_pinned, x->server_cpu_seen, (unsigned long long)x->credit_stalls,
 		    (unsigned long long)x->read_chunks, (unsigned long long)x->write_chunks,
 		    (unsigned long long)x->long_calls, (unsigned long long)x->remote_inv,
-		    (unsigned long long)x->server_rss_kb);
+		    (unsigned long long)x->server_rss_kb, x->ops_per_s_med);
 		if (x->transport != PERF_T_RDMA && p && x->ops_per_s > 0 && x->p50_us > 0)
 			fprintf(f, ", \"rdma_over_this_rate\": %.3f, \"rdma_over_this_p50\": %.3f",
 				p->ops_per_s / x->ops_per_s, p->p50_us / x->p50_us);

@@ -95,6 +95,9 @@ struct perf_result {
 	double seconds;
 	uint64_t ops, errors, verified, bad_data;
 	double ops_per_s, mb_per_s; /* MB = 10^6 bytes of payload */
+	/* Median of the calls/s of each 100 ms of the window: what the
+	 * transport does between the stalls a busy machine causes. */
+	double ops_per_s_med;
 	double p50_us, p99_us, p999_us, mean_us, max_us;
 	int client_cpu, server_cpu_pinned, server_cpu_seen;
 	uint64_t server_rss_kb; /* server process VmRSS after the run */
