@@ -14,7 +14,7 @@
  * request owns its copy, its pulled Read chunk data and one send buffer
  * from then until its reply's Send completes. Read chunks are pulled with
  * RDMA Reads on the client's connection; ready calls are dispatched on the
- * backchannel thread, which also sends BC_ENABLE again after a reconnect.
+ * backchannel thread; another one sends BC_ENABLE again after a reconnect.
  *
  * Server side (struct bc_svc, struct bc_conn per connection, struct
  * rpcrdma_svc_client per client). A client handle exists for every
@@ -178,7 +178,10 @@ struct bc_clnt {
 	bool inline_dispatch;
 	struct rpcrdma_bc_req *ihead, *itail;
 	pthread_t thr;
-	bool thr_started, stop;
+	/* A thread of its own sends BC_ENABLE again after a reconnect, so a
+	 * callback that blocks on the dispatch thread cannot hold it up. */
+	pthread_t ethr;
+	bool thr_started, ethr_started, stop;
 	pthread_cond_t cv;
 	struct rpcrdma_bc_stats st;
 	struct rpcrdma1_hdr scratch;
@@ -574,7 +577,8 @@ static void clnt_reenable(struct bc_clnt *b)
 	pthread_mutex_unlock(b->lock);
 }
 
-static void *clnt_thread(void *arg)
+/* RFC 8167 §6 after a reconnect (as NFSv4.1 BIND_CONN_TO_SESSION). */
+static void *enable_thread(void *arg)
 {
 	struct bc_clnt *b = arg;
 
@@ -587,6 +591,18 @@ static void *clnt_thread(void *arg)
 			pthread_mutex_lock(b->lock);
 			continue;
 		}
+		pthread_cond_wait(&b->cv, b->lock);
+	}
+	pthread_mutex_unlock(b->lock);
+	return NULL;
+}
+
+static void *clnt_thread(void *arg)
+{
+	struct bc_clnt *b = arg;
+
+	pthread_mutex_lock(b->lock);
+	while (!b->stop) {
 		if (b->qhead) {
 			struct rpcrdma_bc_req *r = b->qhead;
 
@@ -650,6 +666,10 @@ int bc_clnt_new(struct rpcrdma_clnt *c, pthread_mutex_t *lock, struct rpcrdma_pd
 		rc = -pthread_create(&b->thr, NULL, clnt_thread, b);
 		b->thr_started = rc == 0;
 	}
+	if (!rc) {
+		rc = -pthread_create(&b->ethr, NULL, enable_thread, b);
+		b->ethr_started = rc == 0;
+	}
 	if (rc) {
 		bc_clnt_free(b);
 		return rc;
@@ -662,13 +682,14 @@ void bc_clnt_free(struct bc_clnt *b)
 {
 	if (!b)
 		return;
-	if (b->thr_started) {
-		pthread_mutex_lock(b->lock);
-		b->stop = true;
-		pthread_cond_broadcast(&b->cv);
-		pthread_mutex_unlock(b->lock);
+	pthread_mutex_lock(b->lock);
+	b->stop = true;
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(b->lock);
+	if (b->thr_started)
 		pthread_join(b->thr, NULL);
-	}
+	if (b->ethr_started)
+		pthread_join(b->ethr, NULL);
 	if (b->reqs) {
 		for (uint32_t i = 0; i < b->nreq; i++) {
 			struct rpcrdma_bc_req *r = &b->reqs[i];
