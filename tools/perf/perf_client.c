@@ -594,8 +594,10 @@ static uint64_t self_rss_kb(void)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %llu", &v) == 1)
+		if (!strncmp(line, "VmRSS:", 6)) {
+			v = strtoull(line + 6, NULL, 10);
 			break;
+		}
 	fclose(f);
 	return v;
 }
@@ -619,7 +621,7 @@ static void conn_cb(struct rpcrdma_clnt *c, int status, void *res, void *arg)
 static int connections_mode(const struct perf_client_opts *o, struct perf_conn_report *rep)
 {
 	uint32_t n = o->connections, size = o->nsizes ? o->sizes[0] : 1048576;
-	struct rpcrdma_clnt **c = calloc(n, sizeof(*c));
+	struct rpcrdma_clnt **c = calloc(n, sizeof(struct rpcrdma_clnt *));
 	perf_write_args *wa = calloc(n, sizeof(*wa));
 	perf_write_res *wr = calloc(n, sizeof(*wr));
 	perf_info info;

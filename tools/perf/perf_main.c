@@ -193,6 +193,7 @@ int main(int argc, char **argv)
 				      .verify_every = 1};
 	bool server, fork_port_set = false, have_workload = false;
 	const char *role;
+	char *end;
 	int c;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -281,13 +282,13 @@ int main(int argc, char **argv)
 			co.inflight = v;
 			break;
 		case O_DURATION:
-			co.duration = atof(optarg);
-			if (!(co.duration > 0 && co.duration < 3600))
+			co.duration = strtod(optarg, &end);
+			if (*end || !(co.duration > 0 && co.duration < 3600))
 				return bad("duration", optarg);
 			break;
 		case O_WARMUP:
-			co.warmup = atof(optarg);
-			if (!(co.warmup >= 0 && co.warmup < 600))
+			co.warmup = strtod(optarg, &end);
+			if (*end || !(co.warmup >= 0 && co.warmup < 600))
 				return bad("warmup", optarg);
 			break;
 		case O_COUNT:

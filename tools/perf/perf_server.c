@@ -46,14 +46,12 @@ static void proc_status(uint64_t *rss, uint64_t *hwm, uint32_t *threads)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v;
-
-		if (sscanf(line, "VmRSS: %llu", &v) == 1)
-			*rss = v;
-		else if (sscanf(line, "VmHWM: %llu", &v) == 1)
-			*hwm = v;
-		else if (sscanf(line, "Threads: %llu", &v) == 1)
-			*threads = (uint32_t)v;
+		if (!strncmp(line, "VmRSS:", 6))
+			*rss = strtoull(line + 6, NULL, 10);
+		else if (!strncmp(line, "VmHWM:", 6))
+			*hwm = strtoull(line + 6, NULL, 10);
+		else if (!strncmp(line, "Threads:", 8))
+			*threads = (uint32_t)strtoul(line + 8, NULL, 10);
 	}
 	fclose(f);
 }
