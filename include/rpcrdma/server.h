@@ -86,12 +86,14 @@ struct rpcrdma_svc_opts {
 	int mpa_crc;        /* default true */
 	int backlog;        /* listen backlog (default 128) */
 	/* Most bytes of pulled Read chunk data held at once over all
-	 * connections (default 256 MiB). Each call's Read chunks are pulled
+	 * connections (default 16 MiB). Each call's Read chunks are pulled
 	 * into memory allocated for that call and freed when it is answered;
 	 * a call that does not fit waits (holding one credit) until earlier
-	 * calls are answered; a call that needs more than this gets
-	 * ERR_CHUNK. So memory grows with connections x credits x inline
-	 * threshold (receive and send buffers) plus at most this. */
+	 * calls are answered; a call larger than this is pulled alone (the
+	 * largest call is bounded by max_chunk_bytes). So memory grows with
+	 * connections x credits x inline threshold (receive and send
+	 * buffers) plus at most max(this, one call), not with the payload
+	 * sizes in flight. */
 	uint64_t max_pull_bytes;
 };
 

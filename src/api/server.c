@@ -286,10 +286,11 @@ static void refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err)
  * are pulled into a staging buffer allocated for that call and freed when
  * its request ends (its reply is sent). The staging bytes of all calls at
  * once are bounded by the pull budget (RPCRDMA_SVC_OPT_MAX_PULL): a call
- * that does not fit now waits in the pull queue, holding only its receive
- * buffer (one credit), until earlier calls free theirs; a call larger than
- * the whole budget gets ERR_CHUNK (RFC 8166 §4.5.2: chunks we cannot use).
- * An idle server keeps no pull memory at all.
+ * that does not fit now waits in the pull queue (FIFO), holding only its
+ * receive buffer (one credit), until earlier calls free theirs; a call
+ * larger than the whole budget is pulled alone, when nothing else is held.
+ * The largest call is bounded by max_chunk_bytes (beyond: ERR_CHUNK, RFC
+ * 8166 §4.5.2, chunks we cannot use). An idle server keeps no pull memory.
  *
  * Layout. The staging buffer is the call stream exactly as the decoder
  * reads it: the inline pieces (or the Position-Zero chunk's pieces) with
@@ -420,12 +421,15 @@ static void pull_finish(struct rpcrdma_svc_req *r)
 	memcpy(st + off, p0 + prev, r->p0len - prev);
 }
 
-/* Start the pull of @r now, or queue it for budget. */
+static void pull_go(struct svc_conn *c, struct rpcrdma_svc_req *r);
+
+/* Start the pull of @r now, or queue it for budget (FIFO: behind calls
+ * already waiting). */
 static void pull_or_queue(struct svc_conn *c, struct rpcrdma_svc_req *r)
 {
 	struct rpcrdma_svc *s = c->svc;
 
-	if (s->pullq_head || s->pull_inuse + r->pull_need > s->max_pull) {
+	if (s->pullq_head || (s->pull_inuse && s->pull_inuse + r->pull_need > s->max_pull)) {
 		r->deferred = true;
 		r->pnext = NULL;
 		if (s->pullq_tail)
@@ -436,6 +440,15 @@ static void pull_or_queue(struct svc_conn *c, struct rpcrdma_svc_req *r)
 		s->st.credit_stalls++; /* server side: a call waited for pull memory */
 		return;
 	}
+	pull_go(c, r);
+}
+
+/* Start the pull of @r now; on failure end it (ERR_CHUNK or, with Reads
+ * already posted, drop the connection). */
+static void pull_go(struct svc_conn *c, struct rpcrdma_svc_req *r)
+{
+	struct rpcrdma_svc *s = c->svc;
+
 	r->deferred = false;
 	if (pull_start(c, r)) {
 		if (r->reads_pending) {
@@ -456,7 +469,7 @@ static void pull_kick(struct rpcrdma_svc *s)
 	s->pull_kick_needed = false;
 	s->in_pull_kick = true;
 	while (s->pullq_head &&
-	       (s->pull_inuse + s->pullq_head->pull_need <= s->max_pull || !s->pull_inuse)) {
+	       (!s->pull_inuse || s->pull_inuse + s->pullq_head->pull_need <= s->max_pull)) {
 		struct rpcrdma_svc_req *r = s->pullq_head;
 
 		s->pullq_head = r->pnext;
@@ -467,7 +480,7 @@ static void pull_kick(struct rpcrdma_svc *s)
 		if (r->conn->dead || s->stopping)
 			req_end(r, false);
 		else
-			pull_or_queue(r->conn, r);
+			pull_go(r->conn, r);
 	}
 	s->in_pull_kick = false;
 }
@@ -601,10 +614,6 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	r->pull_need = r->stage_len + (r->nrc ? r->p0len : 0);
 	if (!r->pull_need)
 		r->pull_need = 4; /* zero-length chunks: still a valid buffer */
-	if (r->pull_need > s->max_pull) {
-		r->pull_need = 0;
-		goto chunk_err; /* could never be pulled */
-	}
 	s->st.read_chunks += nchunks;
 	s->st.read_bytes += total;
 	if (r->p0len)
@@ -1404,7 +1413,7 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 	s->progress = RPCRDMA_PROGRESS_THREAD;
 	s->remote_inv = true;
 	s->max_chunk = 64u << 20;
-	s->max_pull = 256u << 20;
+	s->max_pull = 16u << 20;
 	s->max_conns = 1024;
 	s->mpa_crc = true;
 	s->backlog = 128;
