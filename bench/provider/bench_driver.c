@@ -929,6 +929,11 @@ static void print_table(void)
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
 	printf("\nProvider benchmark, %s\nmachine: %s; load average %.2f at start\n", date, mach,
 	       load_at_start);
+	if (load_at_start > 1.0)
+		printf(
+		    "WARNING: the machine was busy (load %.2f on %ld CPUs): other processes share "
+		    "the CPUs, figures are noisy; --repeat 3 reports medians\n",
+		    load_at_start, sysconf(_SC_NPROCESSORS_ONLN));
 	printf("placement: server on CPU %d, client on CPU %d (%s); loopback 127.0.0.1\n",
 	       G.server_cpu, G.client_cpu, G.placement);
 	if (G.impls & 1)
