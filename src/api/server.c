@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "api/api_int.h"
@@ -40,6 +41,7 @@
 enum { WR_RECV = 1, WR_SEND, WR_READ, WR_WRITE };
 
 #define SVC_MAX_PROGS  32
+#define SVC_STASH      64 /* staging buffers kept for reuse, at most */
 #define SVC_SEND_EXTRA 8
 
 struct svc_prog {
@@ -61,6 +63,7 @@ struct rpcrdma_svc_req {
 	 * a staging buffer allocated for this call and freed when it ends
 	 * (see "Pulling Read chunks" below): the whole call stream, flat. */
 	uint8_t *stage;
+	size_t stage_cap; /* bytes mapped for it */
 	size_t stage_len; /* stream bytes */
 	size_t pull_need; /* bytes charged to the server's pull budget */
 	struct rpcrdma_mr *rdmr;
@@ -131,6 +134,14 @@ struct rpcrdma_svc {
 	 * the calls waiting for some to be freed (FIFO). */
 	uint64_t pull_inuse, max_pull;
 	struct rpcrdma_svc_req *pullq_head, *pullq_tail;
+	/* Staging buffers kept for reuse (no page faults per call); with
+	 * pull_inuse their bytes stay within max_pull. */
+	struct {
+		void *p;
+		size_t cap;
+	} stash[SVC_STASH];
+	uint32_t nstash;
+	uint64_t stash_bytes;
 	bool pull_kick_needed, in_pull_kick;
 	pthread_t pthr;
 	pthread_t *wthr;
@@ -309,11 +320,58 @@ static size_t p0_target(const struct rpcrdma_svc_req *r)
 	return r->nrc ? r->stage_len : 0;
 }
 
+/* Staging memory comes from mmap, not malloc: freed buffers go back to the
+ * system (glibc would keep large freed blocks in per-thread arenas and the
+ * resident size would follow the payloads after all). Up to max_pull bytes
+ * (in use + kept) are kept mapped for reuse, so a steady stream of calls
+ * costs neither syscalls nor page faults. */
+static void *stage_get(struct rpcrdma_svc *s, size_t need, size_t *cap)
+{
+	size_t want = (need + 65535u) & ~(size_t)65535u;
+	void *p;
+
+	for (uint32_t i = 0; i < s->nstash; i++) {
+		if (s->stash[i].cap >= need) {
+			p = s->stash[i].p;
+			*cap = s->stash[i].cap;
+			s->stash_bytes -= *cap;
+			s->stash[i] = s->stash[--s->nstash];
+			return p;
+		}
+	}
+	/* None fits: give kept ones back until the new one fits the budget. */
+	while (s->nstash && s->pull_inuse + s->stash_bytes + want > s->max_pull) {
+		s->nstash--;
+		munmap(s->stash[s->nstash].p, s->stash[s->nstash].cap);
+		s->stash_bytes -= s->stash[s->nstash].cap;
+	}
+	p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*cap = want;
+	return p;
+}
+
+static void stage_put(struct rpcrdma_svc *s, void *p, size_t cap)
+{
+	if (s->nstash < SVC_STASH && s->pull_inuse + s->stash_bytes + cap <= s->max_pull) {
+		s->stash[s->nstash].p = p;
+		s->stash[s->nstash].cap = cap;
+		s->nstash++;
+		s->stash_bytes += cap;
+		return;
+	}
+	munmap(p, cap);
+}
+
 static void pull_release(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 {
-	free(r->stage);
+	if (r->stage) {
+		s->pull_inuse -= r->stage_cap;
+		stage_put(s, r->stage, r->stage_cap);
+	}
 	r->stage = NULL;
-	s->pull_inuse -= r->pull_need;
+	r->stage_cap = 0;
 	r->pull_need = 0;
 	if (s->pullq_head && !s->stopping)
 		s->pull_kick_needed = true;
@@ -330,11 +388,11 @@ static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
 	uint32_t prev = 0, start = 0, ci = 0;
 	int rc;
 
-	st = aligned_alloc(64, (r->pull_need + 63) & ~(size_t)63);
+	st = stage_get(s, r->pull_need, &r->stage_cap);
 	if (!st)
 		return -ENOMEM;
 	r->stage = st;
-	s->pull_inuse += r->pull_need;
+	s->pull_inuse += r->stage_cap;
 	rc = xprt_mr_use(s->pd, &r->rdmr, st, r->pull_need, RPCRDMA_ACCESS_LOCAL_WRITE);
 	if (rc)
 		return rc;
@@ -1676,6 +1734,10 @@ void rpcrdma_svc_destroy(struct rpcrdma_svc *s)
 		rpcrdma_pd_free(s->pd);
 	if (s->dev)
 		rpcrdma_dev_close(s->dev);
+	while (s->nstash) {
+		s->nstash--;
+		munmap(s->stash[s->nstash].p, s->stash[s->nstash].cap);
+	}
 	free(s->wthr);
 	pthread_cond_destroy(&s->work_cv);
 	pthread_cond_destroy(&s->done_cv);
