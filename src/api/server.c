@@ -742,14 +742,21 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 	}
 }
 
-static void poll_conn(struct svc_conn *c, struct rpcrdma_svc_req **runnow)
+/* Reap @c's completions; returns how many. A short batch means the CQ is
+ * empty (no extra empty poll). */
+static int poll_conn(struct svc_conn *c, struct rpcrdma_svc_req **runnow)
 {
 	struct rpcrdma_wc wc[32];
-	int n;
+	int n, total = 0;
 
-	while ((n = rpcrdma_cq_poll(c->cq, wc, 32)) > 0)
+	do {
+		n = rpcrdma_cq_poll(c->cq, wc, 32);
 		for (int i = 0; i < n; i++)
 			handle_wc(c, &wc[i], runnow);
+		if (n > 0)
+			total += n;
+	} while (n == 32);
+	return total;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1413,11 +1420,16 @@ static void *progress_main(void *arg)
 		int tmo = t < spin_end ? 0 : SVC_BLOCK_MS;
 		int n = rpcrdma_dev_progress(s->dev, tmo);
 
+		int m = 0;
+
 		pthread_mutex_lock(&s->lock);
-		if (n > 0 || t >= next_reap)
-			handle_events(s, &runnow);
 		for (struct svc_conn *c = s->conns; c; c = c->next)
-			poll_conn(c, &runnow);
+			m += poll_conn(c, &runnow);
+		/* progress counts completions and events: look for events only
+		 * when it produced more than the completions just reaped (or
+		 * now and then). */
+		if (n > m || t >= next_reap)
+			handle_events(s, &runnow);
 		if (t >= next_reap) {
 			reap_conns(s);
 			next_reap = t + 5000000ull;
