@@ -599,8 +599,12 @@ int siw_cm_accept(struct siw_creq *req, struct siw_ep *ep, const void *pdata, si
 		ep_event_pd(ep, RPCRDMA_EV_ESTABLISHED, 0, NULL, 0);
 	}
 	(void)siw_tx_process(ep);
-	/* FPDUs may already be waiting behind the request */
+	/* FPDUs may already be waiting behind the request (the peer sends
+	 * as soon as it has our reply); what they ask for (Read Responses)
+	 * must go out now: no socket event will come for it */
 	(void)siw_rx_process(ep);
+	if (ep->fd >= 0)
+		(void)siw_tx_process(ep);
 	return 0;
 }
 
