@@ -19,6 +19,7 @@
  * completions, invalidation) wait until the CRC has been verified.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -584,8 +585,31 @@ static int rx_consume(struct siw_ep *ep)
 	}
 }
 
-/* recvmsg() straight into the placement targets, then the stage. */
-static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *placed, size_t *asked)
+/* Account for @n payload bytes the kernel placed at the targets. */
+static void rx_placed(struct siw_ep *ep, uint32_t n)
+{
+	struct siw_rx *rx = &ep->rx;
+
+	for (uint32_t left = n; left;) {
+		struct iovec *t = &rx->tgt[rx->tgt_i];
+		uint32_t k = t->iov_len < left ? (uint32_t)t->iov_len : left;
+
+		if (ep->crc)
+			rx->crc = siw_crc_update(rx->crc, t->iov_base, k);
+		t->iov_base = (uint8_t *)t->iov_base + k;
+		t->iov_len -= k;
+		left -= k;
+		if (!t->iov_len)
+			rx->tgt_i++;
+	}
+	rx->data_left -= n;
+	if (!rx->data_left)
+		rx->state = SIW_RX_TRAILER;
+}
+
+/* recvmsg() straight into the placement targets, then the stage; *stage_n
+ * is how many bytes went to the stage. */
+static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *stage_n, size_t *asked)
 {
 	struct siw_rx *rx = &ep->rx;
 	struct iovec iov[SIW_MAX_SGE + 2];
@@ -613,23 +637,164 @@ static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *placed, size_t *asked
 		return got;
 	uint32_t p = (uint64_t)got < rx->data_left ? (uint32_t)got : rx->data_left;
 
-	*placed = p;
-	/* advance the targets over what the kernel placed, CRC over it */
-	for (uint32_t left = p; left;) {
-		struct iovec *t = &rx->tgt[rx->tgt_i];
-		uint32_t k = t->iov_len < left ? (uint32_t)t->iov_len : left;
+	rx_placed(ep, p);
+	*stage_n = (uint32_t)got - p;
+	return got;
+}
 
-		if (ep->crc)
-			rx->crc = siw_crc_update(rx->crc, t->iov_base, k);
-		t->iov_base = (uint8_t *)t->iov_base + k;
-		t->iov_len -= k;
-		left -= k;
-		if (!t->iov_len)
-			rx->tgt_i++;
+/*
+ * Read Response prediction. A Read Response's sink is known in full (the
+ * outstanding Read's SGE and length) and every byte of it is written by
+ * the response, so while the current FPDU is not the last one we can let
+ * one recvmsg() scatter the rest of the response too: the current payload
+ * and trailer, then for each expected FPDU (same size as the current one,
+ * the last one shorter) its header and trailer into rx->pred and its
+ * payload straight into the sink. Afterwards every header is compared with
+ * the one expected, byte for byte, and then checked like any other
+ * (rx_hdr_step: STag, bounds, access). On a mismatch (a peer that cuts its
+ * FPDUs differently or interleaves other messages) what arrived from that
+ * header on is copied into rx->replay and parsed normally, and prediction
+ * stays off for this connection; bytes placed at a wrong place can only be
+ * inside the Read's own sink, which the response still overwrites.
+ */
+static bool rx_can_predict(struct siw_ep *ep)
+{
+	struct siw_rx *rx = &ep->rx;
+
+	return rx->kind == SIW_RXK_READ_RESP && !rx->last && !rx->pred_off && rx->tgt_n == 1 &&
+	       rx->ulpdu_len > DDP_TAGGED_HDR_LEN && orq_head_wqe(ep) != NULL;
+}
+
+static int rx_replay_from(struct siw_ep *ep, const struct iovec *iov, uint32_t niov, uint32_t idx,
+			  uint32_t off, size_t bytes)
+{
+	struct siw_rx *rx = &ep->rx;
+
+	rx->pred_off = true;
+	if (!rx->replay) {
+		rx->replay = malloc(SIW_REPLAY_MAX);
+		if (!rx->replay)
+			return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+					RDMAP_ECODE_UNSPECIFIED);
 	}
-	rx->data_left -= p;
-	if (!rx->data_left)
-		rx->state = SIW_RX_TRAILER;
+	rx->replay_off = rx->replay_len = 0;
+	for (uint32_t i = idx; i < niov && bytes; i++, off = 0) {
+		size_t k = iov[i].iov_len - off;
+
+		if (k > bytes)
+			k = bytes;
+		memcpy(rx->replay + rx->replay_len, (uint8_t *)iov[i].iov_base + off, k);
+		rx->replay_len += (uint32_t)k;
+		bytes -= k;
+	}
+	rx->state = SIW_RX_HDR;
+	rx->hdr_have = 0;
+	rx->hdr_need = 4;
+	rx->crc = SIW_CRC_INIT;
+	return 0;
+}
+
+static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *asked)
+{
+	struct siw_rx *rx = &ep->rx;
+	struct siw_wqe *w = orq_head_wqe(ep);
+	const uint32_t hl = MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN;
+	struct iovec iov[3u * SIW_PRED_FPDUS + 3u];
+	uint32_t plen[SIW_PRED_FPDUS];
+	uint32_t n = 0, k, npred = 0;
+	uint32_t full = rx->ulpdu_len - DDP_TAGGED_HDR_LEN;
+	uint64_t to = (uint64_t)(uintptr_t)rx->tgt[0].iov_base + rx->data_left;
+	uint64_t end;
+	struct msghdr mh;
+	ssize_t got;
+	size_t pos;
+
+	if (!w || w->num_sge != 1)
+		return rx_recv_direct(ep, stage_n, asked);
+	end = w->sge[0].addr + w->len;
+	if (to >= end)
+		return rx_recv_direct(ep, stage_n, asked);
+	iov[n++] = (struct iovec){rx->tgt[0].iov_base, rx->data_left};
+	iov[n++] = (struct iovec){rx->trl, rx->trl_need};
+	*asked = rx->data_left + rx->trl_need;
+	for (; to < end && npred < SIW_PRED_FPDUS; npred++) {
+		uint32_t p = end - to < full ? (uint32_t)(end - to) : full;
+		uint32_t ul = DDP_TAGGED_HDR_LEN + p;
+		uint8_t *e = rx->pred_exp[npred];
+
+		/* the header our peer sends if it keeps cutting as so far */
+		put_be16(e, (uint16_t)ul);
+		e[2] =
+		    (uint8_t)(DDP_FLAG_TAGGED | (to + p == end ? DDP_FLAG_LAST : 0) | DDP_VERSION);
+		e[3] = (uint8_t)(RDMAP_VERSION << RDMAP_RV_SHIFT | RDMAP_READ_RESP);
+		put_be32(e + 2 + DDP_T_OFF_STAG, w->sge[0].lkey);
+		put_be64(e + 2 + DDP_T_OFF_TO, to);
+		plen[npred] = p;
+		iov[n++] = (struct iovec){rx->pred_rx[npred], hl};
+		iov[n++] = (struct iovec){(void *)(uintptr_t)to, p};
+		iov[n++] = (struct iovec){rx->pred_rx[npred] + hl, mpa_pad(ul) + MPA_CRC_SIZE};
+		*asked += hl + p + mpa_pad(ul) + MPA_CRC_SIZE;
+		to += p;
+	}
+	iov[n++] = (struct iovec){rx->stage, SIW_RX_STAGE};
+	*asked += SIW_RX_STAGE;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = n;
+	got = recvmsg(ep->fd, &mh, MSG_DONTWAIT);
+	*stage_n = 0;
+	if (got <= 0)
+		return got;
+	/* the current FPDU: payload, then trailer */
+	pos = (size_t)got;
+	k = pos < rx->data_left ? (uint32_t)pos : rx->data_left;
+	rx_placed(ep, k);
+	pos -= k;
+	if (rx->state == SIW_RX_DATA)
+		return got;
+	k = pos < rx->trl_need ? (uint32_t)pos : rx->trl_need;
+	rx->trl_have = k;
+	pos -= k;
+	if (rx->trl_have < rx->trl_need || rx_trailer_done(ep) || rx->state != SIW_RX_HDR)
+		return got; /* incomplete, or terminating */
+	for (k = 0; k < npred; k++) {
+		uint8_t *h = rx->pred_rx[k];
+		uint32_t tl = mpa_pad(DDP_TAGGED_HDR_LEN + plen[k]) + MPA_CRC_SIZE;
+		uint32_t m;
+
+		if (pos < hl) {
+			/* a partial header: parse it the ordinary way */
+			memcpy(rx->stage, h, pos);
+			*stage_n = (uint32_t)pos;
+			return got;
+		}
+		if (memcmp(h, rx->pred_exp[k], hl) != 0) {
+			(void)rx_replay_from(ep, iov, n, 2u + 3u * k, 0, pos);
+			return got;
+		}
+		/* the expected header; now checked like any other */
+		memcpy(rx->hdr, h, hl);
+		rx->hdr_have = rx->hdr_need = hl;
+		rx->ulpdu_len = DDP_TAGGED_HDR_LEN + plen[k];
+		rx->last = h[2] & DDP_FLAG_LAST;
+		rx->op = RDMAP_READ_RESP;
+		if (rx_hdr_step(ep))
+			return got;
+		pos -= hl;
+		m = pos < plen[k] ? (uint32_t)pos : plen[k];
+		if (m)
+			rx_placed(ep, m);
+		pos -= m;
+		if (rx->state == SIW_RX_DATA)
+			return got;
+		m = pos < tl ? (uint32_t)pos : tl;
+		memcpy(rx->trl, h + hl, m);
+		rx->trl_have = m;
+		pos -= m;
+		if (m < tl || rx_trailer_done(ep) || rx->state != SIW_RX_HDR)
+			return got;
+	}
+	*stage_n = (uint32_t)pos; /* what is left went to the stage */
 	return got;
 }
 
@@ -666,7 +831,7 @@ int siw_rx_process(struct siw_ep *ep)
 
 	for (;;) {
 		ssize_t n;
-		uint32_t placed = 0;
+		uint32_t stage_n = 0;
 		size_t asked = SIW_RX_STAGE;
 
 		if (ep->fd < 0)
@@ -689,15 +854,30 @@ int siw_rx_process(struct siw_ep *ep)
 				return 0; /* the endpoint is terminating */
 			continue;
 		}
+		rx->st_off = rx->st_len = 0;
+		if (rx->replay_off < rx->replay_len) {
+			/* bytes of a misprediction, parsed again */
+			uint32_t k = rx->replay_len - rx->replay_off;
+
+			if (k > SIW_RX_STAGE)
+				k = SIW_RX_STAGE;
+			memcpy(rx->stage, rx->replay + rx->replay_off, k);
+			rx->replay_off += k;
+			rx->st_len = k;
+			continue;
+		}
 		/* A short read emptied the socket: return to epoll (level
 		 * triggered) rather than pay a recv() that says EAGAIN. */
 		if (drained)
 			return 0;
-		rx->st_off = rx->st_len = 0;
-		if (rx->state == SIW_RX_DATA)
-			n = rx_recv_direct(ep, &placed, &asked);
-		else
+		if (rx->state == SIW_RX_DATA && rx_can_predict(ep)) {
+			n = rx_recv_predict(ep, &stage_n, &asked);
+		} else if (rx->state == SIW_RX_DATA) {
+			n = rx_recv_direct(ep, &stage_n, &asked);
+		} else {
 			n = recv(ep->fd, rx->stage, SIW_RX_STAGE, MSG_DONTWAIT);
+			stage_n = n > 0 ? (uint32_t)n : 0;
+		}
 		if (n == 0) {
 			/* orderly close by the peer */
 			siw_ep_fail(ep, 0, RPCRDMA_WC_WR_FLUSH_ERR, 0);
@@ -712,8 +892,8 @@ int siw_rx_process(struct siw_ep *ep)
 			return 0;
 		}
 		ep->stats.rx_bytes += (uint64_t)n;
-		/* what went past the payload landed in the stage */
-		rx->st_len = (uint32_t)n - placed;
+		/* what went past the placed payload landed in the stage */
+		rx->st_len = stage_n;
 		drained = (size_t)n < asked;
 	}
 }

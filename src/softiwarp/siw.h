@@ -51,6 +51,10 @@
 /* rx staging: headers and trailers are read through this; bulk payload is
  * received straight into the target memory (qp_rx.c). */
 #define SIW_RX_STAGE 512u
+/* Read Responses: FPDUs received by one recvmsg() beyond the current one
+ * (their sink is known: see qp_rx.c) */
+#define SIW_PRED_FPDUS 15u
+#define SIW_REPLAY_MAX (SIW_PRED_FPDUS * (MPA_MAX_ULPDU + 12u) + SIW_RX_STAGE)
 /* header buffer: MPA len + untagged DDP + the largest RDMAP extension
  * (Terminate control + copied DDP length/header + Read Request header). */
 #define SIW_HDR_MAX                                                                                \
@@ -363,6 +367,15 @@ struct siw_rx {
 	uint32_t inv_stag;
 	uint8_t op;
 	uint64_t msg_bytes; /* Send: bytes placed so far */
+	/* Read Response prediction (qp_rx.c rx_recv_predict): headers and
+	 * trailers of the FPDUs expected after the current one */
+	uint8_t pred_exp[SIW_PRED_FPDUS][MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN];
+	uint8_t pred_rx[SIW_PRED_FPDUS][MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN + 8];
+	bool pred_off; /* a misprediction happened: stop predicting */
+	/* bytes to parse again after a misprediction (heap, made on first
+	 * use: not steady state) */
+	uint8_t *replay;
+	uint32_t replay_off, replay_len;
 	/* Terminate payload we keep for decoding */
 	uint8_t term[RDMAP_TERM_CTRL_LEN + 2u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
 	uint32_t term_len;

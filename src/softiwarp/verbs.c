@@ -536,6 +536,7 @@ void siw_ep_free(struct siw_ep *ep)
 	free(ep->rq_sge);
 	free(ep->orq);
 	free(ep->irq);
+	free(ep->rx.replay);
 	free(ep);
 }
 
