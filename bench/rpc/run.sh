@@ -77,6 +77,12 @@ spid=
 cleanup() {
 	if [ -n "$spid" ]; then
 		kill -TERM "$spid" 2>/dev/null || true
+		i=0
+		while kill -0 "$spid" 2>/dev/null && [ $i -lt 150 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -KILL "$spid" 2>/dev/null || true
 		wait "$spid" 2>/dev/null || true
 	fi
 }
@@ -98,7 +104,8 @@ rport=$(echo "$sline" | sed -n 's/.* rdma port \([0-9]*\).*/\1/p')
 tport=$(echo "$sline" | sed -n 's/.* tcp port \([0-9]*\) (svc_run).*/\1/p')
 fport=$(echo "$sline" | sed -n 's/.* tcp-fork port \([0-9]*\).*/\1/p')
 C0="$perf client 127.0.0.1 --port $rport --tcp-port $tport --tcp-fork-port $fport $carg"
-C="$pre $C0"
+# every client run has a deadline, so a wedged server cannot hang the run
+C="timeout 300 $pre $C0"
 
 res=$out/results.csv
 : >"$res"
@@ -152,14 +159,14 @@ if [ $instr = 1 ]; then
 	if perf stat -x, -e instructions:u true 2>&1 | grep -q '^[0-9]'; then
 		instr_how="perf stat -e instructions:u"
 		count_instr() {
-			$pre perf stat -x, -e instructions:u -o "$out/pstat" $C0 --workload null --count "$1" \
+			timeout 600 $pre perf stat -x, -e instructions:u -o "$out/pstat" $C0 --workload null --count "$1" \
 				--no-progress "$2" >/dev/null 2>&1 || return 1
 			sed -n 's/^\([0-9]*\),.*instructions.*/\1/p' "$out/pstat" | head -1
 		}
 	elif command -v valgrind >/dev/null 2>&1; then
 		instr_how="valgrind --tool=callgrind (Ir, all client threads)"
 		count_instr() {
-			$pre valgrind --tool=callgrind --callgrind-out-file=/dev/null $C0 --workload null \
+			timeout 600 $pre valgrind --tool=callgrind --callgrind-out-file=/dev/null $C0 --workload null \
 				--count "$1" --no-progress "$2" >/dev/null 2>"$out/cg.err" || return 1
 			sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/cg.err" | head -1
 		}
@@ -184,7 +191,7 @@ prov_read= prov_write=
 if [ $provider = 1 ] && [ -x "$bprov" ]; then
 	echo "  provider: bench_provider --only siw --modes block --crc off $parg" >&2
 	if [ $quick = 1 ]; then ps=0.5; else ps=1.5; fi
-	if $pre "$bprov" --only siw --modes block --crc off --no-instr --seconds $ps $parg --json \
+	if timeout 300 $pre "$bprov" --only siw --modes block --crc off --no-instr --seconds $ps $parg --json \
 		>"$out/provider.json" 2>"$out/provider.err"; then
 		prov_write=$(jnum write_gbs "$out/provider.json")
 		prov_read=$(jnum read_gbs "$out/provider.json")

@@ -365,6 +365,9 @@ int perf_server_main(const struct perf_server_opts *o)
 
 	while (sigwait(&ss, &sig) != 0)
 		;
+	/* a wedged library must not keep the process: SIGALRM's default
+	 * action ends it if the graceful stop takes more than 10 s */
+	alarm(10);
 	rpcrdma_svc_stop(g_svc, 2000);
 	rpcrdma_svc_destroy(g_svc);
 	g_svc = NULL;
