@@ -407,7 +407,8 @@ struct rpcrdma_ep_attr {
 	/* RPCRDMA_EP_ATTR_TIMEOUT (default 10000): TCP connect + MPA exchange
 	 * deadline on either side, in ms. */
 	uint32_t connect_timeout_ms;
-	/* RPCRDMA_EP_ATTR_SOCKBUF (default 4 MiB): SO_SNDBUF / SO_RCVBUF. */
+	/* RPCRDMA_EP_ATTR_SOCKBUF (default 4 MiB): SO_SNDBUF / SO_RCVBUF; 0 leaves
+	 * the kernel's autotuning. */
 	uint32_t sockbuf;
 	void *context; /* RPCRDMA_EP_ATTR_CONTEXT: returned in events */
 };
