@@ -107,6 +107,26 @@ C0="$perf client 127.0.0.1 --port $rport --tcp-port $tport --tcp-fork-port $fpor
 # every client run has a deadline, so a wedged server cannot hang the run
 C="timeout 300 $pre $C0"
 
+jnum() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | head -1; }
+# the provider's raw RDMA Read / Write bandwidth (1 MiB, 16 in flight),
+# measured right before and right after the 16-in-flight RPC cases; the
+# higher of the two is the reference (load on the machine only lowers it)
+prov_read= prov_write=
+provider_run() {
+	[ $provider = 1 ] && [ -x "$bprov" ] || return 0
+	echo "  provider ($1): bench_provider --only siw --modes block --crc off $parg" >&2
+	if [ $quick = 1 ]; then ps=0.5; else ps=1.5; fi
+	if timeout 300 $pre "$bprov" --only siw --modes block --crc off --no-instr --seconds $ps $parg \
+		--json >"$out/provider-$1.json" 2>"$out/provider-$1.err"; then
+		w=$(jnum write_gbs "$out/provider-$1.json")
+		r=$(jnum read_gbs "$out/provider-$1.json")
+		prov_write=$(awk -v a="$prov_write" -v b="$w" 'BEGIN { print (a == "" || b + 0 > a + 0) ? b : a }')
+		prov_read=$(awk -v a="$prov_read" -v b="$r" 'BEGIN { print (a == "" || b + 0 > a + 0) ? b : a }')
+	else
+		echo "run.sh: bench_provider FAILED ($out/provider-$1.err)" >&2
+	fi
+}
+
 res=$out/results.csv
 : >"$res"
 failures=0
@@ -141,14 +161,15 @@ case_run bulk_q1 --workload write --size 1M --inflight 1 --peer both --tcp-serve
 case_run bulkr_q1 --workload read --size 1M --inflight 1 --peer both --tcp-server svc
 case_run bulk_t2 --workload write --size 1M --threads 2 --peer both --tcp-server fork
 case_run bulkr_t2 --workload read --size 1M --threads 2 --peer both --tcp-server fork
+provider_run before
 case_run bulk_q16 --workload write --size 1M --inflight 16 --peer rdma
 case_run bulkr_q16 --workload read --size 1M --inflight 16 --peer rdma
+provider_run after
 case_run sweep_w --workload write --sizes $sweep --peer both --tcp-server svc \
 	--plot "$out/sweep-write.png"
 case_run sweep_r --workload read --sizes $sweep --peer both --tcp-server svc \
 	--plot "$out/sweep-read.png"
 
-jnum() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | head -1; }
 
 # client user-space instructions per NULL call: the difference of two runs
 # (n1 and n2 calls, one in flight) divided by n2 - n1, so set-up and
@@ -183,20 +204,6 @@ if [ $instr = 1 ]; then
 				eval "instr_$peer=$v"
 			fi
 		done
-	fi
-fi
-
-# the provider's raw RDMA Read / Write bandwidth (1 MiB, 16 in flight)
-prov_read= prov_write=
-if [ $provider = 1 ] && [ -x "$bprov" ]; then
-	echo "  provider: bench_provider --only siw --modes block --crc off $parg" >&2
-	if [ $quick = 1 ]; then ps=0.5; else ps=1.5; fi
-	if timeout 300 $pre "$bprov" --only siw --modes block --crc off --no-instr --seconds $ps $parg --json \
-		>"$out/provider.json" 2>"$out/provider.err"; then
-		prov_write=$(jnum write_gbs "$out/provider.json")
-		prov_read=$(jnum read_gbs "$out/provider.json")
-	else
-		echo "run.sh: bench_provider FAILED ($out/provider.err)" >&2
 	fi
 fi
 
@@ -240,12 +247,12 @@ function row(what, a, b, how, ratio, op, lim,   v) {
 	if (a == "" || b == "" || a + 0 == 0 || b + 0 == 0) { v = "n/a" }
 	else if (op == ">=") v = (ratio >= lim) ? "PASS" : "MISS"
 	else v = (ratio <= lim) ? "PASS" : "MISS"
-	if (v == "n/a") printf "%-44s %12s %12s %-32s %8s %8s  %s\n", what, a, b, how, "-", op " " lim, v
-	else printf "%-44s %12s %12s %-32s %7.2fx %8s  %s\n", what, a, b, how, ratio, op " " lim, v
+	if (v == "n/a") printf "%-44s %12s %12s %-34s %8s %8s  %s\n", what, a, b, how, "-", op " " lim, v
+	else printf "%-44s %12s %12s %-34s %7.2fx %8s  %s\n", what, a, b, how, ratio, op " " lim, v
 	if (v == "MISS") misses++
 }
 END {
-	printf "%-44s %12s %12s %-32s %8s %8s  %s\n", "figure", "rpcrdma", "baseline", "baseline is", "ratio", "target", "verdict"
+	printf "%-44s %12s %12s %-34s %8s %8s  %s\n", "figure", "rpcrdma", "baseline", "baseline is", "ratio", "target", "verdict"
 	r = ops["null_rate/rdma/null/0"]
 	row("NULL calls/s, 16 in flight, 1 connection", sprintf("%.0f", r), sprintf("%.0f", best_tcp),
 	    "libtirpc best " best_tcp_how, best_tcp ? r / best_tcp : 0, ">=", 2)
@@ -263,9 +270,9 @@ END {
 	a = mb["bulkr_t2/rdma/read/1048576"]; b = mb["bulkr_t2/tcp-fork/read/1048576"]
 	row("READ 1 MiB MB/s, 2 threads", sprintf("%.0f", a), sprintf("%.0f", b), "libtirpc 2 thr fork", b ? a / b : 0, ">=", 1.5)
 	a = mb["bulk_q16/rdma/write/1048576"]; b = prov_read * 1000
-	row("WRITE 1 MiB MB/s, 16 in flight", sprintf("%.0f", a), prov_read == "" ? "" : sprintf("%.0f", b), "provider RDMA Read qd16", b ? a / b : 0, ">=", 0.8)
+	row("WRITE 1 MiB MB/s, 16 in flight", sprintf("%.0f", a), prov_read == "" ? "" : sprintf("%.0f", b), "provider RDMA Read qd16, best of 2", b ? a / b : 0, ">=", 0.8)
 	a = mb["bulkr_q16/rdma/read/1048576"]; b = prov_write * 1000
-	row("READ 1 MiB MB/s, 16 in flight", sprintf("%.0f", a), prov_write == "" ? "" : sprintf("%.0f", b), "provider RDMA Write qd16", b ? a / b : 0, ">=", 0.8)
+	row("READ 1 MiB MB/s, 16 in flight", sprintf("%.0f", a), prov_write == "" ? "" : sprintf("%.0f", b), "provider RDMA Write qd16, best of 2", b ? a / b : 0, ">=", 0.8)
 	if (rssn != "" && hwm != "")
 		row("server peak RSS growth kB, 1 MiB WRITE x" nconn, sprintf("%d", hwm - rssn), sprintf("%d", nconn * 1024),
 		    "payload bytes in flight (kB)", (hwm - rssn) / (nconn * 1024), "<=", 0.25)
