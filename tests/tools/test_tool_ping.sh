@@ -1,8 +1,9 @@
 #!/bin/sh
 # rpcrdma-ping against a real rpcrdma-perf server process over loopback
 # (softiwarp): replies with positive round-trip times, rpcinfo-style errors
-# for a program or version the server does not have, connection refused
-# once the server is gone, and the exit status of each case.
+# for a program or version the server does not have, a timeout when the
+# server is stopped, connection refused once it is gone, and the exit
+# status of each case.
 # usage: test_tool_ping.sh PING PERF
 set -u
 PING=$1 PERF=$2
@@ -38,6 +39,17 @@ rc=$?
 cat "$TMP/vers.out"
 [ $rc -eq 1 ] || fail "PROG_MISMATCH: exit status $rc, want 1"
 grep -q "low version = 1, high version = 1" "$TMP/vers.out" || fail "no version range"
+
+# a server that does not answer (stopped: the kernel still accepts the TCP
+# connection, nobody answers the MPA request): timed out, exit 1
+kill -STOP "$SPID"
+"$PING" 127.0.0.1 -p "$RPORT" -w 1 >"$TMP/stopped.out" 2>&1
+rc=$?
+kill -CONT "$SPID"
+cat "$TMP/stopped.out"
+[ $rc -eq 1 ] || fail "stopped server: exit status $rc, want 1"
+grep -q "timed out connecting" "$TMP/stopped.out" || fail "no 'timed out connecting'"
+"$PING" 127.0.0.1 -p "$RPORT" -c 1 >/dev/null 2>&1 || fail "server does not answer after SIGCONT"
 
 # bad usage: 2
 "$PING" >/dev/null 2>&1
