@@ -270,11 +270,31 @@ int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const 
 	return 0;
 }
 
+/*
+ * Every Send we make is a call the server answers once, duplicates of a
+ * first-Send retransmission included. Wait (up to 3 s) until all answers
+ * are in before leaving: Linux 6.1 siw does not flush a Send it has not
+ * started when the connection goes down, so the nfsd thread that posted
+ * the late duplicate would wait for its completion forever (seen: that
+ * thread stuck in svc_rdma_sendto, and `rpc.nfsd 0` then hanging in
+ * kthread_stop).
+ */
+static void drain_replies(struct iop_conn *c)
+{
+	static struct iop_msg m;
+	struct rpcrdma_ep_stats st;
+	uint64_t end = iop_now_ms() + 3000;
+
+	while (rpcrdma_ep_query_stats(c->ep, &st) == 0 && st.recvs < st.sends && iop_now_ms() < end)
+		(void)iop_recv(c, &m, 200);
+}
+
 void iop_close(struct iop_conn *c)
 {
 	struct rpcrdma_event ev;
 
 	if (c->ep && c->est.type == RPCRDMA_EV_ESTABLISHED) {
+		drain_replies(c);
 		rpcrdma_disconnect(c->ep);
 		(void)wait_event(c, &ev, 5000);
 	}
@@ -294,10 +314,11 @@ void iop_close(struct iop_conn *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Completions other than the one waited for: a RECV is parked here (one
- * deep is enough, the tests run one call at a time). */
-static struct rpcrdma_wc parked;
-static bool have_parked;
+/* RECV completions that arrive while a Send completion is awaited are
+ * parked here, oldest first, for the next iop_recv(). */
+#define PARK_MAX IOP_NRECV
+static struct rpcrdma_wc parked[PARK_MAX];
+static unsigned int nparked;
 
 static const char *wc_status_name(enum rpcrdma_wc_status s)
 {
@@ -313,9 +334,10 @@ static int wait_wc(struct iop_conn *c, enum rpcrdma_wc_opcode op, struct rpcrdma
 {
 	uint64_t end = iop_now_ms() + (uint64_t)timeout_ms;
 
-	if (op == RPCRDMA_WC_RECV && have_parked) {
-		*wc = parked;
-		have_parked = false;
+	if (op == RPCRDMA_WC_RECV && nparked) {
+		*wc = parked[0];
+		nparked--;
+		memmove(parked, parked + 1, nparked * sizeof(parked[0]));
 		return 0;
 	}
 	for (;;) {
@@ -334,10 +356,8 @@ static int wait_wc(struct iop_conn *c, enum rpcrdma_wc_opcode op, struct rpcrdma
 			}
 			if (wc->opcode == op)
 				return 0;
-			if (wc->opcode == RPCRDMA_WC_RECV && !have_parked) {
-				parked = *wc;
-				have_parked = true;
-			}
+			if (wc->opcode == RPCRDMA_WC_RECV && nparked < PARK_MAX)
+				parked[nparked++] = *wc;
 			continue;
 		}
 		if (iop_now_ms() >= end)

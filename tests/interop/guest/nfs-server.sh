@@ -72,7 +72,8 @@ for e in rpcrdma/svcrdma_cm_event rpcrdma/svcrdma_qp_error rpcrdma/svcrdma_post_
 	rpcrdma/svcrdma_decode_short_err rpcrdma/svcrdma_decode_badproc \
 	rpcrdma/svcrdma_decode_parse rpcrdma/svcrdma_wc_read rpcrdma/svcrdma_wc_write \
 	rpcrdma/svcrdma_wc_send rpcrdma/svcrdma_send_err rpcrdma/svcrdma_encode_wseg \
-	sunrpc/svc_xprt_accept; do
+	sunrpc/svc_xprt_accept sunrpc/svc_xprt_close sunrpc/svc_xprt_detach sunrpc/svc_xprt_free \
+	rpcrdma/svcrdma_cm_event rpcrdma/svcrdma_disconnect; do
 	[ -e $T/events/$e/enable ] && echo 1 > $T/events/$e/enable
 done
 dmesg -C
@@ -83,23 +84,45 @@ CAPPID=$!
 sleep 1.5
 # Commands from host tests that disturb the server: /peer/cmd-<name>
 # (created on the host in the share) runs once and is answered by
-# /peer/out/<name>.done.
+# /peer/out/<name>.done. The loop writes to its own log, not to this
+# script's output, so a command stuck in the kernel cannot keep the guest
+# from finishing; a command still running after 60 s is answered with
+# TIMEOUT and the kernel stacks of blocked tasks (sysrq w) go to dmesg.
+guest_cmd() { # name command...
+	local name=$1 i=0
+	shift
+	"$@" &
+	local pid=$!
+	echo "$(cut -d' ' -f1 /proc/uptime)s: started '$*' (pid $pid)"
+	while kill -0 $pid 2>/dev/null && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
+	if kill -0 $pid 2>/dev/null; then
+		echo "$(cut -d' ' -f1 /proc/uptime)s: '$*' still running after 60 s"
+		cat /proc/$pid/stack 2>/dev/null
+		echo w >/proc/sysrq-trigger
+		echo "TIMEOUT: '$*' still running after 60 s (blocked-task stacks in dmesg)" >"$OUT/$name.done"
+		return 1
+	fi
+	return 0
+}
 (
 	while [ ! -e /peer/host-done ]; do
 		if [ -e /peer/cmd-nfsd-stop ]; then
 			rm -f /peer/cmd-nfsd-stop
-			rpc.nfsd 0
-			echo "nfsd stopped at $(cut -d' ' -f1 /proc/uptime)s" >$OUT/nfsd-stop.done
+			echo "$(cut -d' ' -f1 /proc/uptime)s: nfsd-stop"
+			guest_cmd nfsd-stop rpc.nfsd 0 &&
+				echo "nfsd stopped at $(cut -d' ' -f1 /proc/uptime)s" >"$OUT/nfsd-stop.done"
 		fi
 		if [ -e /peer/cmd-nfsd-start ]; then
 			rm -f /peer/cmd-nfsd-start
-			rpc.nfsd 8
-			grep -q rdma /proc/fs/nfsd/portlist || echo "rdma 20049" >/proc/fs/nfsd/portlist
-			tr '\n' ' ' </proc/fs/nfsd/portlist >$OUT/nfsd-start.done
+			echo "$(cut -d' ' -f1 /proc/uptime)s: nfsd-start"
+			if guest_cmd nfsd-start rpc.nfsd 8; then
+				grep -q rdma /proc/fs/nfsd/portlist || echo "rdma 20049" >/proc/fs/nfsd/portlist
+				tr '\n' ' ' </proc/fs/nfsd/portlist >"$OUT/nfsd-start.done"
+			fi
 		fi
 		sleep 0.2
 	done
-) &
+) >"$OUT/guest-cmd.log" 2>&1 </dev/null &
 touch $OUT/ready-host
 i=0; while [ ! -e /peer/host-done ] && [ $i -lt "$WAIT" ]; do sleep 1; i=$((i+1)); done
 [ -e /peer/host-done ] || echo "host did not finish within ${WAIT}s"
