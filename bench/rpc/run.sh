@@ -222,7 +222,10 @@ awk -F, -v instr_rdma="$instr_rdma" -v instr_tcp="$instr_tcp" -v instr_how="$ins
 	-v rssn="$(jnum server_rss_kb_n "$out/conn.json")" \
 	-v rssa="$(jnum server_rss_kb_n_active "$out/conn.json")" \
 	-v hwm="$(jnum server_hwm_kb "$out/conn.json")" \
-	-v nseen="$(jnum server_connections_seen "$out/conn.json")" -v nconn="$nconn" '
+	-v nseen="$(jnum server_connections_seen "$out/conn.json")" -v nconn="$nconn" \
+	-v sumjson="$out/summary.json" -v date="$(date -u +%FT%TZ)" -v mach="$machine, $(nproc) CPUs, Linux $(uname -r)" \
+	-v place="server CPU ${scpu:-unpinned}, client CPU ${ccpu:-unpinned} ($placement)" \
+	-v load="$(cut -d' ' -f1-3 /proc/loadavg)" '
 NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 {
 	k = $1 "/" $c["transport"] "/" $c["workload"] "/" $c["size"]
@@ -250,6 +253,8 @@ function row(what, a, b, how, ratio, op, lim,   v) {
 	if (v == "n/a") printf "%-44s %12s %12s %-34s %8s %8s  %s\n", what, a, b, how, "-", op " " lim, v
 	else printf "%-44s %12s %12s %-34s %7.2fx %8s  %s\n", what, a, b, how, ratio, op " " lim, v
 	if (v == "MISS") misses++
+	js = js (nj++ ? ",\n" : "") sprintf("    {\"figure\": \"%s\", \"rpcrdma\": %s, \"baseline\": %s, \"baseline_is\": \"%s\", \"ratio\": %s, \"target\": \"%s %s\", \"verdict\": \"%s\"}",
+	    what, a == "" ? "null" : a + 0, b == "" ? "null" : b + 0, how, v == "n/a" ? "null" : sprintf("%.3f", ratio), op, lim, v)
 }
 END {
 	printf "%-44s %12s %12s %-34s %8s %8s  %s\n", "figure", "rpcrdma", "baseline", "baseline is", "ratio", "target", "verdict"
@@ -288,6 +293,12 @@ END {
 	printf "instructions counted with: %s\n", instr_how
 	for (k in bad) { printf "case %s had errors or bad data\n", k; misses++ }
 	printf "%d target(s) missed\n", misses
+	printf "{\n  \"date\": \"%s\",\n  \"machine\": \"%s\",\n  \"placement\": \"%s\",\n  \"load_average_end\": \"%s\",\n  \"instructions_method\": \"%s\",\n", date, mach, place, load, instr_how > sumjson
+	printf("  \"server_rss_kb\": {\"one_connection\": %s, \"connections\": %d, \"n_connections\": %s, \"peak_after_writes\": %s},\n", (rss1 == "" ? "null" : rss1), nconn, (rssn == "" ? "null" : rssn), (hwm == "" ? "null" : hwm)) > sumjson
+	printf "  \"libtirpc_null_calls_per_s\": {" > sumjson
+	for (t = 1; t <= 8; t *= 2)
+		printf("%s\"%d_svc_run\": %.0f, \"%d_fork\": %.0f", (t > 1 ? ", " : ""), t, tcpline[t " svc_run"], t, tcpline[t " fork"]) > sumjson
+	printf "},\n  \"targets\": [\n%s\n  ],\n  \"missed\": %d,\n  \"results_csv\": \"%s\"\n}\n", js, misses, FILENAME > sumjson
 }' "$res"
 echo
 echo "sweep (MB/s and p50 against payload size):"
@@ -295,6 +306,7 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 $1 ~ /^sweep_/ { printf "  %-6s %-5s %8s B  %9.1f MB/s  p50 %9.1f us\n", $c["transport"], $c["workload"], $c["size"], $c["mb_per_s"], $c["p50_us"] }' "$res"
 [ -x "$root/bench/rpc/plot.sh" ] && command -v gnuplot >/dev/null &&
 	"$root/bench/rpc/plot.sh" "$res" "$out/sweep.png" >/dev/null 2>&1 || true
+echo "summary (JSON): $out/summary.json"
 for p in sweep sweep-write sweep-read; do
 	[ -s "$out/$p.png" ] && echo "plot: $out/$p.png"
 done
