@@ -51,8 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (h2.proc == RPCRDMA1_NOMSG) {
 		if (!xprt_bc_splice(&x, pulled, p0len, rc, nrc))
 			rpcrdma_rpc_decode_call(&x, &call);
-	} else if (!xprt_bc_splice(&x, data + h2.hdr_len, (uint32_t)(size - h2.hdr_len), rc,
-				   nrc)) {
+	} else if (!xprt_bc_splice(&x, data + h2.hdr_len, (uint32_t)(size - h2.hdr_len), rc, nrc)) {
 		rpcrdma_rpc_decode_call(&x, &call);
 	}
 	free(pulled);

@@ -85,8 +85,14 @@ struct cfg {
 	uint16_t port;
 };
 
-static struct cfg C = {.scpu = 0, .ccpu = 1, .depth = 1, .threads = 1, .workers = -1,
-		       .calls = 100000, .bytes = 1u << 20, .mode = P_NULL};
+static struct cfg C = {.scpu = 0,
+		       .ccpu = 1,
+		       .depth = 1,
+		       .threads = 1,
+		       .workers = -1,
+		       .calls = 100000,
+		       .bytes = 1u << 20,
+		       .mode = P_NULL};
 
 static pid_t server(int *ctl_out)
 {
@@ -232,21 +238,40 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "s:c:n:d:t:b:m:w:CB")) != -1) {
 		switch (opt) {
-		case 's': C.scpu = atoi(optarg); break;
-		case 'c': C.ccpu = atoi(optarg); break;
-		case 'n': C.calls = atol(optarg); break;
-		case 'd': C.depth = atoi(optarg); break;
-		case 't': C.threads = atoi(optarg); break;
-		case 'b': C.bytes = (uint32_t)atol(optarg); break;
-		case 'w': C.workers = atoi(optarg); break;
-		case 'C': C.crc = 1; break;
-		case 'B': C.busy = 1; break;
+		case 's':
+			C.scpu = atoi(optarg);
+			break;
+		case 'c':
+			C.ccpu = atoi(optarg);
+			break;
+		case 'n':
+			C.calls = atol(optarg);
+			break;
+		case 'd':
+			C.depth = atoi(optarg);
+			break;
+		case 't':
+			C.threads = atoi(optarg);
+			break;
+		case 'b':
+			C.bytes = (uint32_t)atol(optarg);
+			break;
+		case 'w':
+			C.workers = atoi(optarg);
+			break;
+		case 'C':
+			C.crc = 1;
+			break;
+		case 'B':
+			C.busy = 1;
+			break;
 		case 'm':
-			C.mode = !strcmp(optarg, "write") ? P_WRITE
+			C.mode = !strcmp(optarg, "write")  ? P_WRITE
 				 : !strcmp(optarg, "read") ? P_READ
 							   : P_NULL;
 			break;
-		default: return 2;
+		default:
+			return 2;
 		}
 	}
 	spid = server(&ctl);
@@ -303,9 +328,9 @@ int main(int argc, char **argv)
 		qsort(th[0].lat, (size_t)per, sizeof(uint64_t), cmp64);
 		double secs = (double)(t1 - t0) / 1e9;
 
-		printf("mode=%d threads=%d calls=%ld %.0f calls/s p50=%.2fus p99=%.2fus",
-		       C.mode, C.threads, total, (double)total / secs,
-		       (double)th[0].lat[per / 2] / 1e3, (double)th[0].lat[per * 99 / 100] / 1e3);
+		printf("mode=%d threads=%d calls=%ld %.0f calls/s p50=%.2fus p99=%.2fus", C.mode,
+		       C.threads, total, (double)total / secs, (double)th[0].lat[per / 2] / 1e3,
+		       (double)th[0].lat[per * 99 / 100] / 1e3);
 		if (C.mode != P_NULL)
 			printf(" %.2f GB/s", (double)total * C.bytes / secs / 1e9);
 		printf(" err=%d\n", th[0].err);

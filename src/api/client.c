@@ -441,7 +441,7 @@ static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	if (c->bc)
 		bc_clnt_down(c->bc); /* RFC 8167 §5.4: the server sends again */
 	/* Retransmit in XID-sequence order, ahead of calls never sent. */
-	struct clnt_slot *head = NULL, **tail = &head;
+	struct clnt_slot *head = NULL, **tail;
 
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct clnt_slot *s = &c->slots[i];

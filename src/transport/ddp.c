@@ -141,6 +141,8 @@ static bool_t bulk_decode(XDR *xdrs, struct xprt_ddp *d, struct rpcrdma_bulk *b)
 			return TRUE;
 		}
 	}
+	void *owned = NULL; /* a buffer allocated here, until it is handed to b */
+
 	if (b->base && !(b->flags & BULK_F_ALLOC)) {
 		if (len > b->len)
 			return FALSE;
@@ -151,21 +153,24 @@ static bool_t bulk_decode(XDR *xdrs, struct xprt_ddp *d, struct rpcrdma_bulk *b)
 
 		if (x && rpcrdma_xdr_remaining(x) < len)
 			return FALSE;
-		if (b->flags & BULK_F_ALLOC)
-			free(b->base);
-		dst = malloc(len ? len : 1);
-		if (!dst)
-			return FALSE;
-		b->flags |= BULK_F_ALLOC;
-	}
-	if (!xdr_opaque(xdrs, dst, len)) {
 		if (b->flags & BULK_F_ALLOC) {
-			free(dst);
+			/* Drop the old buffer now so a failure below leaves no
+			 * dangling pointer for XDR_FREE to free twice. */
+			free(b->base);
 			b->base = NULL;
 			b->flags &= ~BULK_F_ALLOC;
 		}
+		owned = malloc(len ? len : 1);
+		if (!owned)
+			return FALSE;
+		dst = owned;
+	}
+	if (!xdr_opaque(xdrs, dst, len)) {
+		free(owned);
 		return FALSE;
 	}
+	if (owned)
+		b->flags |= BULK_F_ALLOC;
 	b->base = dst;
 	b->len = len;
 	return TRUE;

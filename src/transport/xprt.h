@@ -153,9 +153,9 @@ void xprt_ddp_attach(XDR *xdrs, struct xprt_ddp *d);
  * result bulk item (Write chunks), the Reply chunk, the Long Call. */
 #define XPRT_MR_READ0  0
 #define XPRT_MR_WRITE0 RPCRDMA_MAX_BULK
-#define XPRT_MR_REPLY  (2 * RPCRDMA_MAX_BULK)
-#define XPRT_MR_LONG   (2 * RPCRDMA_MAX_BULK + 1)
-#define XPRT_CALL_NMR  (2 * RPCRDMA_MAX_BULK + 2)
+#define XPRT_MR_REPLY  (RPCRDMA_MAX_BULK + RPCRDMA_MAX_BULK)
+#define XPRT_MR_LONG   (XPRT_MR_REPLY + 1)
+#define XPRT_CALL_NMR  (XPRT_MR_REPLY + 2)
 
 struct xprt_call {
 	/* What to call; set by the API before xprt_marshal(). */
