@@ -17,85 +17,13 @@
 set -uo pipefail
 
 bin=${1:?usage: bidi_wire.sh TRAFFIC_BINARY}
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=../lib/wire_capture.sh
+. "$(dirname "$0")/../lib/wire_capture.sh"
 
-command -v tcpdump >/dev/null || skip "tcpdump not installed"
-command -v tshark >/dev/null || skip "tshark not installed"
-[ -x "$bin" ] || fail "traffic binary $bin not found"
+wire_init bidi "$bin"
+wire_capture BIDI_PORT 32768 || fail "tcpdump dropped packets in 3 captures: capture incomplete"
 
-work=$(mktemp -d /tmp/bidi-wire.XXXXXX)
-chmod 777 "$work" # tcpdump may drop privileges to write
-# (--immediate-mode: without it libpcap's TPACKET_V3 blocks on this kernel
-# delivered nothing before tcpdump was stopped)
-tdpid=
-cleanup() {
-	[ -n "$tdpid" ] && kill "$tdpid" 2>/dev/null
-	if [ "${KEEP_WIRE:-0}" = 1 ]; then echo "capture kept in $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-
-# A port below the ephemeral range that nothing uses now (a new one for
-# every capture).
-pick_port() {
-	port=
-	for _ in $(seq 1 50); do
-		p=$((20000 + RANDOM % 12000))
-		if ! ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q .; then
-			port=$p
-			return 0
-		fi
-	done
-	fail "no free port found"
-}
-pcap=$work/bidi.pcap
-# One capture of one run of the traffic program; returns 2 when tcpdump
-# dropped packets (a loaded machine: the run is repeated, up to 3 times).
-capture() {
-	pick_port
-	rm -f "$pcap"
-	tcpdump -i lo -s 0 --immediate-mode -U -B 32768 -w "$pcap" "tcp port $port" \
-		2>"$work/tcpdump.err" &
-	tdpid=$!
-	for _ in $(seq 1 100); do
-		grep -q "listening on" "$work/tcpdump.err" 2>/dev/null && break
-		kill -0 "$tdpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	grep -q "listening on" "$work/tcpdump.err" ||
-		skip "tcpdump cannot capture on lo: $(head -1 "$work/tcpdump.err")"
-	BIDI_PORT=$port "$bin" >"$work/traffic.out" 2>&1
-	rc=$?
-	cat "$work/traffic.out"
-	[ $rc -eq 0 ] || fail "traffic program failed ($rc)"
-	# Let tcpdump write out what it has, then stop it.
-	last=-1
-	for _ in $(seq 1 40); do
-		size=$(stat -c %s "$pcap" 2>/dev/null || echo 0)
-		[ "$size" = "$last" ] && break
-		last=$size
-		sleep 0.1
-	done
-	kill -INT "$tdpid"
-	wait "$tdpid" 2>/dev/null
-	tdpid=
-	dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$work/tcpdump.err")
-	[ "${dropped:-x}" = 0 ] && return 0
-	echo "tcpdump dropped ${dropped:-?} packets"
-	return 2
-}
-ok=
-for attempt in 1 2 3; do
-	if capture; then
-		ok=1
-		break
-	fi
-	sleep 1
-done
-[ -n "$ok" ] || fail "tcpdump dropped packets in 3 captures: capture incomplete"
-
-# Our programs are unknown to Wireshark: have rpc decode them anyway.
-ts() { tshark -n -2 -r "$pcap" -o rpc.dissect_unknown_programs:TRUE "$@" 2>/dev/null; }
+# Our programs are unknown to Wireshark: ts has rpc decode them anyway.
 malformed=$(ts -Y "_ws.malformed" | wc -l)
 [ "$malformed" -eq 0 ] || fail "$malformed malformed frames"
 bad_crc=$(ts -V | grep -ci "bad crc")

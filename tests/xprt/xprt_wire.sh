@@ -22,76 +22,12 @@
 set -uo pipefail
 
 bin=${1:?usage: xprt_wire.sh TRAFFIC_BINARY}
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=../lib/wire_capture.sh
+. "$(dirname "$0")/../lib/wire_capture.sh"
 
-command -v tcpdump >/dev/null || skip "tcpdump not installed"
-command -v tshark >/dev/null || skip "tshark not installed"
-[ -x "$bin" ] || fail "traffic binary $bin not found"
-
-work=$(mktemp -d /tmp/xprt-wire.XXXXXX)
-chmod 777 "$work" # tcpdump may write as another user
-tdpid=
-cleanup() {
-	[ -n "$tdpid" ] && kill "$tdpid" 2>/dev/null
-	if [ "${KEEP_WIRE:-0}" = 1 ]; then echo "capture kept in $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-
-# A free port below the ephemeral range.
-port=
-for _ in $(seq 1 50); do
-	p=$((20000 + RANDOM % 12000))
-	if ! ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q .; then
-		port=$p
-		break
-	fi
-done
-[ -n "$port" ] || fail "no free port"
-
-pcap=$work/xprt.pcap
-# One capture of the whole run. On a loaded machine the kernel may drop
-# packets for tcpdump (then the capture cannot be judged): try 3 times.
-capture() {
-	tcpdump -i lo -s 0 -B 65536 --immediate-mode -U -w "$pcap" "tcp port $port" \
-		2>"$work/tcpdump.err" &
-	tdpid=$!
-	for _ in $(seq 1 100); do
-		grep -q "listening on" "$work/tcpdump.err" 2>/dev/null && break
-		kill -0 "$tdpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	grep -q "listening on" "$work/tcpdump.err" ||
-		skip "tcpdump cannot capture on lo: $(head -1 "$work/tcpdump.err")"
-	XPRT_WIRE_PORT=$port "$bin" >"$work/traffic.out" 2>&1
-	rc=$?
-	cat "$work/traffic.out"
-	[ $rc -eq 0 ] || fail "traffic program failed ($rc)"
-	last=-1
-	for _ in $(seq 1 40); do
-		size=$(stat -c %s "$pcap" 2>/dev/null || echo 0)
-		[ "$size" = "$last" ] && break
-		last=$size
-		sleep 0.1
-	done
-	kill -INT "$tdpid"
-	wait "$tdpid" 2>/dev/null
-	tdpid=
-	dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$work/tcpdump.err")
-	[ "${dropped:-x}" = 0 ]
-}
-ok=0
-for attempt in 1 2 3; do
-	if capture; then
-		ok=1
-		break
-	fi
-	echo "capture attempt $attempt: tcpdump dropped ${dropped:-?} packets, again"
-	sleep 1
-done
-[ $ok = 1 ] || skip "tcpdump dropped packets in 3 captures (machine too loaded to capture)"
-
-ts() { tshark -n -2 -r "$pcap" -o rpc.dissect_unknown_programs:TRUE "$@" 2>/dev/null; }
+wire_init xprt "$bin"
+wire_capture XPRT_WIRE_PORT ||
+	skip "tcpdump dropped packets in 3 captures (machine too loaded to capture)"
 
 # CRC: every FPDU checked, none bad.
 ts -V >"$work/verbose.txt"
