@@ -3,11 +3,9 @@
  * (see bidi_test.h). */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "api/backchannel_int.h"
@@ -15,29 +13,6 @@
 
 int bt_failures;
 int bt_slow_budget;
-
-uint64_t bt_hash(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
-void bt_fill(void *p, size_t n, uint32_t seed)
-{
-	uint8_t *b = p;
-	uint64_t x = seed | 1u;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		b[i] = (uint8_t)x;
-	}
-}
 
 uint64_t bt_now_ns(void)
 {
@@ -407,108 +382,65 @@ static void dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void
 	}
 }
 
-/* Control pipes of the servers started so far: a later child must not
- * hold them open (an earlier server would never see its pipe close). */
-static int ctl_fds[8];
-static int nctl_fds;
-
-int bt_server_start(struct bt_server *srv, const struct bt_srv_cfg *cfg)
+static int bt_child_start(void *arg, struct rpcrdma_svc **svc)
 {
-	int portp[2], ctlp[2];
-	pid_t pid;
+	const struct bt_srv_cfg *cfg = arg;
+	struct rpcrdma_svc_opts so = {.comp_mask = RPCRDMA_SVC_OPT_WORKERS,
+				      .workers = cfg && cfg->workers ? cfg->workers : 2};
+	struct rpcrdma_bc_opts bo = {
+	    .comp_mask = RPCRDMA_BC_OPT_CREDITS | RPCRDMA_BC_OPT_CHUNKS | RPCRDMA_BC_OPT_CONN_WAIT |
+			 RPCRDMA_BC_OPT_TIMEOUT | RPCRDMA_BC_OPT_INLINE,
+	    .inline_dispatch = cfg && cfg->inline_cb,
+	    .credits = cfg && cfg->slots ? cfg->slots : 8,
+	    .chunks = !(cfg && cfg->no_chunks),
+	    .timeout_ms = 20000,
+	    .conn_wait_ms = cfg && cfg->conn_wait_ms ? cfg->conn_wait_ms : 1000,
+	};
+	int rc;
 
-	if (pipe(portp) || pipe(ctlp))
-		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		struct rpcrdma_svc_opts so = {.comp_mask = RPCRDMA_SVC_OPT_WORKERS,
-					      .workers = cfg && cfg->workers ? cfg->workers : 2};
-		struct rpcrdma_bc_opts bo = {
-		    .comp_mask = RPCRDMA_BC_OPT_CREDITS | RPCRDMA_BC_OPT_CHUNKS |
-				 RPCRDMA_BC_OPT_CONN_WAIT | RPCRDMA_BC_OPT_TIMEOUT |
-				 RPCRDMA_BC_OPT_INLINE,
-		    .inline_dispatch = cfg && cfg->inline_cb,
-		    .credits = cfg && cfg->slots ? cfg->slots : 8,
-		    .chunks = !(cfg && cfg->no_chunks),
-		    .timeout_ms = 20000,
-		    .conn_wait_ms = cfg && cfg->conn_wait_ms ? cfg->conn_wait_ms : 1000,
-		};
-		struct rpcrdma_svc *svc;
-		uint16_t port = 0;
-		char c;
-		int rc;
-
-		close(portp[0]);
-		close(ctlp[1]);
-		for (int i = 0; i < nctl_fds; i++)
-			close(ctl_fds[i]);
-		sv_conn_wait_ms = bo.conn_wait_ms;
-		if (cfg && cfg->port)
-			rc = rpcrdma_svc_create("127.0.0.1", cfg->port, &so, &svc);
-		else
-			rc = rpcrdma_svc_create_any("127.0.0.1", &so, &svc);
-		if (!rc)
-			rc = rpcrdma_svc_register(svc, BT_PROG, BT_VERS, dispatch, NULL);
-		if (!rc)
-			rc = rpcrdma_svc_bc_init(svc, &bo, NULL, NULL);
-		if (!rc)
-			rc = rpcrdma_svc_start(svc);
-		if (!rc)
-			port = rpcrdma_svc_port(svc);
-		if (write(portp[1], &port, sizeof(port)) != sizeof(port))
-			_exit(3);
-		if (rc)
-			_exit(2);
-		while (read(ctlp[0], &c, 1) > 0)
-			;
-		if (tmo_armed) {
-			/* RFC 8167 §5.4: the call that waited for a connection
-			 * timed out after about conn_wait_ms. */
-			for (int i = 0; i < 500 && tmo_rc == 1; i++)
-				usleep(10000);
-			BT_CHECK(tmo_rc == -ETIMEDOUT);
-			BT_CHECK(tmo_ns >= (uint64_t)sv_conn_wait_ms * 800000ull);
-			BT_CHECK(tmo_ns < (uint64_t)sv_conn_wait_ms * 5000000ull);
-			fprintf(stderr,
-				"[server] reverse call without connection: %d after %.0f ms\n",
-				tmo_rc, (double)tmo_ns / 1e6);
-		}
-		rpcrdma_svc_stop(svc, 2000);
-		rpcrdma_svc_destroy(svc);
-		_exit(bt_failures ? 1 : 0);
-	}
-	close(portp[1]);
-	close(ctlp[0]);
-	srv->pid = pid;
-	srv->ctl = ctlp[1];
-	if (nctl_fds < 8)
-		ctl_fds[nctl_fds++] = ctlp[1];
-	srv->port = 0;
-	if (read(portp[0], &srv->port, sizeof(srv->port)) != sizeof(srv->port) || !srv->port) {
-		close(portp[0]);
-		return -EIO;
-	}
-	close(portp[0]);
-	return 0;
+	sv_conn_wait_ms = bo.conn_wait_ms;
+	if (cfg && cfg->port)
+		rc = rpcrdma_svc_create("127.0.0.1", cfg->port, &so, svc);
+	else
+		rc = rpcrdma_svc_create_any("127.0.0.1", &so, svc);
+	if (!rc)
+		rc = rpcrdma_svc_register(*svc, BT_PROG, BT_VERS, dispatch, NULL);
+	if (!rc)
+		rc = rpcrdma_svc_bc_init(*svc, &bo, NULL, NULL);
+	if (!rc)
+		rc = rpcrdma_svc_start(*svc);
+	return rc;
 }
 
-int bt_server_stop(struct bt_server *srv)
+static void bt_child_closing(void *arg)
 {
-	int st = 0;
-
-	close(srv->ctl);
-	for (int i = 0; i < 200; i++) {
-		pid_t p = waitpid(srv->pid, &st, WNOHANG);
-
-		if (p == srv->pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
-		usleep(50000);
+	(void)arg;
+	if (tmo_armed) {
+		/* RFC 8167 §5.4: the call that waited for a connection
+		 * timed out after about conn_wait_ms. */
+		for (int i = 0; i < 500 && tmo_rc == 1; i++)
+			usleep(10000);
+		BT_CHECK(tmo_rc == -ETIMEDOUT);
+		BT_CHECK(tmo_ns >= (uint64_t)sv_conn_wait_ms * 800000ull);
+		BT_CHECK(tmo_ns < (uint64_t)sv_conn_wait_ms * 5000000ull);
+		fprintf(stderr, "[server] reverse call without connection: %d after %.0f ms\n",
+			tmo_rc, (double)tmo_ns / 1e6);
 	}
-	kill(srv->pid, SIGKILL);
-	waitpid(srv->pid, &st, 0);
-	return 98;
+}
+
+int bt_server_start(struct tl_server *srv, const struct bt_srv_cfg *cfg)
+{
+	struct tl_child ch = {.start = bt_child_start,
+			      .closing = bt_child_closing,
+			      .failures = &bt_failures,
+			      .arg = (void *)cfg};
+
+	return tl_server_fork(srv, &ch);
+}
+
+int bt_server_stop(struct tl_server *srv)
+{
+	return tl_server_stop(srv, 10000);
 }
 
 /* ================================================================== */

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "lib/test_server.h"
 #include "rpcrdma.h"
 #include "rpcrdma/backchannel.h"
 
@@ -86,8 +87,14 @@ bool_t xdr_bt_bulk_res(XDR *x, struct bt_bulk_res *r);
 bool_t xdr_bt_ctl_args(XDR *x, struct bt_ctl_args *a);
 bool_t xdr_bt_ctl_res(XDR *x, struct bt_ctl_res *r);
 
-uint64_t bt_hash(const void *p, size_t n);
-void bt_fill(void *p, size_t n, uint32_t seed);
+static inline uint64_t bt_hash(const void *p, size_t n)
+{
+	return tl_hash(p, n);
+}
+static inline void bt_fill(void *p, size_t n, uint32_t seed)
+{
+	tl_fill(p, n, seed);
+}
 uint64_t bt_now_ns(void);
 
 /* The server child. */
@@ -99,15 +106,10 @@ struct bt_srv_cfg {
 	uint32_t workers;      /* 0: 2 */
 	int inline_cb;         /* RPCRDMA_BC_OPT_INLINE: async completions on the progress thread */
 };
-struct bt_server {
-	pid_t pid;
-	int ctl;
-	uint16_t port;
-};
-/* Fork the server child; *port is its port. It exits when its control
+/* Fork the server child (tests/lib/test_server.h); srv->port is its port. It exits when its control
  * pipe closes, with status 0 if it saw no failure. */
-int bt_server_start(struct bt_server *srv, const struct bt_srv_cfg *cfg);
-int bt_server_stop(struct bt_server *srv);
+int bt_server_start(struct tl_server *srv, const struct bt_srv_cfg *cfg);
+int bt_server_stop(struct tl_server *srv);
 
 /* The client side: a client with a backchannel (@bc may be NULL) and the
  * CB program registered. CB_SLOW sleeps while *bt_slow_budget > 0. */

@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 	 * the client's receiving thread, async completions on the server's
 	 * progress thread). */
 	int inl = argc > 1 && !strcmp(argv[1], "inline");
-	struct bt_server srv;
+	struct tl_server srv;
 	struct bt_srv_cfg cfg = {.slots = 8, .inline_cb = inl};
 	struct rpcrdma_bc_opts bo = {.comp_mask = RPCRDMA_BC_OPT_CREDITS | RPCRDMA_BC_OPT_INLINE,
 				     .credits = 8,

@@ -21,7 +21,7 @@
 
 int main(void)
 {
-	struct bt_server srv;
+	struct tl_server srv;
 	struct bt_srv_cfg cfg = {.slots = 8};
 	struct rpcrdma_bc_opts bo = {.comp_mask = RPCRDMA_BC_OPT_CREDITS, .credits = 2};
 	struct rpcrdma_clnt *c;

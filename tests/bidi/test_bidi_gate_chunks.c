@@ -22,7 +22,7 @@
 
 int main(void)
 {
-	struct bt_server srv, srv2;
+	struct tl_server srv, srv2;
 	struct bt_srv_cfg cfg = {.slots = 4}, cfg2 = {.slots = 4, .no_chunks = 1};
 	struct rpcrdma_bc_opts off = {.comp_mask = RPCRDMA_BC_OPT_CHUNKS, .chunks = 0};
 	struct rpcrdma_clnt *a = NULL, *b = NULL, *c = NULL;

@@ -31,7 +31,7 @@ static int wait_done(struct rpcrdma_clnt *c, uint32_t n, struct bt_ctl_res *res)
 
 int main(void)
 {
-	struct bt_server srv;
+	struct tl_server srv;
 	struct bt_srv_cfg cfg = {.slots = 4, .conn_wait_ms = 1000};
 	struct rpcrdma_bc_opts bo = {.comp_mask = RPCRDMA_BC_OPT_CREDITS, .credits = 4};
 	struct rpcrdma_clnt *c;

@@ -17,7 +17,7 @@ int main(void)
 {
 	const char *p = getenv("BIDI_PORT");
 	struct bt_srv_cfg cfg = {.slots = 4, .port = (uint16_t)(p ? atoi(p) : 0)};
-	struct bt_server srv;
+	struct tl_server srv;
 	struct rpcrdma_clnt *c;
 	struct bt_ctl_res res;
 	int rc;

@@ -292,7 +292,7 @@ static void t_threads(struct rpcrdma_clnt *c)
 
 int main(void)
 {
-	struct xt_server srv;
+	struct tl_server srv;
 	struct rpcrdma_clnt *c;
 	struct rpcrdma_clnt_opts co = {.comp_mask = RPCRDMA_CLNT_OPT_TIMEOUT, .timeout_ms = 15000};
 	struct clnt_testhook hook = {on_send, NULL};

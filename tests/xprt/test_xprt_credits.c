@@ -38,7 +38,7 @@ int main(void)
 					  RPCRDMA_SVC_OPT_CREDITS | RPCRDMA_SVC_OPT_WORKERS,
 				      .credits = 4,
 				      .workers = 8};
-	struct xt_server srv;
+	struct tl_server srv;
 	struct rpcrdma_clnt *c;
 	struct rpcrdma_xprt_stats st;
 	u_int ms = 150, r1 = 0, r2 = 0, res[16], mx = 0;

@@ -339,7 +339,7 @@ static void hostile(uint16_t port, struct rpcrdma_clnt *good)
 
 int main(void)
 {
-	struct xt_server srv;
+	struct tl_server srv;
 	struct rpcrdma_clnt *c;
 	struct rpcrdma_xprt_stats st;
 	struct rpcrdma_call_result res;

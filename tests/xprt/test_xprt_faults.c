@@ -131,7 +131,7 @@ int main(void)
 	struct rpcrdma_call_result r;
 	struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RESULT, .result = &r};
 	struct rpcrdma_xprt_stats st;
-	struct xt_server srv;
+	struct tl_server srv;
 	struct rpcrdma_clnt *c;
 	uint32_t wlen = 256u << 10, rlen = 1u << 20;
 	uint8_t *wbuf = malloc(wlen), *rbuf = calloc(1, rlen), *exp = malloc(rlen);

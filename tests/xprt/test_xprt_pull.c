@@ -74,7 +74,7 @@ int main(void)
 				      .max_pull_bytes = 1u << 20,
 				      .max_chunk_bytes = 3u << 20,
 				      .workers = 4};
-	struct xt_server srv;
+	struct tl_server srv;
 	struct rpcrdma_clnt *c;
 	struct rpcrdma_call_result r;
 	struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RESULT, .result = &r};

@@ -43,7 +43,7 @@ static void cb(struct rpcrdma_clnt *c, int status, void *res, void *arg)
 
 int main(void)
 {
-	struct xt_server srv;
+	struct tl_server srv;
 	struct rpcrdma_clnt *c;
 	struct rpcrdma_clnt_opts co = {.comp_mask = RPCRDMA_CLNT_OPT_RETRIES |
 						    RPCRDMA_CLNT_OPT_CONNECT_TIMEOUT,

@@ -65,7 +65,7 @@ static void reg(struct rpcrdma_svc *svc)
 
 int main(void)
 {
-	struct xt_server srv;
+	struct tl_server srv;
 	struct rpcrdma_clnt *c;
 	struct rpcrdma_xprt_stats st;
 	CLIENT *cl;

@@ -25,7 +25,7 @@
 int main(void)
 {
 	const char *ps = getenv("XPRT_WIRE_PORT");
-	struct xt_server srv;
+	struct tl_server srv;
 	struct rpcrdma_clnt *c;
 	struct rpcrdma_call_result r;
 	struct rpcrdma_call_opts o;

@@ -1,40 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* The XTEST program: server side and XDR routines (see xprt_test.h). */
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "xprt/xprt_test.h"
 
 int xt_failures;
-
-uint64_t xt_hash(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
-void xt_fill(void *p, size_t n, uint32_t seed)
-{
-	uint8_t *b = p;
-	uint64_t x = seed | 1u;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		b[i] = (uint8_t)x;
-	}
-}
 
 bool_t xdr_xt_write_args(XDR *x, struct xt_write_args *a)
 {
@@ -211,78 +185,44 @@ static void dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void
 	}
 }
 
-int xt_server_start(struct xt_server *srv, const struct rpcrdma_svc_opts *opts,
+int xt_server_start(struct tl_server *srv, const struct rpcrdma_svc_opts *opts,
 		    void (*extra)(struct rpcrdma_svc *svc))
 {
 	return xt_server_start_port(srv, 0, opts, extra);
 }
 
-int xt_server_start_port(struct xt_server *srv, uint16_t want, const struct rpcrdma_svc_opts *opts,
-			 void (*extra)(struct rpcrdma_svc *svc))
+struct xt_child {
+	uint16_t port; /* 0: any */
+	const struct rpcrdma_svc_opts *opts;
+	void (*extra)(struct rpcrdma_svc *svc);
+};
+
+static int xt_child_start(void *arg, struct rpcrdma_svc **svc)
 {
-	int portp[2], ctl[2];
-	pid_t pid;
+	struct xt_child *x = arg;
+	int rc;
 
-	if (pipe(portp) || pipe(ctl))
-		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		struct rpcrdma_svc *svc;
-		uint16_t port = 0;
-		char c;
-		int rc;
-
-		close(portp[0]);
-		close(ctl[1]);
-		rc = want ? rpcrdma_svc_create("127.0.0.1", want, opts, &svc)
-			  : rpcrdma_svc_create_any("127.0.0.1", opts, &svc);
-		if (!rc)
-			rc = rpcrdma_svc_register(svc, XTEST_PROG, XTEST_VERS, dispatch, NULL);
-		if (!rc && extra)
-			extra(svc);
-		if (!rc)
-			rc = rpcrdma_svc_start(svc);
-		if (!rc)
-			port = rpcrdma_svc_port(svc);
-		if (write(portp[1], &port, sizeof(port)) != sizeof(port))
-			_exit(3);
-		if (rc)
-			_exit(2);
-		/* serve until the parent closes the control pipe */
-		while (read(ctl[0], &c, 1) > 0)
-			;
-		rpcrdma_svc_stop(svc, 2000);
-		rpcrdma_svc_destroy(svc);
-		_exit(xt_failures ? 1 : 0);
-	}
-	close(portp[1]);
-	close(ctl[0]);
-	srv->pid = pid;
-	srv->ctl = ctl[1];
-	srv->port = 0;
-	if (read(portp[0], &srv->port, sizeof(srv->port)) != sizeof(srv->port) || !srv->port) {
-		close(portp[0]);
-		return -EIO;
-	}
-	close(portp[0]);
-	return 0;
+	rc = x->port ? rpcrdma_svc_create("127.0.0.1", x->port, x->opts, svc)
+		     : rpcrdma_svc_create_any("127.0.0.1", x->opts, svc);
+	if (!rc)
+		rc = rpcrdma_svc_register(*svc, XTEST_PROG, XTEST_VERS, dispatch, NULL);
+	if (!rc && x->extra)
+		x->extra(*svc);
+	if (!rc)
+		rc = rpcrdma_svc_start(*svc);
+	return rc;
 }
 
-int xt_server_stop(struct xt_server *srv)
+int xt_server_start_port(struct tl_server *srv, uint16_t want, const struct rpcrdma_svc_opts *opts,
+			 void (*extra)(struct rpcrdma_svc *svc))
 {
-	int st = 0;
+	struct xt_child x = {want, opts, extra};
+	struct tl_child ch = {.start = xt_child_start, .failures = &xt_failures, .arg = &x};
 
-	close(srv->ctl);
-	for (int i = 0; i < 100; i++) {
-		pid_t p = waitpid(srv->pid, &st, WNOHANG);
+	return tl_server_fork(srv, &ch);
+}
 
-		if (p == srv->pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
-		usleep(50000);
-	}
-	kill(srv->pid, SIGKILL);
-	waitpid(srv->pid, &st, 0);
-	return 98;
+int xt_server_stop(struct tl_server *srv)
+{
+	return tl_server_stop(srv, 5000);
 }

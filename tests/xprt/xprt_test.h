@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "lib/test_server.h"
 #include "rpcrdma.h"
 
 #define XTEST_PROG 0x20000099u
@@ -68,24 +69,26 @@ struct xt_bulk8_res {
 bool_t xdr_xt_bulk8_res(XDR *x, struct xt_bulk8_res *r);
 bool_t xdr_xt_opaque(XDR *x, struct xt_opaque *o);
 
-uint64_t xt_hash(const void *p, size_t n);
-void xt_fill(void *p, size_t n, uint32_t seed);
+static inline uint64_t xt_hash(const void *p, size_t n)
+{
+	return tl_hash(p, n);
+}
+static inline void xt_fill(void *p, size_t n, uint32_t seed)
+{
+	tl_fill(p, n, seed);
+}
 
-/* Fork a server child serving XTEST (and @extra, may be NULL, called in the
- * child after the svc exists) with @opts. Returns its pid; *port is its
- * port. The child exits when its stdin pipe closes (xt_server_stop). */
-struct xt_server {
-	pid_t pid;
-	int ctl; /* write end: closing it stops the child */
-	uint16_t port;
-};
-int xt_server_start(struct xt_server *srv, const struct rpcrdma_svc_opts *opts,
+/* Fork a server child (tests/lib/test_server.h) serving XTEST (and @extra,
+ * may be NULL, called in the child after the svc exists) with @opts.
+ * srv->port is its port. The child exits when its control pipe closes
+ * (xt_server_stop). */
+int xt_server_start(struct tl_server *srv, const struct rpcrdma_svc_opts *opts,
 		    void (*extra)(struct rpcrdma_svc *svc));
 /* The same on port @port (0: any). */
-int xt_server_start_port(struct xt_server *srv, uint16_t port, const struct rpcrdma_svc_opts *opts,
+int xt_server_start_port(struct tl_server *srv, uint16_t port, const struct rpcrdma_svc_opts *opts,
 			 void (*extra)(struct rpcrdma_svc *svc));
 /* Stop the child; returns its exit status (0 = it saw no failure). */
-int xt_server_stop(struct xt_server *srv);
+int xt_server_stop(struct tl_server *srv);
 
 extern int xt_failures;
 #define XT_CHECK(c)                                                                                \
