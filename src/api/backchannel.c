@@ -49,14 +49,6 @@ static uint64_t bc_wrid(uint32_t gen, uint32_t op, uint32_t idx)
 	return ((uint64_t)gen << 32) | ((uint64_t)BC_WR_KIND << 24) | ((uint64_t)op << 16) | idx;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void abstime_in(struct timespec *ts, uint32_t ms)
 {
 	clock_gettime(CLOCK_REALTIME, ts);
@@ -711,43 +703,26 @@ void bc_clnt_free(struct bc_clnt *b)
 
 /* ---- answering (any thread) ---- */
 
+static int clnt_post_ctx(void *b, struct rpcrdma_send_wr *wr)
+{
+	return clnt_post(b, wr);
+}
+
 /* Lock held: RDMA Write @len bytes at @src into the Reply chunk segments
  * @seg[0..n), rewriting their lengths to what was written (RFC 8166
  * §3.4.7, §3.5.3.2). */
 static int write_reply_chunk(struct bc_clnt *b, struct rpcrdma_bc_req *r, const uint8_t *src,
 			     uint64_t len, struct rpcrdma1_segment *seg, uint32_t n)
 {
-	uint64_t off = 0;
+	/* Unsignaled: the reply's Send that follows is signaled and
+	 * completes after it (send queue order). */
+	const struct rpcrdma_send_wr tmpl = {
+	    .wr_id = bc_wrid(b->gen, BC_OP_WRITE, r->idx),
+	    .flags = 0,
+	};
 
-	for (uint32_t j = 0; j < n; j++) {
-		uint32_t k = (uint32_t)(len - off < seg[j].length ? len - off : seg[j].length);
-
-		seg[j].length = k;
-		if (!k)
-			continue;
-		struct rpcrdma_sge sge = {
-		    .addr = (uint64_t)(uintptr_t)(src + off),
-		    .length = k,
-		    .lkey = rpcrdma_mr_stag(r->lmr),
-		};
-		/* Unsignaled: the reply's Send that follows is signaled and
-		 * completes after it (send queue order). */
-		struct rpcrdma_send_wr wr = {
-		    .wr_id = bc_wrid(b->gen, BC_OP_WRITE, r->idx),
-		    .opcode = RPCRDMA_WR_RDMA_WRITE,
-		    .flags = 0,
-		    .sg = &sge,
-		    .num_sge = 1,
-		    .remote_offset = seg[j].offset,
-		    .remote_stag = seg[j].handle,
-		};
-		int rc = clnt_post(b, &wr);
-
-		if (rc)
-			return rc;
-		off += k;
-	}
-	return off == len ? 0 : -EMSGSIZE;
+	return api_write_segments(&tmpl, clnt_post_ctx, b, src, rpcrdma_mr_stag(r->lmr), len, seg,
+				  n);
 }
 
 static int req_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
@@ -950,10 +925,7 @@ int rpcrdma_bc_error(struct rpcrdma_bc_req *r, uint32_t accept_stat)
 {
 	struct rpcrdma_rpc_reply rep;
 
-	if (accept_stat == RPCRDMA_RPC_SUCCESS || accept_stat > RPCRDMA_RPC_SYSTEM_ERR ||
-	    accept_stat == RPCRDMA_RPC_PROG_MISMATCH)
-		accept_stat = RPCRDMA_RPC_SYSTEM_ERR;
-	rpcrdma_rpc_reply_accepted(&rep, r->call.xid, accept_stat);
+	rpcrdma_rpc_reply_accepted(&rep, r->call.xid, api_error_accept_stat(accept_stat));
 	return req_answer(r, &rep, NULL, NULL);
 }
 
@@ -1189,7 +1161,7 @@ struct bc_conn *bc_svc_conn_new(struct bc_svc *b, struct rpcrdma_ep *ep,
 /* Lock held: @cl lost its connection. */
 static void cl_unbind(struct rpcrdma_svc_client *cl)
 {
-	uint64_t now = now_ns();
+	uint64_t now = api_now_ns();
 
 	if (cl->enabled)
 		post_event(cl->b, cl, RPCRDMA_BC_EV_DOWN);
@@ -1386,7 +1358,7 @@ done:
 /* Lock held: fail calls past their deadlines. */
 static void check_timeouts(struct bc_svc *b)
 {
-	uint64_t now = now_ns();
+	uint64_t now = api_now_ns();
 
 	for (struct rpcrdma_svc_client *cl = b->clients; cl; cl = cl->next) {
 		if (!cl->rs_ready)
@@ -1459,8 +1431,8 @@ static void *svc_thread(void *arg)
 		}
 		if (b->stop)
 			break;
-		if (now_ns() - last > 5000000ull) {
-			last = now_ns();
+		if (api_now_ns() - last > 5000000ull) {
+			last = api_now_ns();
 			check_timeouts(b);
 			continue;
 		}
@@ -1688,9 +1660,9 @@ static int client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t ve
 		s->call.opts = *opts;
 	else
 		memset(&s->call.opts, 0, sizeof(s->call.opts));
-	s->deadline = tmo ? now_ns() + (uint64_t)tmo * 1000000ull : 0;
+	s->deadline = tmo ? api_now_ns() + (uint64_t)tmo * 1000000ull : 0;
 	if (!cl->enabled && b->conn_wait_ms)
-		s->wait_dl = now_ns() + (uint64_t)b->conn_wait_ms * 1000000ull;
+		s->wait_dl = api_now_ns() + (uint64_t)b->conn_wait_ms * 1000000ull;
 	s->state = XPRT_RS_WAIT;
 	cl->st.calls++;
 	cl_kick(cl);

@@ -147,14 +147,6 @@ struct cb_list {
 	} e[CB_MAX];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t mk_wrid(uint32_t gen, uint32_t kind, uint32_t idx)
 {
 	return ((uint64_t)gen << 32) | ((uint64_t)kind << 24) | idx;
@@ -384,7 +376,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 	rc = rpcrdma_connect(ep, (const struct sockaddr *)&c->addr, c->alen, pdata, sizeof(pdata));
 	if (rc)
 		goto fail;
-	end = now_ns() + (uint64_t)c->connect_timeout_ms * 1000000ull + 1000000000ull;
+	end = api_now_ns() + (uint64_t)c->connect_timeout_ms * 1000000ull + 1000000000ull;
 	for (;;) {
 		if (rpcrdma_evch_get(c->evch, &ev) == 0) {
 			if (ev.ep != ep)
@@ -412,7 +404,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 			rc = ev.status ? ev.status : -ECONNREFUSED;
 			goto fail;
 		}
-		if (now_ns() > end) {
+		if (api_now_ns() > end) {
 			rc = -ETIMEDOUT;
 			goto fail;
 		}
@@ -682,7 +674,7 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 
 static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
-	uint64_t now = now_ns();
+	uint64_t now = api_now_ns();
 
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct clnt_slot *s = &c->slots[i];
@@ -732,7 +724,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 	uint32_t idle = 0;
 
 	cbl.n = 0;
-	t = now_ns();
+	t = api_now_ns();
 	budget = xprt_spin_budget(&c->spin);
 	spin_end = budget > UINT64_MAX - t ? UINT64_MAX : t + budget;
 	spinning = budget != 0;
@@ -772,7 +764,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			for (int i = 0; i < m; i++)
 				handle_wc(c, &wc[i], &cbl);
 		}
-		t = now_ns();
+		t = api_now_ns();
 		if (n > 0 || m > 0) {
 			/* Activity: a spin that saw it paid off; spin again. */
 			if (spinning && tmo == 0)
@@ -1176,7 +1168,7 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint
 		s->call.opts = *opts;
 	else
 		s->call.opts.comp_mask = 0;
-	s->deadline = tmo ? now_ns() + (uint64_t)tmo * 1000000ull : 0;
+	s->deadline = tmo ? api_now_ns() + (uint64_t)tmo * 1000000ull : 0;
 	c->st.calls++;
 	if (async)
 		c->nasync++;

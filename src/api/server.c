@@ -152,14 +152,6 @@ struct rpcrdma_svc {
 	struct bc_svc *bc; /* rpcrdma_svc_bc_init() (backchannel.c), or NULL */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t mk_wrid(uint32_t kind, uint32_t idx)
 {
 	return ((uint64_t)kind << 24) | idx;
@@ -883,42 +875,36 @@ static void run_list(struct rpcrdma_svc *s, struct rpcrdma_svc_req *list)
 /* Replies                                                             */
 /* ------------------------------------------------------------------ */
 
+struct write_ctx {
+	struct svc_conn *c;
+	struct rpcrdma_svc_req *r;
+};
+
+/* Post one RDMA Write of a reply and count it (its completion is awaited
+ * before the reply's Send). Lock held. */
+static int write_post(void *ctx, struct rpcrdma_send_wr *wr)
+{
+	struct write_ctx *w = ctx;
+	int rc = rpcrdma_post_send(w->c->ep, wr);
+
+	if (!rc)
+		w->r->writes_pending++;
+	return rc;
+}
+
 /* RDMA Write @len bytes at @base into the segments @seg[0..n) (lengths
  * rewritten to what was written, RFC 8166 §3.4.6). Lock held. */
 static int write_segments(struct svc_conn *c, struct rpcrdma_svc_req *r, struct rpcrdma_mr *mr,
 			  const uint8_t *base, uint64_t len, struct rpcrdma1_segment *seg,
 			  uint32_t n)
 {
-	uint64_t off = 0;
+	const struct rpcrdma_send_wr tmpl = {
+	    .wr_id = mk_wrid(WR_WRITE, r->ridx),
+	    .flags = RPCRDMA_SEND_SIGNALED,
+	};
+	struct write_ctx w = {c, r};
 
-	for (uint32_t j = 0; j < n; j++) {
-		uint32_t k = (uint32_t)(len - off < seg[j].length ? len - off : seg[j].length);
-
-		seg[j].length = k;
-		if (!k)
-			continue;
-		struct rpcrdma_sge sge = {
-		    .addr = (uint64_t)(uintptr_t)(base + off),
-		    .length = k,
-		    .lkey = rpcrdma_mr_stag(mr),
-		};
-		struct rpcrdma_send_wr wr = {
-		    .wr_id = mk_wrid(WR_WRITE, r->ridx),
-		    .opcode = RPCRDMA_WR_RDMA_WRITE,
-		    .flags = RPCRDMA_SEND_SIGNALED,
-		    .sg = &sge,
-		    .num_sge = 1,
-		    .remote_offset = seg[j].offset,
-		    .remote_stag = seg[j].handle,
-		};
-		int rc = rpcrdma_post_send(c->ep, &wr);
-
-		if (rc)
-			return rc;
-		r->writes_pending++;
-		off += k;
-	}
-	return off == len ? 0 : -EMSGSIZE;
+	return api_write_segments(&tmpl, write_post, &w, base, rpcrdma_mr_stag(mr), len, seg, n);
 }
 
 /* Encode RPC reply header + results at @buf/@cap; 0 or -EMSGSIZE. */
@@ -1400,7 +1386,7 @@ static void *progress_main(void *arg)
 	}
 	for (;;) {
 		struct rpcrdma_svc_req *runnow = NULL;
-		uint64_t t = now_ns();
+		uint64_t t = api_now_ns();
 
 		if (__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
 			break;
@@ -1459,7 +1445,7 @@ static void *progress_main(void *arg)
 			}
 		}
 		if (n > 0 || runnow) {
-			t = now_ns();
+			t = api_now_ns();
 			budget = xprt_spin_budget(&sp);
 			spin_end = budget > UINT64_MAX - t ? UINT64_MAX : t + budget;
 			spinning = budget != 0;
@@ -1909,10 +1895,7 @@ int rpcrdma_svc_error(struct rpcrdma_svc_req *r, uint32_t accept_stat)
 {
 	struct rpcrdma_rpc_reply rep;
 
-	if (accept_stat == RPCRDMA_RPC_SUCCESS || accept_stat > RPCRDMA_RPC_SYSTEM_ERR ||
-	    accept_stat == RPCRDMA_RPC_PROG_MISMATCH)
-		accept_stat = RPCRDMA_RPC_SYSTEM_ERR;
-	rpcrdma_rpc_reply_accepted(&rep, r->call.xid, accept_stat);
+	rpcrdma_rpc_reply_accepted(&rep, r->call.xid, api_error_accept_stat(accept_stat));
 	return do_reply(r, &rep, NULL, NULL);
 }
 
