@@ -1393,6 +1393,25 @@ static struct xprt_rslot *next_async(struct bc_svc *b, struct rpcrdma_svc_client
 	return NULL;
 }
 
+/* Lock held (dropped around the callback): run the callback of the
+ * finished asynchronous call in slot @s of @cl. */
+static void run_async(struct bc_svc *b, struct rpcrdma_svc_client *cl, struct xprt_rslot *s)
+{
+	struct bc_scall *sc = &cl->sc[slot_idx(cl, s)];
+	rpcrdma_svc_client_cb_t cb = sc->cb;
+	void *cb_arg = sc->cb_arg, *res = s->call.res;
+	int status = s->status;
+
+	sc->cb_taken = true;
+	/* The slot is given back before the callback runs, so the callback
+	 * may start the next call. */
+	slot_release(cl, s);
+	pthread_mutex_unlock(b->lock);
+	if (cb)
+		cb(cl, status, res, cb_arg);
+	pthread_mutex_lock(b->lock);
+}
+
 static void *svc_thread(void *arg)
 {
 	struct bc_svc *b = arg;
@@ -1414,21 +1433,8 @@ static void *svc_thread(void *arg)
 			b->cb(ecl, ev, b->ctx);
 			pthread_mutex_lock(b->lock);
 		}
-		while ((!b->inline_cb || b->stop) && (s = next_async(b, &cl)) != NULL) {
-			struct bc_scall *sc = &cl->sc[slot_idx(cl, s)];
-			rpcrdma_svc_client_cb_t cb = sc->cb;
-			void *cb_arg = sc->cb_arg, *res = s->call.res;
-			int status = s->status;
-
-			sc->cb_taken = true;
-			/* The slot is given back before the callback runs, so
-			 * the callback may start the next call. */
-			slot_release(cl, s);
-			pthread_mutex_unlock(b->lock);
-			if (cb)
-				cb(cl, status, res, cb_arg);
-			pthread_mutex_lock(b->lock);
-		}
+		while ((!b->inline_cb || b->stop) && (s = next_async(b, &cl)) != NULL)
+			run_async(b, cl, s);
 		if (b->stop)
 			break;
 		if (api_now_ns() - last > 5000000ull) {
@@ -1452,19 +1458,8 @@ void bc_svc_run_inline(struct bc_svc *b)
 		return;
 	pthread_mutex_lock(b->lock);
 	__atomic_store_n(&b->inline_pending, 0, __ATOMIC_RELAXED);
-	while (!b->stop && (s = next_async(b, &cl)) != NULL) {
-		struct bc_scall *sc = &cl->sc[slot_idx(cl, s)];
-		rpcrdma_svc_client_cb_t cb = sc->cb;
-		void *cb_arg = sc->cb_arg, *res = s->call.res;
-		int status = s->status;
-
-		sc->cb_taken = true;
-		slot_release(cl, s);
-		pthread_mutex_unlock(b->lock);
-		if (cb)
-			cb(cl, status, res, cb_arg);
-		pthread_mutex_lock(b->lock);
-	}
+	while (!b->stop && (s = next_async(b, &cl)) != NULL)
+		run_async(b, cl, s);
 	pthread_mutex_unlock(b->lock);
 }
 
