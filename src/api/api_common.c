@@ -61,3 +61,22 @@ int api_write_segments(const struct rpcrdma_send_wr *tmpl,
 	}
 	return off == len ? 0 : -EMSGSIZE;
 }
+
+void api_read_wr(struct rpcrdma_send_wr *wr, struct rpcrdma_sge *sge, uint64_t wr_id,
+		 const struct rpcrdma1_segment *sg, uint8_t *dst, uint32_t lkey)
+{
+	*sge = (struct rpcrdma_sge){
+	    .addr = (uint64_t)(uintptr_t)dst,
+	    .length = sg->length,
+	    .lkey = lkey,
+	};
+	*wr = (struct rpcrdma_send_wr){
+	    .wr_id = wr_id,
+	    .opcode = RPCRDMA_WR_RDMA_READ,
+	    .flags = RPCRDMA_SEND_SIGNALED,
+	    .sg = sge,
+	    .num_sge = sg->length ? 1 : 0,
+	    .remote_offset = sg->offset,
+	    .remote_stag = sg->handle,
+	};
+}

@@ -68,4 +68,9 @@ int api_write_segments(const struct rpcrdma_send_wr *tmpl,
 		       const uint8_t *base, uint32_t lkey, uint64_t len,
 		       struct rpcrdma1_segment *seg, uint32_t n);
 
+/* Fill @wr (and its one @sge) with a signaled RDMA Read of segment @sg
+ * into @dst (registered as @lkey); an empty segment gets no SGE. */
+void api_read_wr(struct rpcrdma_send_wr *wr, struct rpcrdma_sge *sge, uint64_t wr_id,
+		 const struct rpcrdma1_segment *sg, uint8_t *dst, uint32_t lkey);
+
 #endif

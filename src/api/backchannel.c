@@ -293,21 +293,11 @@ static int req_post_reads(struct bc_clnt *b, struct rpcrdma_bc_req *r, uint64_t 
 	r->read_err = false;
 	for (uint32_t i = 0; i < ch->nreads; i++) {
 		const struct rpcrdma1_segment *sg = &ch->reads[i].seg;
-		struct rpcrdma_sge sge = {
-		    .addr = (uint64_t)(uintptr_t)(r->rd.buf + off),
-		    .length = sg->length,
-		    .lkey = rpcrdma_mr_stag(r->rdmr),
-		};
-		struct rpcrdma_send_wr wr = {
-		    .wr_id = bc_wrid(b->gen, BC_OP_READ, r->idx),
-		    .opcode = RPCRDMA_WR_RDMA_READ,
-		    .flags = RPCRDMA_SEND_SIGNALED,
-		    .sg = &sge,
-		    .num_sge = sg->length ? 1 : 0,
-		    .remote_offset = sg->offset,
-		    .remote_stag = sg->handle,
-		};
+		struct rpcrdma_sge sge;
+		struct rpcrdma_send_wr wr;
 
+		api_read_wr(&wr, &sge, bc_wrid(b->gen, BC_OP_READ, r->idx), sg, r->rd.buf + off,
+			    rpcrdma_mr_stag(r->rdmr));
 		rc = clnt_post(b, &wr);
 		if (rc)
 			return rc;

@@ -423,21 +423,11 @@ static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
 			dst = r->rc[ci++].data;
 		for (uint32_t j = start; j < start + nsegs; j++) {
 			const struct rpcrdma1_segment *sg = &ch->reads[j].seg;
-			struct rpcrdma_sge sge = {
-			    .addr = (uint64_t)(uintptr_t)(dst + soff),
-			    .length = sg->length,
-			    .lkey = rpcrdma_mr_stag(r->rdmr),
-			};
-			struct rpcrdma_send_wr wr = {
-			    .wr_id = mk_wrid(WR_READ, r->ridx),
-			    .opcode = RPCRDMA_WR_RDMA_READ,
-			    .flags = RPCRDMA_SEND_SIGNALED,
-			    .sg = &sge,
-			    .num_sge = sg->length ? 1 : 0,
-			    .remote_offset = sg->offset,
-			    .remote_stag = sg->handle,
-			};
+			struct rpcrdma_sge sge;
+			struct rpcrdma_send_wr wr;
 
+			api_read_wr(&wr, &sge, mk_wrid(WR_READ, r->ridx), sg, dst + soff,
+				    rpcrdma_mr_stag(r->rdmr));
 			rc = rpcrdma_post_send(c->ep, &wr);
 			if (rc)
 				return rc;
