@@ -430,7 +430,8 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 			rc = -ECONNREFUSED;
 		}
 		if (rc)
-			snprintf(res->first_error, sizeof(res->first_error), "%s", err);
+			snprintf(res->first_error, sizeof(res->first_error), "%.*s",
+				 (int)sizeof(res->first_error) - 1, err);
 	}
 	if (!rc) {
 		server_info(o, &r, &info);
