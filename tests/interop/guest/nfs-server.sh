@@ -120,6 +120,20 @@ guest_cmd() { # name command...
 				tr '\n' ' ' </proc/fs/nfsd/portlist >"$OUT/nfsd-start.done"
 			fi
 		fi
+		# /peer/cmd-sh-<name> holds one shell command line (for tests that
+		# change the export from inside the guest, e.g. to break an NFSv4
+		# delegation); /peer/out/sh-<name>.done answers "rc=<exit status>
+		# <first output line>" (or TIMEOUT after 60 s).
+		for c in /peer/cmd-sh-*; do
+			[ -e "$c" ] || continue
+			name=${c#/peer/cmd-}
+			line=$(cat "$c")
+			rm -f "$c"
+			echo "$(cut -d' ' -f1 /proc/uptime)s: $name: $line"
+			if guest_cmd "$name" bash -c "{ $line; } >/tmp/$name.out 2>&1; echo \$? >/tmp/$name.rc"; then
+				echo "rc=$(cat "/tmp/$name.rc") $(head -1 "/tmp/$name.out")" >"$OUT/$name.done"
+			fi
+		done
 		sleep 0.2
 	done
 ) >"$OUT/guest-cmd.log" 2>&1 </dev/null &
