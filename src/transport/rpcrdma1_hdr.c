@@ -191,6 +191,33 @@ static int decode_fixed(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
 	return rc;
 }
 
+/*
+ * A header whose rdma_vers is not 1. RFC 8166 §7 (Protocol Extensibility)
+ * keeps rdma_proc, the value of RDMA_ERROR and the wire form of the
+ * RDMA_ERROR body (err, then ERR_VERS's low and high) the same in every
+ * version, so that a version mismatch can be reported in a way any
+ * version decodes. Linux's svcrdma echoes the call's rdma_vers (e.g. 2) in
+ * the fixed words of its ERR_VERS reply (kernel-peer README), so a
+ * requester must read ERR_VERS whatever rdma_vers says, or it never
+ * learns the range the server supports (RFC 8166 §4.5.1). Only that one
+ * message is decoded; anything else, including ERR_CHUNK and a truncated
+ * ERR_VERS, stays -EPROTONOSUPPORT with nothing parsed past the fixed
+ * words.
+ */
+static int decode_other_version(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
+{
+	uint32_t err, low, high;
+
+	if (h->proc != RPCRDMA1_ERROR)
+		return -EPROTONOSUPPORT;
+	if (get_u32(x, &err) || err != RPCRDMA1_ERR_VERS || get_u32(x, &low) || get_u32(x, &high))
+		return -EPROTONOSUPPORT; /* the caller restores the cursor */
+	h->err = err;
+	h->vers_low = low;
+	h->vers_high = high;
+	return 0;
+}
+
 static int decode_body(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
 {
 	int rc = decode_fixed(x, h);
@@ -199,7 +226,7 @@ static int decode_body(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
 	/* RFC 8166 §4.5.1: only the four fixed words are common to every
 	 * version; a responder must not parse further. */
 	if (h->vers != RPCRDMA1_VERSION)
-		return -EPROTONOSUPPORT;
+		return decode_other_version(x, h);
 
 	switch (h->proc) {
 	case RPCRDMA1_MSG:
