@@ -6,6 +6,7 @@
  * connection events.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -167,6 +168,9 @@ void siw_ep_close_socket(struct siw_ep *ep, bool abortive)
 	}
 	close(ep->fd);
 	ep->fd = -1;
+	/* the copied rest of an FPDU (siw_ep_terminate) dies with the socket */
+	free(ep->tx_rest);
+	ep->tx_rest = NULL;
 	ep->tx.left = 0;
 	ep->tx.iov_n = ep->tx.iov_i = 0;
 	ep->tx.blocked = false;
@@ -195,6 +199,68 @@ void siw_ep_fail(struct siw_ep *ep, int status, enum rpcrdma_wc_status first_sta
 		siw_ep_event(ep, RPCRDMA_EV_DISCONNECTED, status);
 }
 
+/* Index of the first iovec of the batch that starts an FPDU of which no
+ * byte is on the wire yet (iov_n if none). Every FPDU begins with its
+ * header iovec pointing at the start of its tx.fb[] slot, and sendmsg()
+ * moves the base of a partly sent iovec, so an unmoved header iovec at or
+ * after the cursor is an FPDU not started. Error path only: the quadratic
+ * scan is at most SIW_TX_IOV x SIW_TX_FPDUS compares. */
+static uint32_t tx_first_unstarted(const struct siw_tx *tx)
+{
+	for (uint32_t i = tx->iov_i; i < tx->iov_n; i++) {
+		for (uint32_t k = 0; k < tx->nfb; k++) {
+			if (tx->iov[i].iov_base == (const void *)tx->fb[k].hdr)
+				return i;
+		}
+	}
+	return tx->iov_n;
+}
+
+/* Cut the batch on the wire after the FPDU it has started (RFC 5044 §4:
+ * the peer only finds the Terminate if the stream stays framed). FPDUs not
+ * started are dropped: their messages are flushed by the caller. The rest
+ * of the started FPDU is copied, because its send-queue entry is flushed
+ * (and its memory handed back to the application) before it is sent.
+ * Returns 0 or -ENOMEM. */
+static int tx_cut_after_started(struct siw_ep *ep)
+{
+	struct siw_tx *tx = &ep->tx;
+	uint32_t cut = tx->left ? tx_first_unstarted(tx) : tx->iov_i;
+	uint64_t rest = 0;
+
+	for (uint32_t i = tx->iov_i; i < cut; i++)
+		rest += tx->iov[i].iov_len;
+	tx->ndone = tx->done_i = 0;
+	if (!rest) {
+		tx->left = 0;
+		tx->iov_n = tx->iov_i = 0;
+		tx->nfb = 0;
+		tx->built = tx->sent = 0;
+		return 0;
+	}
+	/* at most one FPDU: MPA length + ULPDU + pad + CRC */
+	if (!ep->tx_rest) {
+		ep->tx_rest = malloc(MPA_LEN_SIZE + MPA_MAX_ULPDU + 8u);
+		if (!ep->tx_rest)
+			return -ENOMEM;
+	}
+	if (rest > MPA_LEN_SIZE + MPA_MAX_ULPDU + 8u)
+		return -EPROTO; /* not reached: the cut is within one FPDU */
+	rest = 0;
+	for (uint32_t i = tx->iov_i; i < cut; i++) {
+		memcpy(ep->tx_rest + rest, tx->iov[i].iov_base, tx->iov[i].iov_len);
+		rest += tx->iov[i].iov_len;
+	}
+	tx->iov[0].iov_base = ep->tx_rest;
+	tx->iov[0].iov_len = (size_t)rest;
+	tx->iov_i = 0;
+	tx->iov_n = 1;
+	tx->nfb = 0;
+	tx->left = rest;
+	tx->built = tx->sent = 0;
+	return 0;
+}
+
 /* RFC 5040 §7 / RFC 5041 §7: a fatal error detected locally. Report it
  * to the peer in a Terminate message (RFC bit order), stop placing data,
  * flush outstanding work, then close once the Terminate is out. */
@@ -207,21 +273,16 @@ void siw_ep_terminate(struct siw_ep *ep, uint8_t layer, uint8_t etype, uint8_t c
 	ep->term_etype = etype;
 	ep->term_code = code;
 	ep->stats.terminates_tx++;
-	/* A batch already partly on the wire cannot be cut at an FPDU
-	 * boundary: then no Terminate can follow, close abortively. */
-	if (ep->fd < 0 || (ep->tx.left && ep->tx.iov_i != 0) ||
-	    (ep->tx.left && ep->tx.iov[0].iov_base != (void *)ep->tx.fb[0].hdr)) {
+	/* A batch partly on the wire: finish the FPDU started, drop the
+	 * rest; the Terminate follows that FPDU (qp_tx.c sends term_pending
+	 * first once the batch is out). Only without a socket, or without
+	 * memory for the copy, the connection is reset instead. */
+	if (ep->fd < 0 || tx_cut_after_started(ep)) {
 		ep->term_pending = false;
 		siw_ep_event(ep, RPCRDMA_EV_TERMINATE, -EPROTO);
 		siw_ep_fail(ep, -EPROTO, RPCRDMA_WC_WR_FLUSH_ERR, 0);
 		return;
 	}
-	/* drop the unsent batch: its messages are flushed below */
-	ep->tx.left = 0;
-	ep->tx.iov_n = ep->tx.iov_i = 0;
-	ep->tx.nfb = 0;
-	ep->tx.ndone = ep->tx.done_i = 0;
-	ep->tx.built = ep->tx.sent = 0;
 	ep->state = SIW_EP_ERROR;
 	ep->term_pending = true;
 	siw_ep_flush(ep, RPCRDMA_WC_WR_FLUSH_ERR, 0);

@@ -441,6 +441,9 @@ struct siw_ep {
 	uint32_t term_hdr_len;
 	bool term_hdr_rreq;
 	bool rtr_pending; /* active: RTR to send */
+	/* qp.c: unsent rest of the FPDU a Terminate follows (heap, error
+	 * path only; freed with the socket by siw_ep_close_socket) */
+	uint8_t *tx_rest;
 
 	struct siw_tx tx;
 	struct siw_rx rx;

@@ -42,6 +42,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -608,19 +609,38 @@ static void case_rev1(int ctl)
 	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
 }
 
-/* R9: more Read Requests than the provider's IRD (2): Terminate. The
- * Read Responses are left unread so the first Reads stay outstanding.
- *
- * KNOWN PROVIDER BUG (not registered in ctest until fixed; run it with
- * `test_siw_rawpeer ird` or `basic,ird`): when the overflow is detected
- * while a batch of Read Response FPDUs is partly written, siw_ep_terminate()
- * (src/softiwarp/qp.c) takes its "cannot be cut at an FPDU boundary" path:
- * no Terminate is queued, the socket is closed abortively (we read
- * ECONNRESET, never the Terminate), and the TERMINATE event carries
- * term_local = false although the provider generated it (term_pending and
- * term_sent are both false on that path). Expected (RFC 5040 §7): the
- * Terminate follows the FPDUs already committed to the socket, then the
- * stream closes; the event says term_local. */
+/* Waits until @fd's receive queue stops growing (the sender is blocked on
+ * a full socket): at least 64 KiB queued and unchanged over 3 polls 20 ms
+ * apart, at most @ms. Returns the queued byte count. */
+static int wait_clogged(int fd, int ms)
+{
+	int last = -1, same = 0;
+
+	for (uint64_t end = siwt_now_ms() + (uint64_t)ms; siwt_now_ms() < end;) {
+		int q = 0;
+
+		poll(NULL, 0, 20);
+		if (ioctl(fd, FIONREAD, &q) < 0)
+			return -errno;
+		same = q == last ? same + 1 : 0;
+		last = q;
+		if (q >= 65536 && same >= 3)
+			return q;
+	}
+	return last;
+}
+
+/* R9: more Read Requests than the provider's IRD (2): Terminate. Two
+ * 16 MiB Reads are sent and their Read Responses left unread until the
+ * provider is blocked on a full socket, in the middle of a batch of Read
+ * Response FPDUs (usually in the middle of one FPDU); only then the third
+ * Read Request arrives. RFC 5040 §7 / RFC 5041 §7: the provider finishes
+ * the FPDU it has started (the stream stays framed), sends the Terminate
+ * right after it, drops the Read Response FPDUs not yet started, and
+ * closes. Asserted: every FPDU before the Terminate is a well-formed Read
+ * Response at the sink STag with contiguous TOs, fewer than the 32 MiB
+ * requested arrive, the Terminate follows, then the close; the TERMINATE
+ * event is local (parent). */
 static void case_ird(int ctl)
 {
 	struct raw r;
@@ -628,6 +648,12 @@ static void case_ird(int ctl)
 	uint8_t rpd[600], u[70000];
 	uint16_t rird = 0, rord = 0;
 	size_t rpdlen = 0;
+	const uint32_t sink_stag = 0x00ab1201u, rlen = 16u << 20;
+	/* the parent's source region, filled the same way here */
+	uint8_t *ref = siwt_alloc_buf(RO_LEN);
+
+	if (ref)
+		siwt_fill(ref, RO_LEN, RO_SEED);
 
 	m.u[0] = 2;
 	m.u[1] = 2;
@@ -636,16 +662,28 @@ static void case_ird(int ctl)
 	siwt_send_msg(ctl, &m);
 	int bits =
 	    mpa_connect(&r, g_port, SIWT_MPA_H | 2, 4, 2, NULL, 0, &rird, &rord, rpd, &rpdlen);
-	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0 || !ref) {
+		SIWT_CHECK(ref, "out of memory");
+		if (ref)
+			siwt_free_buf(ref, RO_LEN);
 		return;
+	}
 	SIWT_EQ(rird & 0x3fff, 2);
 	for (int i = 0; i < 3; i++) {
 		uint8_t rr[28];
-		siwt_be32(rr, 0x00ab1201u);
+		siwt_be32(rr, sink_stag);
 		siwt_be64(rr + 4, (uint64_t)i << 28);
-		siwt_be32(rr + 12, 16u << 20);
+		siwt_be32(rr + 12, rlen);
 		siwt_be32(rr + 16, (uint32_t)cmd_reply.u[2]);
 		siwt_be64(rr + 20, cmd_reply.u[3] + ((uint64_t)i << 20));
+		if (i == 2) {
+			int q = wait_clogged(r.fd, 5000);
+			SIWT_CHECK(q >= 65536, "the provider did not fill the socket (%d bytes)",
+				   q);
+			printf("child: third Read Request sent with %d bytes of Read Responses "
+			       "queued\n",
+			       q);
+		}
 		send_msg_untagged(&r, SIWT_OP_READ_REQ, 1, rr, 28, 0);
 	}
 	/* RFC 5040 §5.2 / RFC 6581: the third exceeds the IRD the provider
@@ -659,11 +697,68 @@ static void case_ird(int ctl)
 	/* the provider can only send its Terminate once we drain the Read
 	 * Responses in front of it: read while the parent waits */
 	siwt_send_msg(ctl, &tm);
-	int tl = read_terminate(&r, u, sizeof(u));
+	unsigned rd = 0, nfpdu = 0;
+	uint64_t to = 0, got = 0;
+	int tl = -EPROTO;
+	while (!siwt_failures) {
+		bool ok = true;
+		int len = siwt_read_fpdu(r.fd, u, sizeof(u), r.crc, &ok, 5000);
+		if (len < 0) {
+			SIWT_CHECK(0,
+				   "stream ended after %u Read Response FPDUs (%llu bytes) "
+				   "without a Terminate: %s",
+				   nfpdu, (unsigned long long)got, strerror(-len));
+			break;
+		}
+		if (len >= 2 && (u[1] & 0x0f) == SIWT_OP_TERMINATE) {
+			tl = len;
+			break;
+		}
+		/* RFC 5041 §4: tagged, RDMAP Read Response, our sink STag,
+		 * TO continuing where the previous FPDU ended */
+		if (len < 14 || (u[0] & 0x80) == 0 || (u[1] & 0x0f) != SIWT_OP_READ_RESP ||
+		    rd >= 2) {
+			SIWT_CHECK(0, "FPDU %u is no Read Response (len %d, %02x %02x)", nfpdu, len,
+				   len > 1 ? u[0] : 0, len > 1 ? u[1] : 0);
+			break;
+		}
+		SIWT_EQ(siwt_get32(u + 2), sink_stag);
+		SIWT_EQ(siwt_get64(u + 6), ((uint64_t)rd << 28) + to);
+		if (ref && rd * (1ull << 20) + to + (uint64_t)len - 14u <= RO_LEN) {
+			SIWT_CHECK(
+			    memcmp(u + 14, ref + rd * (1ull << 20) + to, (size_t)len - 14u) == 0,
+			    "Read Response %u at offset %llu carries wrong bytes", rd,
+			    (unsigned long long)to);
+			verified += (uint64_t)len - 14u;
+		}
+		to += (uint64_t)len - 14u;
+		got += (uint64_t)len - 14u;
+		nfpdu++;
+		if (u[0] & 0x40) { /* Last: this Read's response is complete */
+			SIWT_EQ(to, rlen);
+			rd++;
+			to = 0;
+		}
+	}
 	SIWT_CHECK(tl > 0, "no Terminate on the wire for IRD overflow (%d)", tl);
+	SIWT_CHECK(got < 2ull * rlen,
+		   "all %llu Read Response bytes were sent before the Terminate: the overflow was "
+		   "detected too late to test the partly written batch",
+		   (unsigned long long)got);
+	printf("child: %u Read Response FPDUs (%llu bytes) before the Terminate\n", nfpdu,
+	       (unsigned long long)got);
+	if (tl > 0) {
+		bool ok = true;
+		SIWT_EQ(u[0], 0x41);
+		SIWT_EQ(siwt_get32(u + 6), 2); /* QN 2 */
+		SIWT_CHECK(siwt_read_fpdu(r.fd, u, sizeof(u), r.crc, &ok, 300) < 0,
+			   "an FPDU followed the Terminate");
+	}
 	expect_close(&r);
 	siwt_expect(ctl, MSG_OK, &cmd_reply);
 	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+	if (ref)
+		siwt_free_buf(ref, RO_LEN);
 }
 
 /* R10: the provider initiates to our raw listener. Checks its MPA request
