@@ -528,6 +528,13 @@ enum rpcrdma_send_flags {
 	RPCRDMA_SEND_INVALIDATE = 1u << 2, /* Send with Invalidate: the peer invalidates
 					      invalidate_stag on receipt (RFC 5040 §6.2) */
 	RPCRDMA_SEND_FENCE = 1u << 3,      /* wait for earlier RDMA Reads to complete */
+	/* "More to come" (the doorbell is not rung yet): the provider may hold
+	 * the request, so that several posted in a row leave together (one
+	 * TCP transmit on softiwarp). Held work starts at the latest with the
+	 * next post without this flag on the same endpoint, rpcrdma_ep_flush(),
+	 * or the next rpcrdma_dev_progress() of a device without a progress
+	 * thread. A provider may also start it at once (verbs: ignored). */
+	RPCRDMA_SEND_DEFER = 1u << 4,
 };
 
 enum rpcrdma_wr_opcode {
@@ -565,6 +572,13 @@ struct rpcrdma_send_wr {
  * status (returns 0).
  */
 RPCRDMA_API int rpcrdma_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr);
+
+/*
+ * Ring the doorbell: start every request posted on @ep with
+ * RPCRDMA_SEND_DEFER that is still held. Cheap when nothing is held. Returns
+ * 0 (also on a provider that never holds work) or -errno.
+ */
+RPCRDMA_API int rpcrdma_ep_flush(struct rpcrdma_ep *ep);
 
 RPCRDMA_EXTERN_C_END
 

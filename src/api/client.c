@@ -126,6 +126,9 @@ struct rpcrdma_clnt {
 	uint64_t spin_bytes;   /* connection bytes when the last spin was judged */
 	pthread_t thr;
 	bool thr_started, stop;
+	/* the leader runs completion callbacks on cb_thr (lock dropped) */
+	bool in_cb;
+	pthread_t cb_thr;
 	struct rpcrdma_xprt_stats st;
 	struct rpcrdma1_hdr rh; /* reply header scratch (under lock) */
 	struct clnt_testhook hook;
@@ -258,7 +261,7 @@ static void run_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 /* Transmission                                                        */
 /* ------------------------------------------------------------------ */
 
-static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s)
+static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more)
 {
 	struct xprt_call *k = &s->call;
 	struct rpcrdma_send_wr wr;
@@ -276,7 +279,7 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s)
 	 * delivered. Errors still complete (and flush) it. */
 	wr.wr_id = mk_wrid(c->gen, WR_SEND, s->index);
 	wr.opcode = RPCRDMA_WR_SEND;
-	wr.flags = 0;
+	wr.flags = more; /* RPCRDMA_SEND_DEFER: another call follows at once */
 	wr.sg = k->sge;
 	wr.num_sge = k->nsge;
 	wr.invalidate_stag = 0;
@@ -309,22 +312,33 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s)
 	return 0;
 }
 
-/* Send waiting calls, oldest first, while the credit window allows. */
+/* Send waiting calls, oldest first, while the credit window allows. All
+ * but the last are posted with RPCRDMA_SEND_DEFER, so calls queued together
+ * (by completion callbacks that issue new calls, or after a credit grant)
+ * leave in one transmit; the last post rings the doorbell. */
 static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
+	bool held = false;
+
 	while (c->state == C_UP && c->txq_head && xprt_credits_may_send(&c->cr)) {
 		struct clnt_slot *s = c->txq_head;
+		/* another one goes right after this one */
+		bool more = s->qnext && c->cr.on_wire + 1u < c->cr.grant;
 
 		c->txq_head = s->qnext;
 		if (!c->txq_head)
 			c->txq_tail = NULL;
 		s->need_tx = false;
 		s->qnext = NULL;
-		int rc = transmit(c, s);
+		int rc = transmit(c, s, more ? RPCRDMA_SEND_DEFER : 0u);
 
 		if (rc)
 			slot_complete(c, s, rc, cbl);
+		else
+			held = more;
 	}
+	if (held && c->ep)
+		(void)rpcrdma_ep_flush(c->ep);
 }
 
 /* ------------------------------------------------------------------ */
@@ -803,10 +817,18 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		if (c->txq_head)
 			kick_tx(c, &cbl);
 	callbacks:
-		if (cbl.n) {
+		while (cbl.n) {
+			/* Asynchronous calls the callbacks issue are queued,
+			 * not sent one by one (call_start): they leave together
+			 * right after, in one transmit (kick_tx). */
+			c->cb_thr = pthread_self();
+			c->in_cb = true;
 			pthread_mutex_unlock(&c->lock);
 			run_callbacks(c, &cbl);
 			pthread_mutex_lock(&c->lock);
+			c->in_cb = false;
+			if (c->txq_head)
+				kick_tx(c, &cbl);
 		}
 		/* RPCRDMA_BC_OPT_INLINE: reverse calls are dispatched here. */
 		if (c->bc && bc_clnt_inline_pending(c->bc)) {
@@ -1173,6 +1195,10 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint
 	if (async)
 		c->nasync++;
 	txq_push(c, s);
+	if (async && c->in_cb && pthread_equal(c->cb_thr, pthread_self())) {
+		*out = s; /* the leader sends it after its callbacks */
+		return 0;
+	}
 	kick_tx(c, cbl);
 	if (s->need_tx)
 		c->st.credit_stalls++; /* waits for a credit or a connection */

@@ -106,6 +106,7 @@ struct svc_conn {
 	 * ones for reverse replies (request i is bound to receive buffer i). */
 	uint32_t nrecv;
 	struct bc_conn *bc; /* backchannel of this connection (backchannel.c) */
+	bool tx_held;       /* replies posted with RPCRDMA_SEND_DEFER, not flushed */
 	struct svc_conn *next;
 };
 
@@ -143,6 +144,11 @@ struct rpcrdma_svc {
 	uint32_t nstash;
 	uint64_t stash_bytes;
 	bool pull_kick_needed, in_pull_kick;
+	/* Replies the progress thread sends are held (RPCRDMA_SEND_DEFER)
+	 * and flushed once at the end of its pass over a batch of
+	 * completions, one transmit per connection; nheld counts them (only
+	 * the progress thread touches it). */
+	uint32_t nheld;
 	pthread_t pthr;
 	pthread_t *wthr;
 	uint32_t nwthr;
@@ -194,6 +200,11 @@ static int post_send_buf(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t
 	if (inv_stag) {
 		wr.flags |= RPCRDMA_SEND_INVALIDATE;
 		wr.invalidate_stag = inv_stag;
+	}
+	if (on_progress_thread(c->svc)) {
+		wr.flags |= RPCRDMA_SEND_DEFER; /* progress_main flushes */
+		c->tx_held = true;
+		c->svc->nheld++;
 	}
 	rc = rpcrdma_post_send(c->ep, &wr);
 	if (rc)
@@ -1433,6 +1444,20 @@ static void *progress_main(void *arg)
 				process(s, q);
 				q = nx;
 			}
+		}
+		/* End of the batch: the held replies leave, one transmit per
+		 * connection (calls that arrived together are answered
+		 * together). */
+		if (s->nheld) {
+			pthread_mutex_lock(&s->lock);
+			s->nheld = 0;
+			for (struct svc_conn *c = s->conns; c; c = c->next) {
+				if (c->tx_held) {
+					c->tx_held = false;
+					(void)rpcrdma_ep_flush(c->ep);
+				}
+			}
+			pthread_mutex_unlock(&s->lock);
 		}
 		if (n > 0 || runnow) {
 			t = api_now_ns();

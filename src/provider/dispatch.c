@@ -342,3 +342,11 @@ RPCRDMA_API int rpcrdma_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_se
 		return -EINVAL;
 	return ep->dev->ops->post_send(ep, wr);
 }
+
+RPCRDMA_API int rpcrdma_ep_flush(struct rpcrdma_ep *ep)
+{
+	if (!ep)
+		return -EINVAL;
+	/* no op: the provider never holds work, nothing to start */
+	return ep->dev->ops->ep_flush ? ep->dev->ops->ep_flush(ep) : 0;
+}

@@ -117,6 +117,9 @@ struct rpcrdma_dev_ops {
 	int (*post_recv)(struct rpcrdma_ep *ep, uint64_t wr_id, const struct rpcrdma_sge *sg,
 			 unsigned int num_sge);
 	int (*post_send)(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr);
+	/* Optional: start work held by RPCRDMA_SEND_DEFER. NULL means the
+	 * provider never holds work (rpcrdma_ep_flush() returns 0). */
+	int (*ep_flush)(struct rpcrdma_ep *ep);
 };
 
 /* A provider known to the registry. open() builds a device; it may return

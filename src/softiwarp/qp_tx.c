@@ -374,6 +374,12 @@ int siw_tx_process(struct siw_ep *ep)
 {
 	struct siw_tx *tx = &ep->tx;
 
+	/* whatever was held by RPCRDMA_SEND_DEFER goes now (or waits for
+	 * EPOLLOUT / the connection like any other work) */
+	if (ep->tx_deferred) {
+		ep->tx_deferred = false;
+		__atomic_store_n(&ep->dev->ndeferred, ep->dev->ndeferred - 1u, __ATOMIC_RELAXED);
+	}
 	if (ep->fd < 0)
 		return 0;
 	if (tx->mpa_off < tx->mpa_len) {

@@ -117,7 +117,10 @@ struct siw_dev {
 	struct siw_ep *eps;     /* every endpoint of the device */
 	struct siw_creq *creqs; /* every pending connection request */
 
-	int produced;          /* completions + events made during one progress call */
+	int produced; /* completions + events made during one progress call */
+	/* endpoints holding RPCRDMA_SEND_DEFER work (ep->tx_deferred); read
+	 * without the lock by progress (atomic), changed with it */
+	uint32_t ndeferred;
 	uint8_t scratch[4096]; /* discard area for payload we drop */
 };
 
@@ -446,6 +449,7 @@ struct siw_ep {
 	uint8_t *tx_rest;
 
 	struct siw_tx tx;
+	bool tx_deferred; /* RPCRDMA_SEND_DEFER work queued, not yet pushed */
 	struct siw_rx rx;
 
 	/* connection management (cm.c) */
@@ -541,6 +545,8 @@ int siw_rq_complete(struct siw_ep *ep, struct siw_rqe *rqe, enum rpcrdma_wc_stat
 
 /* qp_tx.c */
 int siw_tx_process(struct siw_ep *ep);
+/* verbs.c: push the held work of every endpoint (lock held) */
+void siw_flush_deferred(struct siw_dev *dev);
 
 /* qp_rx.c */
 int siw_rx_process(struct siw_ep *ep);

@@ -121,11 +121,28 @@ static void ep_ready(struct siw_ep *ep, uint32_t events)
 		siw_ep_check_overrun(ep);
 }
 
+void siw_flush_deferred(struct siw_dev *dev)
+{
+	for (struct siw_ep *ep = dev->eps; ep && dev->ndeferred; ep = ep->next) {
+		if (ep->tx_deferred)
+			(void)siw_tx_process(ep);
+		if (ep->cq_overrun)
+			siw_ep_check_overrun(ep);
+	}
+}
+
 static int progress_once(struct siw_dev *dev, int timeout_ms)
 {
 	struct epoll_event evs[64];
 	int n, produced;
 
+	/* Work held by RPCRDMA_SEND_DEFER goes before we wait for anything
+	 * (provider.h: at the latest with the next progress call). */
+	if (__atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&dev->lock);
+		siw_flush_deferred(dev);
+		pthread_mutex_unlock(&dev->lock);
+	}
 	n = epoll_wait(dev->epfd, evs, 64, timeout_ms);
 	if (n < 0)
 		return -errno;
@@ -565,6 +582,10 @@ static int siw_ep_destroy(struct rpcrdma_ep *e)
 		siw_ep_close_socket(ep, true);
 	ep->state = SIW_EP_CLOSED;
 	siw_ep_flush(ep, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+	if (ep->tx_deferred) {
+		ep->tx_deferred = false;
+		__atomic_store_n(&dev->ndeferred, dev->ndeferred - 1u, __ATOMIC_RELAXED);
+	}
 	for (struct siw_ep **pp = &dev->eps; *pp; pp = &(*pp)->next) {
 		if (*pp == ep) {
 			*pp = ep->next;
@@ -767,8 +788,9 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 	uint64_t len = 0;
 
 	if ((unsigned)wr->opcode > RPCRDMA_WR_RDMA_READ ||
-	    (wr->flags & ~(uint32_t)(RPCRDMA_SEND_SIGNALED | RPCRDMA_SEND_SOLICITED |
-				     RPCRDMA_SEND_INVALIDATE | RPCRDMA_SEND_FENCE)) ||
+	    (wr->flags &
+	     ~(uint32_t)(RPCRDMA_SEND_SIGNALED | RPCRDMA_SEND_SOLICITED | RPCRDMA_SEND_INVALIDATE |
+			 RPCRDMA_SEND_FENCE | RPCRDMA_SEND_DEFER)) ||
 	    ((wr->flags & (RPCRDMA_SEND_INVALIDATE | RPCRDMA_SEND_SOLICITED)) &&
 	     wr->opcode != RPCRDMA_WR_SEND) ||
 	    wr->num_sge > ep->max_send_sge ||
@@ -790,7 +812,7 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 	w = &ep->sq[ep->sq_tail % ep->max_send_wr];
 	w->wr_id = wr->wr_id;
 	w->opcode = (uint8_t)wr->opcode;
-	w->flags = wr->flags;
+	w->flags = wr->flags & ~(uint32_t)RPCRDMA_SEND_DEFER;
 	w->num_sge = wr->num_sge;
 	if (wr->num_sge)
 		memcpy(w->sge, wr->sg, wr->num_sge * sizeof(*wr->sg));
@@ -809,10 +831,40 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 		w->status = RPCRDMA_WC_WR_FLUSH_ERR;
 		w->state = SIW_WQE_DONE;
 		siw_sq_retire(ep);
+	} else if (wr->flags & RPCRDMA_SEND_DEFER) {
+		/* held: the next post, rpcrdma_ep_flush() or progress pushes it
+		 * together with whatever follows (one sendmsg) */
+		if (!ep->tx_deferred) {
+			ep->tx_deferred = true;
+			__atomic_store_n(&ep->dev->ndeferred, ep->dev->ndeferred + 1u,
+					 __ATOMIC_RELAXED);
+		}
 	} else if (ep->state == SIW_EP_RTS && !ep->tx.blocked) {
 		(void)siw_tx_process(ep);
 		if (ep->cq_overrun)
 			siw_ep_check_overrun(ep);
+	}
+	pthread_mutex_unlock(&ep->dev->lock);
+	return 0;
+}
+
+static int siw_doorbell(struct rpcrdma_ep *e)
+{
+	struct siw_ep *ep = to_siw_ep(e);
+
+	pthread_mutex_lock(&ep->dev->lock);
+	if (ep->tx_deferred) {
+		if (ep->state == SIW_EP_RTS && !ep->tx.blocked) {
+			(void)siw_tx_process(ep);
+			if (ep->cq_overrun)
+				siw_ep_check_overrun(ep);
+		} else {
+			/* not connected yet / socket full: starts with the
+			 * connection or EPOLLOUT, as any queued work */
+			ep->tx_deferred = false;
+			__atomic_store_n(&ep->dev->ndeferred, ep->dev->ndeferred - 1u,
+					 __ATOMIC_RELAXED);
+		}
 	}
 	pthread_mutex_unlock(&ep->dev->lock);
 	return 0;
@@ -858,6 +910,7 @@ struct rpcrdma_dev_ops siw_ops = {
     .disconnect = siw_disconnect,
     .post_recv = siw_post_recv,
     .post_send = siw_post_send,
+    .ep_flush = siw_doorbell,
 };
 
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
