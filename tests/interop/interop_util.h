@@ -120,6 +120,13 @@ int iop_wait_event(struct iop_conn *c, struct rpcrdma_event *ev, int timeout_ms)
 int iop_guest_cmd(const struct iop_env *e, const char *what, int timeout_ms, char *answer,
 		  size_t cap);
 
+/* Run one shell line in the guest (guest/nfs-server.sh: /peer/cmd-sh-@tag,
+ * answered in /peer/out/sh-@tag.done) and wait up to @timeout_ms. 0 with
+ * *@status its exit status and @answer its first output line, or -1 (no
+ * answer, or TIMEOUT in the guest). */
+int iop_guest_sh(const struct iop_env *e, const char *tag, const char *line, int timeout_ms,
+		 int *status, char *answer, size_t cap);
+
 /* A received message, copied out of its receive slot (reposted at once). */
 struct iop_msg {
 	uint32_t len;

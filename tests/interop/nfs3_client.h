@@ -44,6 +44,14 @@ int iop_nfs3_lookup(struct iop_conn *c, const struct iop_fh *dir, const char *na
 		    struct iop_fh *out, fattr3 *attr);
 int iop_nfs3_fsinfo(struct iop_conn *c, const struct iop_fh *root, FSINFO3resok *info);
 
+/* CREATE @name in @dir (RFC 1813 §3.3.8), UNCHECKED or GUARDED, with mode
+ * @mode set and nothing else. NFS3_OK: the new handle in @out (the reply
+ * must carry one) and its attributes in @attr (may be NULL). */
+int iop_nfs3_create(struct iop_conn *c, const struct iop_fh *dir, const char *name, createmode3 how,
+		    uint32_t mode, struct iop_fh *out, fattr3 *attr);
+/* REMOVE @name from @dir (RFC 1813 §3.3.12). */
+int iop_nfs3_remove(struct iop_conn *c, const struct iop_fh *dir, const char *name);
+
 /* READ @count bytes at @offset into b->p + @boff through a Write chunk of
  * exactly @count bytes. *got and *eof from the reply. */
 int iop_nfs3_read(struct iop_conn *c, const struct iop_fh *fh, uint64_t offset, uint32_t count,
