@@ -281,6 +281,32 @@ void siw_cm_ep_ready(struct siw_ep *ep, uint32_t events)
 	send_mpa_request(ep);
 }
 
+/* Active side: an MPA reply we cannot work with although it is well-formed
+ * and not a reject. Both sides are in FPDU mode now (RFC 5044 §7.1), so the
+ * error goes to the peer as an MPA-layer Terminate (RFC 6581 §10 codes),
+ * then the stream is closed as after any Terminate (qp_tx.c: FIN behind it,
+ * qp.c/siw_cm_timers: closed when the peer closes, or after a second). The
+ * application sees CONNECT_ERROR -EPROTO (never ESTABLISHED), with the
+ * Terminate's layer/type/code; posted work is flushed. */
+static void mpa_reply_refuse(struct siw_ep *ep, uint8_t code)
+{
+	ep->rx.state = SIW_RX_DEAD;
+	ep->state = SIW_EP_ERROR;
+	ep->rtr = RPCRDMA_RTR_NONE;
+	ep->term_layer = TERM_LAYER_LLP;
+	ep->term_etype = LLP_ETYPE_MPA;
+	ep->term_code = code;
+	ep->term_hdr_len = 0;
+	ep->term_pending = true;
+	ep->stats.terminates_tx++;
+	siw_ep_flush(ep, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+	ep->disc_reported = true; /* the one event is this CONNECT_ERROR */
+	siw_ep_event(ep, RPCRDMA_EV_CONNECT_ERROR, -EPROTO);
+	ep->deadline_ms = siw_now_ms() + 1000u;
+	siw_timer_rearm(ep->dev);
+	(void)siw_tx_process(ep);
+}
+
 /* Active side: the MPA reply (RFC 5044 §7.1, RFC 6581 §9). */
 int siw_cm_rx_mpa(struct siw_ep *ep)
 {
@@ -320,6 +346,15 @@ int siw_cm_rx_mpa(struct siw_ep *ep)
 				ep->rtr = RPCRDMA_RTR_WRITE;
 			else if (p.ord_w & MPA_V2_READ_RTR)
 				ep->rtr = RPCRDMA_RTR_READ;
+		}
+		/* A zero-length Read Request is still a Read Request: it takes
+		 * one of the responder's IRD slots (RFC 5040 §6.4, RFC 6581 §5).
+		 * With IRD 0 the responder has none (Linux 6.1's iwcm BUG()s on
+		 * such a Read), so the Read RTR is unusable; Write was preferred
+		 * above, so the peer allowed no other: no matching RTR model. */
+		if (ep->rtr == RPCRDMA_RTR_READ && ep->peer_ird == 0) {
+			mpa_reply_refuse(ep, LLP_ECODE_NO_MATCHING_RTR);
+			return -EPROTO;
 		}
 	} else {
 		ep->eff_ord = ep->ord;
@@ -540,6 +575,17 @@ int siw_cm_accept(struct siw_creq *req, struct siw_ep *ep, const void *pdata, si
 	if (len + (req->enhanced ? MPA_V2_WORD_LEN : 0) > MPA_MAX_PD) {
 		siw_cm_reject(req, NULL, 0);
 		return -EINVAL;
+	}
+	/* The initiator's zero-length Read RTR would need one of our IRD
+	 * slots (RFC 5040 §6.4, RFC 6581 §5); with IRD 0 and no Write RTR
+	 * offered there is no RTR model we can take (the initiator would
+	 * otherwise send a Read we must answer with a Terminate): reject the
+	 * request (MPA reply with the Reject bit, RFC 5044 §7.1). */
+	if (req->enhanced && (req->peer_ird_word & MPA_V2_PEER_TO_PEER) &&
+	    !(req->peer_ord_word & MPA_V2_WRITE_RTR) && (req->peer_ord_word & MPA_V2_READ_RTR) &&
+	    ep->ird == 0) {
+		siw_cm_reject(req, NULL, 0);
+		return -EPROTO;
 	}
 	ep->fd = req->fd;
 	req->fd = -1;

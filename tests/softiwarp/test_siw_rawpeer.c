@@ -26,7 +26,11 @@
  *  - markers requested: an MPA reply with the Reject bit and no connection;
  *  - reserved flag 0x0800 (as Linux siw sets it): accepted as usual;
  *  - the provider's ORD: with the peer's IRD 2, never more than two Read
- *    Requests outstanding on the wire.
+ *    Requests outstanding on the wire;
+ *  - RFC 6581 RTR towards a responder with IRD 0: never a zero-length Read
+ *    Request; the Write RTR when the responder allows it, else an MPA
+ *    Terminate "no matching RTR model" and close; as responder with IRD 0
+ *    to a Read-only RTR offer: an MPA reply with the Reject bit.
  * Asserted by the provider (parent): the CONNECT_REQUEST fields (revision,
  * IRD/ORD, private data), placed bytes, TERMINATE events (sent and
  * received) with layer/etype/code, incl. a Terminate written in Linux
@@ -48,15 +52,18 @@
 
 enum {
 	MSG_PORT = 1,
-	CMD_ACCEPT,     /* a: crc; u0: ird; u1: want rev; u2: want ird; u3: want ord;
+	CMD_ACCEPT,        /* a: crc; u0: ird; u1: want rev; u2: want ird; u3: want ord;
 			   u4: pd len (pd in data); u5: 1 = expect no request at all */
-	CMD_RECV,       /* u0: len; u1: hash */
-	CMD_TERM,       /* a: local; u0..: allowed packed codes, u5: count */
-	CMD_QUIET,      /* u0: ms: no events in that time */
-	CMD_CONNECT,    /* a: port; u0: ird; u1: ord; pd in data (u4 len) */
-	CMD_READS,      /* u0: count; u1: len; u2: remote stag */
-	CMD_READS_DONE, /* u0: count; u1: len */
-	CMD_EVENT,      /* u0: event type */
+	CMD_RECV,          /* u0: len; u1: hash */
+	CMD_TERM,          /* a: local; u0..: allowed packed codes, u5: count */
+	CMD_QUIET,         /* u0: ms: no events in that time */
+	CMD_CONNECT,       /* a: port; u0: ird; u1: ord; pd in data (u4 len) */
+	CMD_READS,         /* u0: count; u1: len; u2: remote stag */
+	CMD_READS_DONE,    /* u0: count; u1: len */
+	CMD_EVENT,         /* u0: event type */
+	CMD_CONNECT_RTR,   /* a: port; u0: rtr; u1: 1 = expect ESTABLISHED with a Write RTR,
+			    0 = expect CONNECT_ERROR -EPROTO with an MPA Terminate */
+	CMD_ACCEPT_REFUSE, /* accept with IRD 0: rpcrdma_accept must fail -EPROTO */
 	CMD_CLOSE,
 	CMD_END,
 	MSG_OK,
@@ -864,6 +871,146 @@ static void case_initiator(int ctl)
 	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
 }
 
+/* Listens, lets the provider connect with RTR type @rtr, checks its MPA
+ * request's RTR bits and answers with IRD @ird_w / ORD @ord_w (RTR bits
+ * included). Returns the accepted socket (CRC on: the provider asks for
+ * it) or -1. */
+static int rtr_listen_reply(int ctl, struct raw *r, unsigned rtr, uint16_t ird_w, uint16_t ord_w,
+			    unsigned expect_established)
+{
+	uint16_t port = 0;
+	int lfd = siwt_tcp_listen(&port);
+	uint8_t h[64], f[64];
+	size_t got;
+
+	if (lfd < 0) {
+		SIWT_CHECK(0, "listen: %s", strerror(-lfd));
+		return -1;
+	}
+	struct siwt_msg m = {.type = CMD_CONNECT_RTR, .a = port};
+	m.u[0] = rtr;
+	m.u[1] = expect_established;
+	siwt_send_msg(ctl, &m); /* answered once the provider reported */
+	memset(r, 0, sizeof(*r));
+	r->msn[0] = r->msn[1] = r->msn[2] = 1;
+	struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+	if (poll(&pfd, 1, 5000) != 1) {
+		SIWT_CHECK(0, "the provider never connected");
+		close(lfd);
+		return -1;
+	}
+	r->fd = accept(lfd, NULL, NULL);
+	close(lfd);
+	if (siwt_read_exact(r->fd, h, 20 + 4, 5000, &got)) {
+		SIWT_CHECK(0, "short MPA request (%zu bytes)", got);
+		return -1;
+	}
+	/* RFC 6581 §9: P2P in the IRD word, the one RTR type offered in ORD */
+	SIWT_EQ(siwt_get16(h + 16), SIWT_MPA_C | SIWT_MPA_H | 2);
+	SIWT_EQ(siwt_get16(h + 20) & 0x8000, 0x8000);
+	SIWT_EQ(siwt_get16(h + 22) & 0xc000, rtr == RPCRDMA_RTR_READ ? 0x4000 : 0x8000);
+	size_t n = siwt_mpa_frame(f, false, SIWT_MPA_C | SIWT_MPA_H | 2, ird_w, ord_w, NULL, 0);
+	siwt_write_all(r->fd, f, n);
+	r->crc = true;
+	return r->fd;
+}
+
+/* R11: RFC 6581 RTR towards a responder with IRD 0. (a) It picked the
+ * Read RTR only: the provider must not send the zero-length Read Request
+ * (it would exceed IRD 0; Linux 6.1 BUG()s on it) but an MPA Terminate
+ * "no matching RTR model" (RFC 6581 §10: layer LLP, type MPA, code 7),
+ * then close; the application gets CONNECT_ERROR -EPROTO. (b) It allows
+ * both Write and Read RTR: the provider sends the zero-length Write
+ * (tagged, Last, TO 0, no payload) and is ESTABLISHED; never a Read
+ * Request (zero-length Writes may follow: the first-frame nudge). */
+static void case_rtr_ird0(int ctl)
+{
+	struct raw r;
+	uint8_t u[70000];
+	bool ok = true;
+
+	/* (a) */
+	if (rtr_listen_reply(ctl, &r, RPCRDMA_RTR_READ, 0x8000 | 0, 0x4000 | 4, 0) < 0)
+		return;
+	int len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, 5000);
+	SIWT_CHECK(len >= 2, "no FPDU after the MPA reply (%d)", len);
+	if (len >= 2) {
+		SIWT_CHECK(ok, "FPDU with a bad CRC");
+		SIWT_CHECK((u[1] & 0x0f) != SIWT_OP_READ_REQ,
+			   "Read Request sent as RTR to a responder with IRD 0");
+		SIWT_EQ(u[1] & 0x0f, SIWT_OP_TERMINATE);
+	}
+	if (len >= 22 && (u[1] & 0x0f) == SIWT_OP_TERMINATE) {
+		SIWT_EQ(u[0], 0x41);           /* untagged, Last, DDP v1 */
+		SIWT_EQ(siwt_get32(u + 6), 2); /* QN 2 */
+		SIWT_EQ(u[18], 0x20);          /* layer LLP, type MPA */
+		SIWT_EQ(u[19], 0x07);          /* no matching RTR model */
+	}
+	expect_close(&r);
+	siwt_expect(ctl, MSG_OK, &cmd_reply);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+	if (siwt_failures)
+		return;
+
+	/* (b) */
+	if (rtr_listen_reply(ctl, &r, RPCRDMA_RTR_READ, 0x8000 | 0, 0xc000 | 4, 1) < 0)
+		return;
+	len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, 5000);
+	SIWT_EQ(len, 14);
+	if (len == 14) {
+		SIWT_CHECK(ok, "RTR with a bad CRC");
+		SIWT_EQ(u[0], 0xc1);                 /* tagged, Last, DDP v1 */
+		SIWT_EQ(u[1], 0x40 | SIWT_OP_WRITE); /* RDMAP v1, Write */
+		SIWT_EQ(siwt_get64(u + 6), 0);       /* TO 0 */
+	}
+	siwt_expect(ctl, MSG_OK, &cmd_reply);
+	/* nothing but zero-length Writes afterwards: never a Read Request */
+	for (;;) {
+		len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, 300);
+		if (len < 0)
+			break;
+		SIWT_CHECK(len == 14 && (u[1] & 0x0f) == SIWT_OP_WRITE,
+			   "unexpected FPDU after the Write RTR (len %d, op %u)", len,
+			   len > 1 ? u[1] & 0x0fu : 0u);
+		if (siwt_failures)
+			break;
+	}
+	close(r.fd);
+	cmd4(ctl, CMD_EVENT, 0, RPCRDMA_EV_DISCONNECTED, 0);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
+/* R12: we initiate towards the provider offering only the Read RTR; the
+ * provider accepts with IRD 0: it must refuse (MPA reply with the Reject
+ * bit, RFC 5044 §7.1; rpcrdma_accept -EPROTO) instead of establishing a
+ * connection whose RTR it would have to answer with a Terminate. */
+static void case_rtr_passive_ird0(int ctl)
+{
+	uint8_t f[64], h[64];
+	size_t got;
+	struct raw r;
+
+	siwt_send4(ctl, CMD_ACCEPT_REFUSE, 0, 0, 0);
+	memset(&r, 0, sizeof(r));
+	r.fd = siwt_tcp_connect(g_port);
+	if (r.fd < 0) {
+		SIWT_CHECK(0, "tcp connect: %s", strerror(-r.fd));
+		return;
+	}
+	size_t n = siwt_mpa_frame(f, true, SIWT_MPA_H | 2, 0x8000 | 4, 0x4000 | 4, NULL, 0);
+	siwt_write_all(r.fd, f, n);
+	int rc = siwt_read_exact(r.fd, h, 20, 5000, &got);
+	SIWT_CHECK(rc == 0, "no MPA reply (%zu bytes)", got);
+	if (rc == 0) {
+		SIWT_CHECK(memcmp(h, "MPA ID Rep Frame", 16) == 0, "reply key wrong");
+		SIWT_CHECK(siwt_get16(h + 16) & SIWT_MPA_R, "reply without the Reject bit: %04x",
+			   siwt_get16(h + 16));
+	}
+	siwt_expect(ctl, MSG_OK, &cmd_reply);
+	SIWT_CHECK(siwt_wait_closed(r.fd, 3000) == 0, "the provider kept the rejected stream open");
+	close(r.fd);
+}
+
 /* Cases to run: all, or those named in argv[1] (comma-separated). */
 static const char *only;
 
@@ -907,6 +1054,10 @@ static int child_main(int ctl, void *arg)
 		case_ird(ctl);
 	if (want("initiator") && !siwt_failures)
 		case_initiator(ctl);
+	if (want("rtrird0") && !siwt_failures)
+		case_rtr_ird0(ctl);
+	if (want("rtrpassive") && !siwt_failures)
+		case_rtr_passive_ird0(ctl);
 	struct siwt_msg end = {.type = CMD_END};
 	end.u[0] = verified;
 	siwt_send_msg(ctl, &end);
@@ -1054,6 +1205,73 @@ static void do_reads_done(struct siwt_node *n, int ctl, const struct siwt_msg *c
 	reply_ok(ctl, 0, 0, 0, 0);
 }
 
+static void do_connect_rtr(struct siwt_node *n, int ctl, const struct siwt_msg *c)
+{
+	struct rpcrdma_ep_attr a;
+	struct rpcrdma_event ev;
+	struct rpcrdma_ep_conn_info ci;
+	struct sockaddr_in sa;
+
+	siwt_ep_attr(n, &a);
+	a.comp_mask |= RPCRDMA_EP_ATTR_RTR;
+	a.rtr = (enum rpcrdma_rtr)c->u[0];
+	int rc = rpcrdma_ep_create(n->pd, &a, &n->ep);
+	SIWT_CHECK(rc == 0, "ep_create: %s", strerror(-rc));
+	if (rc) {
+		reply_ok(ctl, 0, 0, 0, 0);
+		return;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)c->a);
+	rc = rpcrdma_connect(n->ep, (struct sockaddr *)&sa, sizeof(sa), NULL, 0);
+	SIWT_CHECK(rc == 0, "connect: %s", strerror(-rc));
+	if (rc == 0 && c->u[1]) {
+		if (siwt_expect_event(n, RPCRDMA_EV_ESTABLISHED, &ev, 5000) == 0 &&
+		    rpcrdma_ep_query_conn(n->ep, &ci) == 0) {
+			SIWT_EQ(ci.rtr, RPCRDMA_RTR_WRITE);
+			SIWT_EQ(ci.ord, 0); /* bounded by the responder's IRD 0 */
+		}
+	} else if (rc == 0) {
+		if (siwt_expect_event(n, RPCRDMA_EV_CONNECT_ERROR, &ev, 5000) == 0) {
+			SIWT_EQ(ev.status, -EPROTO);
+			SIWT_EQ(ev.term_local, 1);
+			SIWT_EQ(ev.term_layer, 2);
+			SIWT_EQ(ev.term_etype, 0);
+			SIWT_EQ(ev.term_code, 7);
+		}
+		/* the one event: no DISCONNECTED (nor ESTABLISHED) later */
+		siwt_pump_for(n, 300);
+		SIWT_CHECK(n->ev_n == 0, "event %s after CONNECT_ERROR",
+			   siwt_event_str(n->ev[0].type));
+		n->ev_n = 0;
+	}
+	reply_ok(ctl, 0, 0, 0, 0);
+}
+
+static void do_accept_refuse(struct siwt_node *n, int ctl)
+{
+	struct rpcrdma_ep_attr a;
+	struct rpcrdma_event req;
+
+	if (siwt_expect_event(n, RPCRDMA_EV_CONNECT_REQUEST, &req, 5000) == 0) {
+		siwt_ep_attr(n, &a);
+		a.comp_mask |= RPCRDMA_EP_ATTR_IRD_ORD;
+		a.ird = 0;
+		a.ord = 4;
+		int rc = rpcrdma_ep_create(n->pd, &a, &n->ep);
+		SIWT_CHECK(rc == 0, "ep_create: %s", strerror(-rc));
+		if (rc == 0) {
+			rc = rpcrdma_accept(req.req, n->ep, NULL, 0);
+			SIWT_EQ(rc, -EPROTO);
+			rpcrdma_ep_destroy(n->ep);
+			n->ep = NULL;
+		}
+	}
+	reply_ok(ctl, 0, 0, 0, 0);
+}
+
 static void parent_loop(struct siwt_node *n, int ctl)
 {
 	struct siwt_msg c;
@@ -1083,6 +1301,12 @@ static void parent_loop(struct siwt_node *n, int ctl)
 		case CMD_READS_DONE:
 			do_reads_done(n, ctl, &c);
 			break;
+		case CMD_CONNECT_RTR:
+			do_connect_rtr(n, ctl, &c);
+			break;
+		case CMD_ACCEPT_REFUSE:
+			do_accept_refuse(n, ctl);
+			break;
 		case CMD_EVENT:
 			siwt_expect_event(n, (enum rpcrdma_event_type)c.u[0], &ev, 5000);
 			reply_ok(ctl, 0, 0, 0, 0);
@@ -1105,7 +1329,7 @@ static void parent_loop(struct siwt_node *n, int ctl)
 }
 
 /* Usage: test_siw_rawpeer [CASE,CASE...]  (basic badstag markers linuxterm
- * rfcterm rev1 badhdr ird initiator; default all) */
+ * rfcterm rev1 badhdr ird initiator rtrird0 rtrpassive; default all) */
 int main(int argc, char **argv)
 {
 	uint64_t t0 = siwt_now_ms();
