@@ -19,6 +19,14 @@
 
 #include "softiwarp/siw.h"
 
+/* Bytes handed to one sendmsg() without CRC. A bulk message (a 1 MiB Read
+ * Response or Write) goes in several calls rather than one: on loopback
+ * the receiver then starts copying while the sender is still copying the
+ * rest (1 MiB WRITE at one call in flight: p50 about 180 us with 256 KiB
+ * per call against 220-450 us with the whole MiB in one, on the project
+ * VM). Below SIW_TX_BYTES, which stays the limit of the batch structures. */
+#define TX_SENDMSG_BYTES (256u << 10)
+
 static void msg_src(struct siw_txmsg *m, const struct rpcrdma_sge *sge, uint32_t nsge)
 {
 	m->sge = sge;
@@ -52,9 +60,17 @@ static void msg_tagged(struct siw_txmsg *m, uint8_t op, uint32_t stag, uint64_t 
  * accesses are checked like remote ones). */
 static bool sges_ok(struct siw_ep *ep, const struct rpcrdma_sge *sg, uint32_t n, uint32_t access)
 {
+	struct siw_mr *mr = NULL;
+
 	for (uint32_t i = 0; i < n; i++) {
+		/* An SGE with the STag of the one before (a header and a
+		 * message from one buffer pool, say) passed the STag, PD and
+		 * access checks already: only its bounds are new. */
+		if (mr && sg[i].lkey == sg[i - 1].lkey && sg[i].addr <= UINT64_MAX - sg[i].length &&
+		    sg[i].addr >= mr->addr && sg[i].addr + sg[i].length <= mr->addr + mr->len)
+			continue;
 		if (siw_mem_check(ep->dev, sg[i].lkey, ep->pd, access, sg[i].addr, sg[i].length,
-				  NULL) != SIW_MEM_OK)
+				  &mr) != SIW_MEM_OK)
 			return false;
 	}
 	return true;
@@ -358,7 +374,7 @@ static void tx_build_batch(struct siw_ep *ep)
 {
 	struct siw_tx *tx = &ep->tx;
 
-	uint64_t cap = ep->crc ? SIW_TX_BYTES_CRC : SIW_TX_BYTES;
+	uint64_t cap = ep->crc ? SIW_TX_BYTES_CRC : TX_SENDMSG_BYTES;
 
 	while (tx->left < cap) {
 		if (tx->msg.kind == SIW_TXM_NONE) {
@@ -368,6 +384,19 @@ static void tx_build_batch(struct siw_ep *ep)
 		if (!tx_build_fpdu(ep))
 			break;
 	}
+}
+
+/* Whether tx_next_msg() could have a message now (a cheap superset: it
+ * may still find the send queue waiting on ORD or a fence). */
+static bool tx_more(const struct siw_ep *ep)
+{
+	return ep->sq_tx != ep->sq_tail || ep->irq_tx != ep->irq_tail || ep->term_pending ||
+	       ep->rtr_pending || ep->tx.msg.kind != SIW_TXM_NONE;
+}
+
+bool siw_tx_pending(const struct siw_ep *ep)
+{
+	return ep->tx.left || ep->tx.mpa_off < ep->tx.mpa_len || tx_more(ep);
 }
 
 int siw_tx_process(struct siw_ep *ep)
@@ -423,6 +452,22 @@ int siw_tx_process(struct siw_ep *ep)
 			return 0;
 		}
 		ep->stats.tx_bytes += (uint64_t)n;
+		if ((uint64_t)n == tx->left) {
+			/* the whole batch went (the common case) */
+			tx->left = 0;
+			tx->sent += (uint64_t)n;
+			tx->iov_i = tx->iov_n;
+			tx_retire_sent(ep);
+			if (!tx_more(ep)) {
+				tx_batch_reset(tx);
+				if (tx->blocked) {
+					tx->blocked = false;
+					siw_ep_want_write(ep, false);
+				}
+				return 0;
+			}
+			continue;
+		}
 		tx->left -= (uint64_t)n;
 		tx->sent += (uint64_t)n;
 		/* advance the iovec cursor past what TCP took */

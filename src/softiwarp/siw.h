@@ -545,6 +545,9 @@ int siw_rq_complete(struct siw_ep *ep, struct siw_rqe *rqe, enum rpcrdma_wc_stat
 
 /* qp_tx.c */
 int siw_tx_process(struct siw_ep *ep);
+/* Whether siw_tx_process() has anything to do (bytes of a batch left,
+ * messages queued, a Terminate / RTR / Read Response to send). */
+bool siw_tx_pending(const struct siw_ep *ep);
 /* verbs.c: push the held work of every endpoint (lock held) */
 void siw_flush_deferred(struct siw_dev *dev);
 

@@ -115,7 +115,7 @@ static void ep_ready(struct siw_ep *ep, uint32_t events)
 	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
 		(void)siw_rx_process(ep);
 	/* rx may have freed ORD slots or queued Read Responses */
-	if (ep->fd >= 0)
+	if (ep->fd >= 0 && (siw_tx_pending(ep) || (events & EPOLLOUT)))
 		(void)siw_tx_process(ep);
 	if (ep->cq_overrun)
 		siw_ep_check_overrun(ep);
