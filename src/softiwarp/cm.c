@@ -202,6 +202,98 @@ static int sock_open(const struct sockaddr *addr, socklen_t addrlen)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * First-frame nudge, active side only. Linux siw (6.1) hands the socket
+ * from its connection manager to the QP receive path after it has sent its
+ * MPA reply; an FPDU that arrived before that switch stays unread until the
+ * next data-ready callback, i.e. until another frame arrives (about half of
+ * all connections to the kernel NFS server in the interop guest). An RPC
+ * client holding one credit then waits for its first reply for ever.
+ * So: if after RTS we sent at least one frame and nothing at all arrived
+ * for SIW_NUDGE_MS, we send one zero-length RDMA Write, once per
+ * connection, in the RFC 6581 RTR Write form (tagged, STag 0, TO 0, no
+ * payload, Last; qp_tx.c builds it for ep->rtr_pending). A zero-length
+ * tagged Write accesses no memory, so the data sink validates no STag:
+ * Linux siw_proc_write() returns before its STag lookup when the segment
+ * is empty, as qp_rx.c rx_hdr_tagged() does, in any state.
+ * The period is the environment variable RPCRDMA_SIW_NUDGE_MS if set
+ * (decimal ms, 0 disables), else SIW_NUDGE_MS: the endpoint attributes
+ * (include/rpcrdma/provider.h) have no field for it yet.
+ * Timing: siw_cm_timers checks every period from RTS on, during the first
+ * SIW_NUDGE_WINDOW_MS (a frame sent later reaches the kernel after its
+ * switch). A frame already out at the first check was sent right after
+ * RTS and gets the nudge then; one first seen at a later check gets it one
+ * period later, so the nudge follows the first frame by one to two periods.
+ */
+#define SIW_NUDGE_MS        20u
+#define SIW_NUDGE_WINDOW_MS 1000u
+
+enum siw_nudge_phase {
+	SIW_NUDGE_OFF = 0,
+	SIW_NUDGE_FIRST, /* RTS: waiting for the first check */
+	SIW_NUDGE_WATCH, /* nothing sent at the last check */
+	SIW_NUDGE_DUE,   /* first frame seen at the last check: nudge at the next */
+};
+
+static uint32_t nudge_period(void)
+{
+	const char *e = getenv("RPCRDMA_SIW_NUDGE_MS");
+	char *end;
+	unsigned long v;
+
+	if (!e || !*e)
+		return SIW_NUDGE_MS;
+	errno = 0;
+	v = strtoul(e, &end, 10);
+	if (errno || *end || v > 60000ul)
+		return SIW_NUDGE_MS;
+	return (uint32_t)v;
+}
+
+/* At RTS (active side). Not with a Read RTR: its Read Response is the
+ * peer's answer, and a Write would not be that RTR form. */
+static void nudge_arm(struct siw_ep *ep)
+{
+	uint64_t now;
+
+	ep->nudge_phase = SIW_NUDGE_OFF;
+	if (!ep->nudge_ms || ep->rtr == RPCRDMA_RTR_READ)
+		return;
+	now = siw_now_ms();
+	ep->nudge_tx_mark = ep->stats.tx_bytes;
+	ep->nudge_rx_mark = ep->stats.rx_bytes;
+	ep->nudge_until = now + SIW_NUDGE_WINDOW_MS;
+	ep->nudge_phase = SIW_NUDGE_FIRST;
+	ep->deadline_ms = now + ep->nudge_ms;
+	siw_timer_rearm(ep->dev);
+}
+
+/* The RTS deadline passed (siw_cm_timers). */
+static void nudge_check(struct siw_ep *ep, uint64_t now)
+{
+	uint8_t phase = ep->nudge_phase;
+
+	ep->nudge_phase = SIW_NUDGE_OFF;
+	if (phase == SIW_NUDGE_OFF || ep->stats.rx_bytes != ep->nudge_rx_mark)
+		return; /* the peer is heard from: nothing is stuck */
+	if (ep->stats.tx_bytes == ep->nudge_tx_mark) {
+		/* nothing sent yet: look again while in the window */
+		if (now + ep->nudge_ms <= ep->nudge_until) {
+			ep->nudge_phase = SIW_NUDGE_WATCH;
+			ep->deadline_ms = now + ep->nudge_ms;
+		}
+		return;
+	}
+	if (phase == SIW_NUDGE_WATCH) {
+		/* the first frame left during the last period: give it one */
+		ep->nudge_phase = SIW_NUDGE_DUE;
+		ep->deadline_ms = now + ep->nudge_ms;
+		return;
+	}
+	ep->rtr_pending = true;
+	(void)siw_tx_process(ep);
+}
+
 int siw_cm_connect(struct siw_ep *ep, const struct sockaddr *addr, socklen_t addrlen,
 		   const void *pdata, size_t len)
 {
@@ -230,6 +322,7 @@ int siw_cm_connect(struct siw_ep *ep, const struct sockaddr *addr, socklen_t add
 	memcpy(&ep->peer, addr, addrlen < sizeof(ep->peer) ? addrlen : sizeof(ep->peer));
 	ep->used = true;
 	ep->active = true;
+	ep->nudge_ms = nudge_period();
 	ep->state = SIW_EP_CONNECTING;
 	ep->pdata_len = (uint16_t)len;
 	if (len)
@@ -361,6 +454,7 @@ int siw_cm_rx_mpa(struct siw_ep *ep)
 	}
 	ep->rtr_pending = ep->rtr != RPCRDMA_RTR_NONE;
 	siw_ep_enter_rts(ep);
+	nudge_arm(ep);
 	ep_event_pd(ep, RPCRDMA_EV_ESTABLISHED, 0, p.pd, p.pd_len);
 	(void)siw_tx_process(ep);
 	return 0;
@@ -666,6 +760,8 @@ void siw_cm_timers(struct siw_dev *dev, uint64_t now)
 			siw_ep_fail(ep, 0, RPCRDMA_WC_WR_FLUSH_ERR, 0);
 		else if (ep->state == SIW_EP_ERROR)
 			siw_ep_fail(ep, -EPROTO, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+		else if (ep->state == SIW_EP_RTS)
+			nudge_check(ep, now);
 		else if (ep->state != SIW_EP_RTS && ep->state != SIW_EP_CLOSED)
 			siw_ep_fail(ep, -ETIMEDOUT, RPCRDMA_WC_WR_FLUSH_ERR, 0);
 	}

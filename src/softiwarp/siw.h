@@ -447,6 +447,13 @@ struct siw_ep {
 	/* qp.c: unsent rest of the FPDU a Terminate follows (heap, error
 	 * path only; freed with the socket by siw_ep_close_socket) */
 	uint8_t *tx_rest;
+	/* cm.c: first-frame nudge of the active side (siw_cm_timers): the
+	 * period in ms (0: off), the end of the watch window, tx/rx byte
+	 * counts at RTS, and the phase (enum in cm.c) */
+	uint32_t nudge_ms;
+	uint64_t nudge_until;
+	uint64_t nudge_tx_mark, nudge_rx_mark;
+	uint8_t nudge_phase;
 
 	struct siw_tx tx;
 	bool tx_deferred; /* RPCRDMA_SEND_DEFER work queued, not yet pushed */

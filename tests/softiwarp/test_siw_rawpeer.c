@@ -64,6 +64,8 @@ enum {
 	CMD_CONNECT_RTR,   /* a: port; u0: rtr; u1: 1 = expect ESTABLISHED with a Write RTR,
 			    0 = expect CONNECT_ERROR -EPROTO with an MPA Terminate */
 	CMD_ACCEPT_REFUSE, /* accept with IRD 0: rpcrdma_accept must fail -EPROTO */
+	CMD_CONNECT_NUDGE, /* a: port; u0: RPCRDMA_SIW_NUDGE_MS to set ("" = unset);
+			      connect (no RTR), post receives, Send 32 bytes once ESTABLISHED */
 	CMD_CLOSE,
 	CMD_END,
 	MSG_OK,
@@ -768,6 +770,14 @@ static void case_ird(int ctl)
 		siwt_free_buf(ref, RO_LEN);
 }
 
+/* The provider's first-frame nudge: a zero-length RDMA Write in the RFC
+ * 6581 RTR form (tagged, Last, STag 0, TO 0, no payload). */
+static bool is_nudge(const uint8_t *u, int len)
+{
+	return len == 14 && u[0] == 0xc1 && u[1] == (0x40 | SIWT_OP_WRITE) &&
+	       siwt_get32(u + 2) == 0 && siwt_get64(u + 6) == 0;
+}
+
 /* R10: the provider initiates to our raw listener. Checks its MPA request
  * and that it keeps at most IRD=2 (our value) Read Requests outstanding. */
 static void case_initiator(int ctl)
@@ -820,7 +830,7 @@ static void case_initiator(int ctl)
 	/* the provider posts 6 Reads of 1000 bytes at TO 0x1000 * i of our
 	 * fake STag 0x7701 */
 	cmd4(ctl, CMD_READS, 0, nreads, rlen);
-	unsigned seen = 0, answered = 0;
+	unsigned seen = 0, answered = 0, nudges = 0;
 	uint32_t sink[8];
 	uint64_t sto[8];
 	while (answered < nreads) {
@@ -834,6 +844,13 @@ static void case_initiator(int ctl)
 				break;
 			if (len == -ETIMEDOUT)
 				continue;
+			if (is_nudge(u, len)) {
+				/* we stay silent for 300 ms: the provider's
+				 * first-frame nudge, once */
+				nudges++;
+				SIWT_CHECK(nudges == 1, "%u zero-length Writes", nudges);
+				continue;
+			}
 			if (len < 18 + 28) {
 				SIWT_CHECK(0, "expected a Read Request, got %d", len);
 				return;
@@ -1011,6 +1028,124 @@ static void case_rtr_passive_ird0(int ctl)
 	close(r.fd);
 }
 
+/* R13: the first-frame nudge of the active provider (cm.c): it sends a
+ * Send right after the MPA reply; mode 0: we stay silent: exactly one
+ * zero-length Write in the RTR form, at least 20 ms (the default period)
+ * after our MPA reply and at most 500 ms after the Send, then nothing;
+ * mode 1: RPCRDMA_SIW_NUDGE_MS=0: no nudge; mode 2: we answer the Send
+ * at once: no nudge. */
+static void case_nudge(int ctl, unsigned mode)
+{
+	uint16_t port = 0;
+	int lfd = siwt_tcp_listen(&port);
+	uint8_t h[64], f[64], u[70000];
+	size_t got;
+	struct raw r;
+
+	if (lfd < 0) {
+		SIWT_CHECK(0, "listen: %s", strerror(-lfd));
+		return;
+	}
+	struct siwt_msg m = {.type = CMD_CONNECT_NUDGE, .a = port};
+	m.u[0] = mode == 1 ? 0 : 1000000; /* 1000000: leave the variable unset */
+	siwt_send_msg(ctl, &m);
+	memset(&r, 0, sizeof(r));
+	r.msn[0] = r.msn[1] = r.msn[2] = 1;
+	struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+	if (poll(&pfd, 1, 5000) != 1) {
+		SIWT_CHECK(0, "the provider never connected");
+		close(lfd);
+		return;
+	}
+	r.fd = accept(lfd, NULL, NULL);
+	close(lfd);
+	if (siwt_read_exact(r.fd, h, 20 + 4, 5000, &got)) {
+		SIWT_CHECK(0, "short MPA request (%zu bytes)", got);
+		return;
+	}
+	size_t n = siwt_mpa_frame(f, false, SIWT_MPA_C | SIWT_MPA_H | 2, 4, 4, NULL, 0);
+	uint64_t t_reply = siwt_now_ms();
+	siwt_write_all(r.fd, f, n);
+	r.crc = true;
+	bool ok = true;
+	int len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, 5000);
+	uint64_t t_send = siwt_now_ms();
+	SIWT_EQ(len, 18 + 32);
+	SIWT_EQ(len > 1 ? u[1] & 0x0f : 0, SIWT_OP_SEND);
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || siwt_failures)
+		return;
+	uint8_t p[10];
+	siwt_fill(p, sizeof(p), 0x7a);
+	if (mode == 2)
+		raw_send(&r, p, sizeof(p));
+	if (mode == 0) {
+		len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, 1000);
+		uint64_t t_nudge = siwt_now_ms();
+		SIWT_CHECK(len > 0 && is_nudge(u, len),
+			   "no zero-length Write after a silent second (%d)", len);
+		SIWT_CHECK(ok, "nudge with a bad CRC");
+		printf("child: nudge %llu ms after the MPA reply, %llu ms after the Send\n",
+		       (unsigned long long)(t_nudge - t_reply),
+		       (unsigned long long)(t_nudge - t_send));
+		SIWT_CHECK(t_nudge - t_reply >= 19, "nudge %llu ms after the MPA reply, want >= 20",
+			   (unsigned long long)(t_nudge - t_reply));
+		SIWT_CHECK(t_nudge - t_send <= 500, "nudge %llu ms after the Send",
+			   (unsigned long long)(t_nudge - t_send));
+	}
+	/* nothing (more) while we stay silent */
+	len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, mode == 0 ? 400 : 300);
+	SIWT_CHECK(len == -ETIMEDOUT, "%s FPDU (len %d, %02x %02x) from the provider",
+		   mode == 0 ? "a second" : "an unexpected", len, len > 1 ? u[0] : 0,
+		   len > 1 ? u[1] : 0);
+	if (mode == 2)
+		cmd4(ctl, CMD_RECV, 0, sizeof(p), siwt_hash(p, sizeof(p)));
+	close(r.fd);
+	cmd4(ctl, CMD_EVENT, 0, RPCRDMA_EV_DISCONNECTED, 0);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
+/* R14: the provider as passive side receives zero-length Writes in RTS
+ * (the nudge of a peer like us: STag 0; Linux's RTR form: STag 1) with no
+ * STag validation, no completion and no Terminate; a Send around them
+ * completes normally. */
+static void case_nudge_rx(int ctl)
+{
+	struct raw r;
+	struct siwt_msg m = {.type = CMD_ACCEPT, .a = 1};
+	uint8_t rpd[600], u[70000];
+	uint16_t rird = 0, rord = 0;
+	size_t rpdlen = 0;
+
+	m.u[0] = 4;
+	m.u[1] = 2;
+	m.u[2] = 4;
+	m.u[3] = 4;
+	siwt_send_msg(ctl, &m);
+	int bits = mpa_connect(&r, g_port, SIWT_MPA_C | SIWT_MPA_H | 2, 4, 4, NULL, 0, &rird, &rord,
+			       rpd, &rpdlen);
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+		return;
+	uint8_t p[40];
+	siwt_fill(p, sizeof(p), 0x7b);
+	raw_send(&r, p, 20);
+	for (uint32_t stag = 0; stag < 2; stag++) {
+		size_t hl = siwt_ddp_tagged(u, true, SIWT_OP_WRITE, stag, 0);
+		send_fpdu(&r, u, hl);
+	}
+	raw_send(&r, p + 20, 20);
+	cmd4(ctl, CMD_RECV, 0, 20, siwt_hash(p, 20));
+	cmd4(ctl, CMD_RECV, 0, 20, siwt_hash(p + 20, 20));
+	bool ok = true;
+	int len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, 300);
+	SIWT_CHECK(len == -ETIMEDOUT,
+		   "the provider sent an FPDU (len %d, op %d) after our "
+		   "zero-length Writes",
+		   len, len > 1 ? u[1] & 0x0f : -1);
+	close(r.fd);
+	cmd4(ctl, CMD_EVENT, 0, RPCRDMA_EV_DISCONNECTED, 0);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
 /* Cases to run: all, or those named in argv[1] (comma-separated). */
 static const char *only;
 
@@ -1058,6 +1193,11 @@ static int child_main(int ctl, void *arg)
 		case_rtr_ird0(ctl);
 	if (want("rtrpassive") && !siwt_failures)
 		case_rtr_passive_ird0(ctl);
+	for (unsigned mode = 0; mode < 3; mode++)
+		if (want("nudge") && !siwt_failures)
+			case_nudge(ctl, mode);
+	if (want("nudgerx") && !siwt_failures)
+		case_nudge_rx(ctl);
 	struct siwt_msg end = {.type = CMD_END};
 	end.u[0] = verified;
 	siwt_send_msg(ctl, &end);
@@ -1272,6 +1412,31 @@ static void do_accept_refuse(struct siwt_node *n, int ctl)
 	reply_ok(ctl, 0, 0, 0, 0);
 }
 
+static void do_connect_nudge(struct siwt_node *n, int ctl, const struct siwt_msg *c)
+{
+	struct rpcrdma_ep_attr a;
+	struct rpcrdma_event ev;
+	char v[16];
+
+	if (c->u[0] == 1000000) {
+		unsetenv("RPCRDMA_SIW_NUDGE_MS");
+	} else {
+		snprintf(v, sizeof(v), "%u", (unsigned)c->u[0]);
+		setenv("RPCRDMA_SIW_NUDGE_MS", v, 1);
+	}
+	siwt_ep_attr(n, &a);
+	if (siwt_connect(n, &a, post_recvs, NULL, (uint16_t)c->a, NULL, 0, &ev) == 0) {
+		/* from registered memory (the Read sink's tail) */
+		uint8_t *msg = sink + 60000;
+		struct rpcrdma_sge sg = {(uintptr_t)msg, 32, rpcrdma_mr_stag(sink_mr)};
+
+		memcpy(msg, "first Send right after the reply", 32);
+		siwt_post(n, 7, RPCRDMA_WR_SEND, RPCRDMA_SEND_SIGNALED, &sg, 1, 0, 0, 0);
+	}
+	unsetenv("RPCRDMA_SIW_NUDGE_MS");
+	reply_ok(ctl, 0, 0, 0, 0);
+}
+
 static void parent_loop(struct siwt_node *n, int ctl)
 {
 	struct siwt_msg c;
@@ -1307,6 +1472,9 @@ static void parent_loop(struct siwt_node *n, int ctl)
 		case CMD_ACCEPT_REFUSE:
 			do_accept_refuse(n, ctl);
 			break;
+		case CMD_CONNECT_NUDGE:
+			do_connect_nudge(n, ctl, &c);
+			break;
 		case CMD_EVENT:
 			siwt_expect_event(n, (enum rpcrdma_event_type)c.u[0], &ev, 5000);
 			reply_ok(ctl, 0, 0, 0, 0);
@@ -1329,7 +1497,8 @@ static void parent_loop(struct siwt_node *n, int ctl)
 }
 
 /* Usage: test_siw_rawpeer [CASE,CASE...]  (basic badstag markers linuxterm
- * rfcterm rev1 badhdr ird initiator rtrird0 rtrpassive; default all) */
+ * rfcterm rev1 badhdr ird initiator rtrird0 rtrpassive nudge nudgerx;
+ * default all) */
 int main(int argc, char **argv)
 {
 	uint64_t t0 = siwt_now_ms();

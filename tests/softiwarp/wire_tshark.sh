@@ -65,7 +65,7 @@ pcap=$work/capture.pcap
 # 2 when tcpdump dropped packets (a loaded machine), exits otherwise.
 capture() {
 	rm -f "$pcap"
-	tcpdump -i lo -s 0 -U -B 32768 -w "$pcap" "tcp port $port" 2>"$work/tcpdump.err" &
+	tcpdump -i lo -s 0 -U --immediate-mode -B 32768 -w "$pcap" "tcp port $port" 2>"$work/tcpdump.err" &
 	tdpid=$!
 	for _ in $(seq 1 100); do
 		grep -q "listening on" "$work/tcpdump.err" 2>/dev/null && break
@@ -80,7 +80,10 @@ capture() {
 	SIWT_WIRE=1 SIWT_PORT=$port "$bin" "$@" >"$work/test.out" 2>&1
 	local rc=$?
 	# tcpdump stops at SIGINT with whatever it has read so far: let it
-	# drain its buffer first (the file stops growing).
+	# drain its buffer first (the file stops growing). --immediate-mode
+	# above: without it libpcap hands packets over in ring blocks, a
+	# partly filled block only after its timeout (about a second), longer
+	# than this wait, and the capture lost its last frames (the Terminate).
 	local last=-1 stable=0 size
 	for _ in $(seq 1 100); do
 		size=$(stat -c %s "$pcap" 2>/dev/null || echo 0)
