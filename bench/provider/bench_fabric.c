@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "bench_common.h"
+#include "bench_rdma.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -292,37 +293,36 @@ static uint64_t mr_key(struct fid_mr *mr, uint64_t ours)
 	return (F.mr_mode & FI_MR_PROV_KEY) ? fi_mr_key(mr) : ours;
 }
 
-/* Answers the client until QUIT. Out of line so callgrind can count it. */
-__attribute__((noinline)) void bench_serve_loop(void);
-__attribute__((noinline)) void bench_serve_loop(void)
+static void progress_one(void)
 {
-	for (;;) {
-		struct bench_msg m = recv_msg(), r = {.op = BENCH_OP_ACK};
+	(void)progress();
+}
 
-		r.seq = m.seq;
-		switch (m.op) {
-		case BENCH_OP_PING:
-			r.op = BENCH_OP_PONG;
-			break;
-		case BENCH_OP_BEGIN:
-		case BENCH_OP_END:
-			break;
-		case BENCH_OP_FILL:
-			bench_fill(F.region, BENCH_REGION, m.a);
-			break;
-		case BENCH_OP_HASH:
-			r.a = bench_hash(F.region, m.a <= BENCH_REGION ? (size_t)m.a : 0);
-			break;
-		case BENCH_OP_QUIT:
-			send_msg(&r);
-			while (F.tx_busy[(F.tx_next + NTX - 1) % NTX])
-				progress();
-			return;
-		default:
-			bench_die("unexpected op %u", m.op);
-		}
-		send_msg(&r);
-	}
+/* Until the last Send posted has completed. */
+static void drain_sends(void)
+{
+	while (F.tx_busy[(F.tx_next + NTX - 1) % NTX])
+		progress();
+}
+
+static void post_rma(int write, uint64_t i);
+
+static const struct bench_rdma *transport(void)
+{
+	static struct bench_rdma b;
+
+	b = (struct bench_rdma){
+	    .opt = &opt,
+	    .region = F.region,
+	    .rma_done = &F.rma_done,
+	    .progress = progress_one,
+	    .send_msg = send_msg,
+	    .recv_msg = recv_msg,
+	    .post_rma = post_rma,
+	    .drain_sends = drain_sends,
+	    .alloc_count = NULL, /* libfabric's allocations are not ours to count */
+	};
+	return &b;
 }
 
 static int run_server(void)
@@ -358,38 +358,8 @@ static int run_server(void)
 		m.b = mr_key(F.reg_mr, 2);
 		send_msg(&m);
 	}
-	bench_serve_loop();
+	bench_rdma_serve(transport());
 	return 0;
-}
-
-static struct bench_msg rpc(uint32_t op, uint64_t a)
-{
-	struct bench_msg m = {.op = op, .a = a}, r;
-
-	send_msg(&m);
-	r = recv_msg();
-	if (r.op != BENCH_OP_ACK)
-		bench_die("expected ACK for op %u, got op %u", op, r.op);
-	return r;
-}
-
-__attribute__((noinline)) void bench_rtt_loop(uint64_t *ns, unsigned n, unsigned seq0);
-__attribute__((noinline)) void bench_rtt_loop(uint64_t *ns, unsigned n, unsigned seq0)
-{
-	struct bench_msg m = {.op = BENCH_OP_PING}, r;
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		uint64_t t0 = bench_now_ns();
-
-		m.seq = seq0 + i;
-		send_msg(&m);
-		r = recv_msg();
-		if (r.op != BENCH_OP_PONG || r.seq != m.seq)
-			bench_die("bad pong (op %u seq %u, want %u)", r.op, r.seq, m.seq);
-		if (ns)
-			ns[i] = bench_now_ns() - t0;
-	}
 }
 
 static void post_rma(int write, uint64_t i)
@@ -411,40 +381,6 @@ static void post_rma(int write, uint64_t i)
 		bench_die("fi_%s: %s", write ? "write" : "read", fi_strerror((int)-rc));
 }
 
-static void client_bw(int write)
-{
-	const char *name = write ? "write" : "read";
-	uint64_t seed = write ? 7 : 11, posted = 0, t0, t1, deadline, check;
-	char key[32];
-
-	/* The source side holds a known pattern; afterwards both sides must
-	 * hash equal over the slots that were transferred. */
-	if (write)
-		bench_fill(F.region, BENCH_REGION, seed);
-	else
-		rpc(BENCH_OP_FILL, seed);
-	if (!write)
-		memset(F.region, 0, BENCH_REGION);
-	rpc(BENCH_OP_BEGIN, 0);
-	F.rma_done = 0;
-	t0 = bench_now_ns();
-	deadline = t0 + (uint64_t)(opt.bw_seconds * 1e9);
-	while (posted < opt.qd)
-		post_rma(write, posted++);
-	while (F.rma_done < posted) {
-		progress();
-		while (posted - F.rma_done < opt.qd && bench_now_ns() < deadline)
-			post_rma(write, posted++);
-	}
-	t1 = bench_now_ns();
-	rpc(BENCH_OP_END, 0);
-	check = (posted < BENCH_SLOTS ? posted : BENCH_SLOTS) * BENCH_BW_SIZE;
-	if (rpc(BENCH_OP_HASH, check).a != bench_hash(F.region, (size_t)check))
-		bench_die("RDMA %s data check failed", name);
-	snprintf(key, sizeof(key), "%s_gbs", name);
-	bench_report_bw(key, posted * BENCH_BW_SIZE, t1 - t0);
-}
-
 static int run_client(void)
 {
 	char svc[16];
@@ -461,21 +397,7 @@ static int run_client(void)
 	F.raddr = m.a;
 	F.rkey = m.b;
 
-	if (opt.tests & BENCH_T_RTT) {
-		uint64_t *ns = calloc(opt.rtt_iters, sizeof(*ns));
-
-		if (!ns)
-			bench_die("out of memory");
-		bench_rtt_loop(NULL, opt.rtt_warmup, 0);
-		bench_rtt_loop(ns, opt.rtt_iters, opt.rtt_warmup);
-		bench_report_rtt("rtt", ns, opt.rtt_iters);
-		free(ns);
-	}
-	if (opt.tests & BENCH_T_WRITE)
-		client_bw(1);
-	if (opt.tests & BENCH_T_READ)
-		client_bw(0);
-	rpc(BENCH_OP_QUIT, 0);
+	bench_rdma_client(transport());
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "bench_alloc.h"
 #include "bench_common.h"
+#include "bench_rdma.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -322,59 +323,36 @@ static void report_conn(void)
 	bench_result("crc", ci.crc);
 }
 
-static const char *const phase_name[] = {"rtt", "write", "read"};
-
-/* Answers the client until QUIT. Out of line so callgrind can count it. */
-__attribute__((noinline)) void bench_serve_loop(void);
-__attribute__((noinline)) void bench_serve_loop(void)
+static void progress_one(void)
 {
-	uint64_t a0 = 0, ops0 = 0, ops = 0;
+	(void)progress();
+}
 
-	for (;;) {
-		struct bench_msg m = recv_msg(), r = {.op = BENCH_OP_ACK};
-		char key[64];
+/* Until the last Send posted has completed. */
+static void drain_sends(void)
+{
+	while (S.tx_busy[(S.tx_next + NTX - 1) % NTX])
+		progress();
+}
 
-		r.seq = m.seq;
-		switch (m.op) {
-		case BENCH_OP_PING:
-			r.op = BENCH_OP_PONG;
-			ops++;
-			break;
-		case BENCH_OP_BEGIN:
-			a0 = bench_alloc_count();
-			ops0 = ops;
-			break;
-		case BENCH_OP_END:
-			/* Server-side allocations during the phase, per round
-			 * trip answered (rtt) or in total (write/read, where
-			 * the client reports the per-operation figure). */
-			if (m.a < 3) {
-				uint64_t d = bench_alloc_count() - a0;
+static void post_rma(int write, uint64_t i);
 
-				snprintf(key, sizeof(key), "server_allocs_%s", phase_name[m.a]);
-				bench_result(key, (double)d);
-				if (m.a == 0 && ops > ops0) {
-					snprintf(key, sizeof(key), "server_allocs_per_op_rtt");
-					bench_result(key, (double)d / (double)(ops - ops0));
-				}
-			}
-			break;
-		case BENCH_OP_FILL:
-			bench_fill(S.region, BENCH_REGION, m.a);
-			break;
-		case BENCH_OP_HASH:
-			r.a = bench_hash(S.region, m.a <= BENCH_REGION ? (size_t)m.a : 0);
-			break;
-		case BENCH_OP_QUIT:
-			send_msg(&r);
-			while (S.tx_busy[(S.tx_next + NTX - 1) % NTX])
-				progress();
-			return;
-		default:
-			bench_die("unexpected op %u", m.op);
-		}
-		send_msg(&r);
-	}
+static const struct bench_rdma *transport(void)
+{
+	static struct bench_rdma b;
+
+	b = (struct bench_rdma){
+	    .opt = &opt,
+	    .region = S.region,
+	    .rma_done = &S.rma_done,
+	    .progress = progress_one,
+	    .send_msg = send_msg,
+	    .recv_msg = recv_msg,
+	    .post_rma = post_rma,
+	    .drain_sends = drain_sends,
+	    .alloc_count = bench_alloc_count,
+	};
+	return &b;
 }
 
 static int run_server(void)
@@ -401,38 +379,8 @@ static int run_server(void)
 		m.b = rpcrdma_mr_stag(S.reg_mr);
 		send_msg(&m);
 	}
-	bench_serve_loop();
+	bench_rdma_serve(transport());
 	return 0;
-}
-
-static struct bench_msg rpc(uint32_t op, uint64_t a)
-{
-	struct bench_msg m = {.op = op, .a = a}, r;
-
-	send_msg(&m);
-	r = recv_msg();
-	if (r.op != BENCH_OP_ACK)
-		bench_die("expected ACK for op %u, got op %u", op, r.op);
-	return r;
-}
-
-__attribute__((noinline)) void bench_rtt_loop(uint64_t *ns, unsigned n, unsigned seq0);
-__attribute__((noinline)) void bench_rtt_loop(uint64_t *ns, unsigned n, unsigned seq0)
-{
-	struct bench_msg m = {.op = BENCH_OP_PING}, r;
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		uint64_t t0 = bench_now_ns();
-
-		m.seq = seq0 + i;
-		send_msg(&m);
-		r = recv_msg();
-		if (r.op != BENCH_OP_PONG || r.seq != m.seq)
-			bench_die("bad pong (op %u seq %u, want %u)", r.op, r.seq, m.seq);
-		if (ns)
-			ns[i] = bench_now_ns() - t0;
-	}
 }
 
 static void post_rma(int write, uint64_t i)
@@ -460,59 +408,6 @@ static void post_rma(int write, uint64_t i)
 		bench_die("post RDMA %s: %s", write ? "Write" : "Read", strerror(-rc));
 }
 
-static void client_bw(int write, unsigned phase)
-{
-	const char *name = phase_name[phase];
-	uint64_t seed = write ? 7 : 11, posted = 0, t0, t1, deadline, check, a0, a1;
-	char key[48];
-
-	if (write)
-		bench_fill(S.region, BENCH_REGION, seed);
-	else
-		rpc(BENCH_OP_FILL, seed);
-	if (!write)
-		memset(S.region, 0, BENCH_REGION);
-	rpc(BENCH_OP_BEGIN, phase);
-	S.rma_done = 0;
-	a0 = bench_alloc_count();
-	t0 = bench_now_ns();
-	deadline = t0 + (uint64_t)(opt.bw_seconds * 1e9);
-	while (posted < opt.qd)
-		post_rma(write, posted++);
-	while (S.rma_done < posted) {
-		progress();
-		while (posted - S.rma_done < opt.qd && bench_now_ns() < deadline)
-			post_rma(write, posted++);
-	}
-	t1 = bench_now_ns();
-	a1 = bench_alloc_count();
-	rpc(BENCH_OP_END, phase);
-	check = (posted < BENCH_SLOTS ? posted : BENCH_SLOTS) * BENCH_BW_SIZE;
-	if (rpc(BENCH_OP_HASH, check).a != bench_hash(S.region, (size_t)check))
-		bench_die("RDMA %s data check failed", name);
-	snprintf(key, sizeof(key), "%s_gbs", name);
-	bench_report_bw(key, posted * BENCH_BW_SIZE, t1 - t0);
-	snprintf(key, sizeof(key), "allocs_per_op_%s", name);
-	bench_result(key, (double)(a1 - a0) / (double)posted);
-}
-
-static void client_rtt(void)
-{
-	uint64_t *ns = calloc(opt.rtt_iters, sizeof(*ns)), a0, a1;
-
-	if (!ns)
-		bench_die("out of memory");
-	bench_rtt_loop(NULL, opt.rtt_warmup, 0);
-	rpc(BENCH_OP_BEGIN, 0);
-	a0 = bench_alloc_count();
-	bench_rtt_loop(ns, opt.rtt_iters, opt.rtt_warmup);
-	a1 = bench_alloc_count();
-	rpc(BENCH_OP_END, 0);
-	bench_report_rtt("rtt", ns, opt.rtt_iters);
-	bench_result("allocs_per_op_rtt", (double)(a1 - a0) / (double)opt.rtt_iters);
-	free(ns);
-}
-
 static int run_client(void)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)opt.port)};
@@ -532,13 +427,7 @@ static int run_client(void)
 	S.raddr = m.a;
 	S.rstag = (uint32_t)m.b;
 
-	if (opt.tests & BENCH_T_RTT)
-		client_rtt();
-	if (opt.tests & BENCH_T_WRITE)
-		client_bw(1, 1);
-	if (opt.tests & BENCH_T_READ)
-		client_bw(0, 2);
-	rpc(BENCH_OP_QUIT, 0);
+	bench_rdma_client(transport());
 	return 0;
 }
 
