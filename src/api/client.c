@@ -734,7 +734,8 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 	struct rpcrdma_event ev;
 	struct cb_list cbl;
 	uint64_t t, spin_end, next_tmo, budget;
-	bool spinning; /* a spin phase is running and not yet judged */
+	uint64_t blocked_at = 0; /* when the loop started blocking, 0: not blocked */
+	bool spinning;           /* a spin phase is running and not yet judged */
 	uint32_t idle = 0;
 
 	cbl.n = 0;
@@ -756,6 +757,9 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			break; /* nothing to drive; callers fail */
 		pthread_mutex_unlock(&c->lock);
 		int tmo = t < spin_end ? 0 : CLNT_BLOCK_MS;
+
+		if (tmo && !blocked_at)
+			blocked_at = t;
 		int n = rpcrdma_dev_progress(c->dev, tmo);
 		int m = 0;
 
@@ -765,6 +769,10 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		 * idle spin. */
 		if (n != 0 || tmo != 0 || (++idle & 15) == 0)
 			m = rpcrdma_cq_poll(c->cq, wc, 32);
+		else if (tmo == 0 && budget > CLNT_SPIN_NS && t < spin_end &&
+			 spin_end - t < budget - CLNT_SPIN_NS && (idle & 3) == 0)
+			xprt_spin_idle(); /* spun past the base budget: let a peer
+					     on this CPU run */
 		bool evs = n > m;
 
 		pthread_mutex_lock(&c->lock);
@@ -783,6 +791,9 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			/* Activity: a spin that saw it paid off; spin again. */
 			if (spinning && tmo == 0)
 				xprt_spin_result(&c->spin, true);
+			if (blocked_at)
+				xprt_spin_woke(&c->spin, t - blocked_at);
+			blocked_at = 0;
 			budget = xprt_spin_budget(&c->spin);
 			spin_end = budget > UINT64_MAX - t ? UINT64_MAX : t + budget;
 			spinning = budget != 0;

@@ -1375,6 +1375,8 @@ static void *progress_main(void *arg)
 	struct rpcrdma_svc *s = arg;
 	struct xprt_spin sp;
 	uint64_t spin_end = 0, next_reap = 0, budget = 0, bytes = 0;
+	uint64_t blocked_at = 0; /* when the loop started blocking, 0: not blocked */
+	uint32_t idle = 0;
 	bool spinning = false;
 
 	xprt_spin_init(&sp, SVC_SPIN_NS, s->progress == RPCRDMA_PROGRESS_BUSY_POLL);
@@ -1405,6 +1407,9 @@ static void *progress_main(void *arg)
 			}
 		}
 		int tmo = t < spin_end ? 0 : SVC_BLOCK_MS;
+
+		if (tmo && !blocked_at)
+			blocked_at = t;
 		int n = rpcrdma_dev_progress(s->dev, tmo);
 
 		int m = 0;
@@ -1427,6 +1432,13 @@ static void *progress_main(void *arg)
 			 * after handling it. */
 			if (spinning && tmo == 0)
 				xprt_spin_result(&sp, true);
+			if (blocked_at)
+				xprt_spin_woke(&sp, api_now_ns() - blocked_at);
+			blocked_at = 0;
+		} else if (tmo == 0 && budget > SVC_SPIN_NS && t < spin_end &&
+			   spin_end - t < budget - SVC_SPIN_NS && (++idle & 3) == 0) {
+			/* spun past the base budget: let a peer on this CPU run */
+			xprt_spin_idle();
 		}
 		if (runnow)
 			run_list(s, runnow);

@@ -8,8 +8,15 @@
  * policy learns: a spin that ended with activity is a success; after
  * XPRT_SPIN_MAX_FAILS spins in a row that expired idle, spinning stops,
  * except one probe every XPRT_SPIN_PROBE waits, which turns it back on when
- * it succeeds again (the peer moved, the load changed).
+ * it succeeds again (the peer moved, the load changed). The budget adapts
+ * like halt-polling: when the loop had to block and the activity came soon
+ * after, the budget grows (up to XPRT_SPIN_MAX_NS) so the next such wait is
+ * spun through; long waits shrink it back. Idle spin iterations yield the
+ * CPU (xprt_spin_idle), so a peer on the same CPU runs during our spin
+ * instead of after it.
  */
+#include <sched.h>
+
 #include "transport/xprt.h"
 
 #define XPRT_SPIN_MAX_FAILS 3u
@@ -18,6 +25,7 @@
 void xprt_spin_init(struct xprt_spin *sp, uint32_t ns, bool always)
 {
 	sp->ns = ns;
+	sp->cur = ns;
 	sp->fails = 0;
 	sp->probe = 0;
 	sp->always = always;
@@ -29,7 +37,7 @@ uint64_t xprt_spin_budget(struct xprt_spin *sp)
 		return UINT64_MAX;
 	if (sp->fails >= XPRT_SPIN_MAX_FAILS && (++sp->probe % XPRT_SPIN_PROBE) != 0)
 		return 0;
-	return sp->ns;
+	return sp->cur;
 }
 
 void xprt_spin_result(struct xprt_spin *sp, bool success)
@@ -38,4 +46,27 @@ void xprt_spin_result(struct xprt_spin *sp, bool success)
 		sp->fails = 0;
 	else if (sp->fails < UINT32_MAX)
 		sp->fails++;
+}
+
+void xprt_spin_woke(struct xprt_spin *sp, uint64_t waited_ns)
+{
+	if (sp->always)
+		return;
+	if (waited_ns + sp->cur <= XPRT_SPIN_MAX_NS) {
+		/* The peer was a little slower than our spin (it was copying
+		 * or checksumming a large payload): a wake-up costs tens of
+		 * microseconds on a VM, so spin long enough next time. This
+		 * spin was not a sign that spinning is useless. */
+		uint64_t want = 2u * ((uint64_t)sp->cur + waited_ns);
+
+		sp->cur = want > XPRT_SPIN_MAX_NS ? XPRT_SPIN_MAX_NS : (uint32_t)want;
+		sp->fails = 0;
+	} else if (sp->cur > sp->ns) {
+		sp->cur = sp->cur / 2u > sp->ns ? sp->cur / 2u : sp->ns;
+	}
+}
+
+void xprt_spin_idle(void)
+{
+	(void)sched_yield();
 }

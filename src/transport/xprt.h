@@ -242,17 +242,30 @@ bool xprt_short_reply_ok(const uint8_t *msg, size_t len, uint32_t xid);
 /* ---- spin.c: how long a progress loop busy-polls before blocking ---- */
 
 struct xprt_spin {
-	uint32_t ns;    /* budget after activity */
+	uint32_t ns;    /* base budget after activity */
+	uint32_t cur;   /* current budget: ns .. XPRT_SPIN_MAX_NS */
 	uint32_t fails; /* spins in a row that expired idle */
 	uint32_t probe;
 	bool always; /* RPCRDMA_PROGRESS_BUSY_POLL: never block */
 };
+
+/* Longest budget the policy grows to (a 1 MiB transfer plus the peer's
+ * work on it, on loopback). */
+#define XPRT_SPIN_MAX_NS 400000u
 
 void xprt_spin_init(struct xprt_spin *sp, uint32_t ns, bool always);
 /* Nanoseconds to busy-poll now (0: block at once; UINT64_MAX: forever). */
 uint64_t xprt_spin_budget(struct xprt_spin *sp);
 /* A spin ended: with activity (@success) or idle at its deadline. */
 void xprt_spin_result(struct xprt_spin *sp, bool success);
+/* The loop blocked (after an idle spin, or without spinning) and activity
+ * came @waited_ns later: grow the budget when a longer spin would have
+ * caught it, shrink it back when the wait was long. */
+void xprt_spin_woke(struct xprt_spin *sp, uint64_t waited_ns);
+/* Called on an idle spin iteration: lets a peer that shares our CPU run
+ * (sched_yield; returns at once when nothing else is runnable here), so
+ * spinning never keeps the thing we wait for from happening. */
+void xprt_spin_idle(void);
 
 /* ---- errors.c ---- */
 
