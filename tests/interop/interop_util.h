@@ -170,11 +170,15 @@ int iop_encode_call(struct iop_conn *c, uint8_t *buf, size_t cap, uint32_t xid,
  * and, for RDMA_MSG, the RPC reply header. 0 or -errno.
  *
  * Linux 6.1 siw sends its MPA reply before it reads the socket, so a first
- * Send can sit unread until the next socket event (kernel-peer README):
- * with @retry, a call unanswered after 1 s is sent again (same xid; both
- * copies may be answered, the second reply is skipped by the next call)
- * and c->stalls counts it.
+ * Send can sit unread until the next socket event (kernel-peer README).
+ * Our provider's first-frame nudge (src/softiwarp/cm.c: one zero-length
+ * RDMA Write when nothing came back 20 ms after the first frame) is that
+ * event. Only with the nudge off (RPCRDMA_SIW_NUDGE_MS=0, iop_nudge_on()
+ * false) does @retry still send a call unanswered after 1 s again (same
+ * xid; both copies may be answered, the second reply is skipped by the
+ * next call), counted in c->stalls.
  */
+bool iop_nudge_on(void);
 int iop_call(struct iop_conn *c, const void *msg, uint32_t len, uint32_t xid, bool retry,
 	     struct iop_reply *r);
 

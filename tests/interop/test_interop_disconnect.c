@@ -32,10 +32,13 @@
  *     can recognise it);
  *   - a second READ on the new connection completes without
  *     retransmission (nothing left behind by the cut).
- * Linux 6.1 siw can leave a client's first Send unread (README): unless
- * RPCRDMA_INTEROP_PROXY_HOLD_MS=0 the proxy holds the client's first FPDU
- * of each connection until HOLD ms after it forwarded the MPA request
- * (default 500, what test_interop_clnt waits after connecting).
+ * Linux 6.1 siw can leave a client's first Send unread (README); our
+ * provider's first-frame nudge makes it read it, also on the reconnection
+ * (the retransmitted READ is the first Send there). With the nudge off
+ * (RPCRDMA_SIW_NUDGE_MS=0) the proxy holds the client's first FPDU of
+ * each connection until 500 ms after it forwarded the MPA request
+ * (RPCRDMA_INTEROP_PROXY_HOLD_MS overrides), and the handles' lookup waits
+ * as long after connecting.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -382,7 +385,7 @@ int main(void)
 	uint64_t size = 0, t0;
 	char ck[600];
 	const char *h = getenv("RPCRDMA_INTEROP_PROXY_HOLD_MS");
-	int hold = h ? atoi(h) : 500;
+	int hold = h ? atoi(h) : iop_nudge_on() ? 0 : 500;
 	int rc = iop_env_get(&env);
 
 	if (rc != IOP_PASS)
