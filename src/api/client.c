@@ -129,6 +129,7 @@ struct rpcrdma_clnt {
 	/* the leader runs completion callbacks on cb_thr (lock dropped) */
 	bool in_cb;
 	pthread_t cb_thr;
+	uint64_t now_ns; /* the leader's clock at its last pass (lock held) */
 	struct rpcrdma_xprt_stats st;
 	struct rpcrdma1_hdr rh; /* reply header scratch (under lock) */
 	struct clnt_testhook hook;
@@ -756,23 +757,31 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		if (c->state == C_DEAD)
 			break; /* nothing to drive; callers fail */
 		pthread_mutex_unlock(&c->lock);
-		int tmo = t < spin_end ? 0 : CLNT_BLOCK_MS;
+		int tmo, n, m = 0;
 
-		if (tmo && !blocked_at)
-			blocked_at = t;
-		int n = rpcrdma_dev_progress(c->dev, tmo);
-		int m = 0;
-
-		/* Completions appear during progress (counted in n) or, for
-		 * errors, when work is posted: the CQ is looked at when
-		 * progress produced something, after a wait, and every 16th
-		 * idle spin. */
-		if (n != 0 || tmo != 0 || (++idle & 15) == 0)
-			m = rpcrdma_cq_poll(c->cq, wc, 32);
-		else if (tmo == 0 && budget > CLNT_SPIN_NS && t < spin_end &&
-			 spin_end - t < budget - CLNT_SPIN_NS && (idle & 3) == 0)
-			xprt_spin_idle(); /* spun past the base budget: let a peer
-					     on this CPU run */
+		for (;;) {
+			tmo = t < spin_end ? 0 : CLNT_BLOCK_MS;
+			if (tmo && !blocked_at)
+				blocked_at = t;
+			n = rpcrdma_dev_progress(c->dev, tmo);
+			/* Completions appear during progress (counted in n)
+			 * or, for errors, when work is posted: the CQ is
+			 * looked at when progress produced something, after a
+			 * wait, and every 16th idle spin, which is also when
+			 * the state under the lock is looked at again. Idle
+			 * spin iterations in between take no lock. */
+			if (n != 0 || tmo != 0 || (++idle & 15) == 0) {
+				m = rpcrdma_cq_poll(c->cq, wc, 32);
+				break;
+			}
+			if (budget > CLNT_SPIN_NS && spin_end - t < budget - CLNT_SPIN_NS &&
+			    (idle & 3) == 0)
+				xprt_spin_idle(); /* spun past the base budget: let
+						     a peer on this CPU run */
+			t = api_now_ns();
+			if (t >= spin_end)
+				break;
+		}
 		bool evs = n > m;
 
 		pthread_mutex_lock(&c->lock);
@@ -787,6 +796,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 				handle_wc(c, &wc[i], &cbl);
 		}
 		t = api_now_ns();
+		c->now_ns = t;
 		if (n > 0 || m > 0) {
 			/* Activity: a spin that saw it paid off; spin again. */
 			if (spinning && tmo == 0)
@@ -1201,12 +1211,16 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint
 		s->call.opts = *opts;
 	else
 		s->call.opts.comp_mask = 0;
-	s->deadline = tmo ? api_now_ns() + (uint64_t)tmo * 1000000ull : 0;
+	/* A call issued by a completion callback on the leader: the leader's
+	 * clock of this pass is recent enough for a millisecond deadline. */
+	bool from_cb = async && c->in_cb && pthread_equal(c->cb_thr, pthread_self());
+
+	s->deadline = tmo ? (from_cb ? c->now_ns : api_now_ns()) + (uint64_t)tmo * 1000000ull : 0;
 	c->st.calls++;
 	if (async)
 		c->nasync++;
 	txq_push(c, s);
-	if (async && c->in_cb && pthread_equal(c->cb_thr, pthread_self())) {
+	if (from_cb) {
 		*out = s; /* the leader sends it after its callbacks */
 		return 0;
 	}

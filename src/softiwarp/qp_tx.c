@@ -370,6 +370,75 @@ static void tx_batch_reset(struct siw_tx *tx)
 	tx->built = tx->sent = 0;
 }
 
+/*
+ * The common case of an idle transmitter, built directly: exactly one Send
+ * queued, nothing else to send (no Terminate, RTR or Read Response), no
+ * CRC, and the message fits one FPDU. Produces the same batch state as
+ * tx_next_msg() + tx_build_fpdu() would (one FPDU, its completion record),
+ * so the sendmsg loop and a short write work unchanged. False: not that
+ * case, nothing done.
+ */
+static bool tx_build_one_send(struct siw_ep *ep)
+{
+	struct siw_tx *tx = &ep->tx;
+	struct siw_wqe *w;
+	struct siw_fpdu_buf *fb = &tx->fb[0];
+	uint8_t *h = fb->hdr;
+	uint32_t ulpdu, pad, n = 0;
+	uint8_t op = RDMAP_SEND;
+
+	if (ep->sq_tx + 1u != ep->sq_tail || ep->crc || ep->state != SIW_EP_RTS ||
+	    ep->term_pending || ep->rtr_pending || ep->irq_tx != ep->irq_tail ||
+	    tx->msg.kind != SIW_TXM_NONE || ep->fd < 0)
+		return false;
+	w = &ep->sq[ep->sq_tx % ep->max_send_wr];
+	if (w->opcode != RPCRDMA_WR_SEND || w->len > ep->max_ulpdu - DDP_UNTAGGED_HDR_LEN ||
+	    ((w->flags & RPCRDMA_SEND_FENCE) && ep->orq_tail != ep->orq_head) ||
+	    w->num_sge + 2u > SIW_TX_IOV)
+		return false;
+	if (!sges_ok(ep, w->sge, w->num_sge, 0))
+		return false; /* the general path fails it (Terminate) */
+	if (w->flags & RPCRDMA_SEND_INVALIDATE)
+		op = (w->flags & RPCRDMA_SEND_SOLICITED) ? RDMAP_SEND_SE_INV : RDMAP_SEND_INV;
+	else if (w->flags & RPCRDMA_SEND_SOLICITED)
+		op = RDMAP_SEND_SE;
+	ep->sq_tx++;
+	/* RFC 5044 §4 FPDU: ULPDU_Length, untagged DDP header (RFC 5041
+	 * §4.3: last, QN 0, MSN, MO 0), payload, pad, CRC field (zero: no CRC
+	 * negotiated) */
+	ulpdu = DDP_UNTAGGED_HDR_LEN + (uint32_t)w->len;
+	put_be16(h, (uint16_t)ulpdu);
+	h[2] = (uint8_t)(DDP_FLAG_LAST | DDP_VERSION);
+	h[3] = (uint8_t)(RDMAP_VERSION << RDMAP_RV_SHIFT | op);
+	put_be32(h + 2 + DDP_U_OFF_RSVDULP,
+		 (w->flags & RPCRDMA_SEND_INVALIDATE) ? w->inv_stag : 0u);
+	put_be32(h + 2 + DDP_U_OFF_QN, RDMAP_QN_SEND);
+	put_be32(h + 2 + DDP_U_OFF_MSN, ep->tx_msn[RDMAP_QN_SEND]++);
+	put_be32(h + 2 + DDP_U_OFF_MO, 0);
+	tx->iov[n].iov_base = h;
+	tx->iov[n++].iov_len = MPA_LEN_SIZE + DDP_UNTAGGED_HDR_LEN;
+	for (uint32_t i = 0; i < w->num_sge; i++) {
+		if (!w->sge[i].length)
+			continue;
+		tx->iov[n].iov_base = (void *)(uintptr_t)w->sge[i].addr;
+		tx->iov[n++].iov_len = w->sge[i].length;
+	}
+	pad = mpa_pad(ulpdu);
+	memset(fb->trl, 0, 8);
+	tx->iov[n].iov_base = fb->trl;
+	tx->iov[n++].iov_len = pad + MPA_CRC_SIZE;
+	tx->iov_n = n;
+	tx->nfb = 1;
+	tx->left = tx->built = MPA_LEN_SIZE + ulpdu + pad + MPA_CRC_SIZE;
+	tx->done[0].kind = SIW_DONE_WQE;
+	tx->done[0].wqe = w;
+	tx->done[0].end = tx->built;
+	tx->ndone = 1;
+	ep->stats.sends++;
+	ep->stats.tx_fpdus++;
+	return true;
+}
+
 static void tx_build_batch(struct siw_ep *ep)
 {
 	struct siw_tx *tx = &ep->tx;
@@ -424,7 +493,8 @@ int siw_tx_process(struct siw_ep *ep)
 		if (!tx->left) {
 			if (tx->iov_n)
 				tx_batch_reset(tx);
-			tx_build_batch(ep);
+			if (!tx_build_one_send(ep))
+				tx_build_batch(ep);
 			if (!tx->left) {
 				if (tx->blocked) {
 					tx->blocked = false;

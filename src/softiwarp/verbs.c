@@ -146,6 +146,8 @@ static int progress_once(struct siw_dev *dev, int timeout_ms)
 	n = epoll_wait(dev->epfd, evs, 64, timeout_ms);
 	if (n < 0)
 		return -errno;
+	if (n == 0)
+		return 0; /* an idle busy-poll iteration: no lock round */
 	pthread_mutex_lock(&dev->lock);
 	dev->produced = 0;
 	for (int i = 0; i < n; i++) {
@@ -774,8 +776,8 @@ static int siw_post_recv(struct rpcrdma_ep *e, uint64_t wr_id, const struct rpcr
 	r->wr_id = wr_id;
 	r->num_sge = num_sge;
 	r->len = len;
-	if (num_sge)
-		memcpy(r->sge, sg, num_sge * sizeof(*sg));
+	for (unsigned int i = 0; i < num_sge; i++)
+		r->sge[i] = sg[i]; /* usually one: no memcpy call */
 	ep->rq_tail++;
 	pthread_mutex_unlock(&ep->dev->lock);
 	return 0;
@@ -814,8 +816,8 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 	w->opcode = (uint8_t)wr->opcode;
 	w->flags = wr->flags & ~(uint32_t)RPCRDMA_SEND_DEFER;
 	w->num_sge = wr->num_sge;
-	if (wr->num_sge)
-		memcpy(w->sge, wr->sg, wr->num_sge * sizeof(*wr->sg));
+	for (uint32_t i = 0; i < wr->num_sge; i++)
+		w->sge[i] = wr->sg[i]; /* one or two: no memcpy call */
 	w->inv_stag = wr->invalidate_stag;
 	w->rstag = wr->remote_stag;
 	w->raddr = wr->remote_offset;
