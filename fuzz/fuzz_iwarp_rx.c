@@ -12,6 +12,8 @@
  *           bit 2   MPA CRC in use / requested
  *           bit 3   small maximum ULPDU (64) for what we send back
  *           bit 4   IRD/ORD 1 instead of the default
+ *           bit 5   MPA initiator: offer an RFC 6581 RTR, zero-length Read
+ *                   (zero-length Write when bit 4 is set too)
  *           bit 6   recompute the CRC of every FPDU in the stream (so the
  *                   fuzzer gets past the CRC check with CRC on)
  *           bit 7   rewrite the STag / Tagged Offset of tagged segments, the
@@ -147,6 +149,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.max_ulpdu = 64;
 	if (data[0] & 16)
 		cfg.ird = cfg.ord = 1;
+	if (data[0] & 32)
+		cfg.rtr = (data[0] & 16) ? 1 : 2; /* enum rpcrdma_rtr: Write / Read */
 	size_t chunk = data[1];
 	const uint8_t *in = data + 2;
 	size_t n = size - 2;

@@ -181,6 +181,10 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 	ea.mpa_crc = cfg->crc;
 	ea.mpa_rev = cfg->mpa_rev ? cfg->mpa_rev : 2;
 	ea.sockbuf = 0;
+	if (cfg->mode == SIW_FUZZ_MPA_INITIATOR && cfg->rtr) {
+		ea.comp_mask |= RPCRDMA_EP_ATTR_RTR;
+		ea.rtr = cfg->rtr == RPCRDMA_RTR_READ ? RPCRDMA_RTR_READ : RPCRDMA_RTR_WRITE;
+	}
 	if (cfg->max_ulpdu) {
 		ea.comp_mask |= RPCRDMA_EP_ATTR_MAX_ULPDU;
 		ea.max_ulpdu = cfg->max_ulpdu;
@@ -237,15 +241,21 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 		ep->rev = ep->want_rev;
 		if (cfg->mode == SIW_FUZZ_MPA_INITIATOR) {
 			bool enh = ep->want_rev >= MPA_REV2;
+			uint16_t ird_w = (uint16_t)ep->ird, ord_w = (uint16_t)ep->ord;
 
+			/* the request cm.c would send (RFC 6581 §9 RTR bits) */
+			if (enh && ep->want_rtr != RPCRDMA_RTR_NONE) {
+				ird_w |= MPA_V2_PEER_TO_PEER;
+				ord_w |= ep->want_rtr == RPCRDMA_RTR_READ ? MPA_V2_READ_RTR
+									  : MPA_V2_WRITE_RTR;
+			}
 			ep->active = true;
 			ep->state = SIW_EP_MPA_REQ_SENT;
 			ep->rx.state = SIW_RX_MPA;
 			ep->mpa_in.need = 0;
 			ep->tx.mpa_len =
 			    siw_mpa_build(ep->tx.mpa, false, ep->want_crc ? MPA_FLAG_CRC : 0,
-					  enh ? MPA_REV2 : MPA_REV1, enh, (uint16_t)ep->ird,
-					  (uint16_t)ep->ord, NULL, 0);
+					  enh ? MPA_REV2 : MPA_REV1, enh, ird_w, ord_w, NULL, 0);
 			ep->tx.mpa_off = 0;
 		} else {
 			ep->crc = cfg->crc;

@@ -45,6 +45,9 @@ struct siw_fuzz_cfg {
 	uint8_t mpa_rev;    /* SIW_FUZZ_RTS / INITIATOR: 1 or 2 (0 = 2) */
 	uint32_t ird, ord;  /* 0 = 4 */
 	uint32_t max_ulpdu; /* 0 = default */
+	/* SIW_FUZZ_MPA_INITIATOR: RFC 6581 RTR offered in our request
+	 * (enum rpcrdma_rtr: 0 none, 1 zero-length Write, 2 zero-length Read) */
+	uint8_t rtr;
 };
 
 enum siw_fuzz_state {
