@@ -967,8 +967,11 @@ int main(void)
 	 * a second credit yet, so wait as test_interop_clnt does. The gate of
 	 * RFC 8167 §6 is not rpcrdma_clnt_bc_enable() here: nfsd opens it
 	 * itself when CREATE_SESSION binds the connection.
+	 * RPCRDMA_INTEROP_NO_DELAY=1 leaves the wait out (to see whether the
+	 * provider's first-frame nudge makes it unneeded).
 	 */
-	usleep(500 * 1000);
+	if (!getenv("RPCRDMA_INTEROP_NO_DELAY"))
+		usleep(500 * 1000);
 	{
 		int r0 = rpcrdma_clnt_call(g.cl, NFSPROC4_NULL, (xdrproc_t)xdr_nothing, NULL,
 					   (xdrproc_t)xdr_nothing, NULL, NULL);
@@ -1183,7 +1186,13 @@ out:
 	if (g.cl) {
 		struct rpcrdma_xprt_stats xs;
 
-		if (rpcrdma_clnt_stats(g.cl, &xs) == 0)
+		if (rpcrdma_clnt_stats(g.cl, &xs) == 0) {
+			/* RFC 8167 §4.1: the reverse call's credit value (the
+			 * server's reverse request, 2) is not a forward grant:
+			 * the forward grant stays nfsd's 64. */
+			IOP_EXPECT(xs.credits == 64);
+			IOP_EXPECT(xs.calls == xs.replies && xs.unmatched_replies == 0 &&
+				   xs.bad_headers == 0 && xs.conn_errors == 0);
 			printf(
 			    "client counters: %llu calls %llu replies, %llu write chunks, %llu "
 			    "remote invalidations, %llu unmatched replies, %llu bad headers, "
@@ -1194,6 +1203,8 @@ out:
 			    (unsigned long long)xs.unmatched_replies,
 			    (unsigned long long)xs.bad_headers, (unsigned long long)xs.dropped_msgs,
 			    (unsigned long long)xs.conn_errors, (unsigned long long)xs.reconnects);
+			printf("forward credit grant at the end: %u\n", xs.credits);
+		}
 		print_bc_stats("at the end");
 		if (rpcrdma_clnt_bc_stats(g.cl, &bst) == 0) {
 			/* Every reverse call that arrived was answered; none
