@@ -9,7 +9,9 @@
 #      runs `ctest -L interop` there: one guest boot for the whole suite
 #      (tests/interop/CMakeLists.txt says what runs).
 # Results: BUILD_DIR/tests/interop/guest/ (guest logs, the capture
-# interop.pcap and its tshark summaries capture-*.txt).
+# interop.pcap and its tshark summaries capture-*.txt, perf-summary.txt:
+# our client's 1 MiB READ/WRITE figures next to the kernel NFS client's,
+# printed at the end).
 #
 # If the guest cannot be built (no archive access, no qemu), the reason is
 # printed and every interop test reports a skip (exit 77), never a pass;
@@ -74,6 +76,12 @@ t0=$(date +%s)
 ctest --test-dir "$build" -L interop --output-on-failure
 rc=$?
 echo "=== interop suite: $(($(date +%s) - t0)) s (results in $build/tests/interop/guest)"
+# Our client's 1 MiB READ/WRITE figures next to the kernel NFS client's
+# (written by interop_guest_stop).
+if [ -s "$build/tests/interop/guest/perf-summary.txt" ]; then
+	echo "=== figures ($build/tests/interop/guest/perf-summary.txt)"
+	cat "$build/tests/interop/guest/perf-summary.txt"
+fi
 if [ -f "$build/tests/interop/guest/skip" ]; then
 	echo "=== interop suite SKIPPED: $(cat "$build/tests/interop/guest/skip")"
 	no_guest=1
