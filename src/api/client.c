@@ -776,7 +776,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			}
 			if (budget > CLNT_SPIN_NS && spin_end - t < budget - CLNT_SPIN_NS &&
 			    (idle & 3) == 0)
-				xprt_spin_idle(); /* spun past the base budget: let
+				xprt_spin_idle(&c->spin); /* spun past the base budget: let
 						     a peer on this CPU run */
 			t = api_now_ns();
 			if (t >= spin_end)

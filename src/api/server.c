@@ -1438,7 +1438,7 @@ static void *progress_main(void *arg)
 		} else if (tmo == 0 && budget > SVC_SPIN_NS && t < spin_end &&
 			   spin_end - t < budget - SVC_SPIN_NS && (++idle & 3) == 0) {
 			/* spun past the base budget: let a peer on this CPU run */
-			xprt_spin_idle();
+			xprt_spin_idle(&sp);
 		}
 		if (runnow)
 			run_list(s, runnow);

@@ -16,6 +16,7 @@
  * instead of after it.
  */
 #include <sched.h>
+#include <time.h>
 
 #include "transport/xprt.h"
 
@@ -26,6 +27,8 @@ void xprt_spin_init(struct xprt_spin *sp, uint32_t ns, bool always)
 {
 	sp->ns = ns;
 	sp->cur = ns;
+	sp->cross = false;
+	sp->gave = false;
 	sp->fails = 0;
 	sp->probe = 0;
 	sp->always = always;
@@ -33,6 +36,7 @@ void xprt_spin_init(struct xprt_spin *sp, uint32_t ns, bool always)
 
 uint64_t xprt_spin_budget(struct xprt_spin *sp)
 {
+	sp->gave = false; /* a new spin phase */
 	if (sp->always)
 		return UINT64_MAX;
 	if (sp->fails >= XPRT_SPIN_MAX_FAILS && (++sp->probe % XPRT_SPIN_PROBE) != 0)
@@ -42,15 +46,27 @@ uint64_t xprt_spin_budget(struct xprt_spin *sp)
 
 void xprt_spin_result(struct xprt_spin *sp, bool success)
 {
-	if (success)
+	if (success && !sp->gave) {
 		sp->fails = 0;
-	else if (sp->fails < UINT32_MAX)
-		sp->fails++;
+		sp->cross = true;
+	} else if (success) {
+		/* it came only once we let another task run: most likely the
+		 * peer shares our CPU, where a longer spin only delays it */
+		sp->fails = 0;
+		sp->cross = false;
+		sp->cur = sp->ns;
+	} else {
+		if (sp->fails < UINT32_MAX)
+			sp->fails++;
+		if (sp->fails >= XPRT_SPIN_MAX_FAILS)
+			sp->cross = false;
+	}
+	sp->gave = false;
 }
 
 void xprt_spin_woke(struct xprt_spin *sp, uint64_t waited_ns)
 {
-	if (sp->always)
+	if (sp->always || !sp->cross)
 		return;
 	if (waited_ns + sp->cur <= XPRT_SPIN_MAX_NS) {
 		/* The peer was a little slower than our spin (it was copying
@@ -66,7 +82,21 @@ void xprt_spin_woke(struct xprt_spin *sp, uint64_t waited_ns)
 	}
 }
 
-void xprt_spin_idle(void)
+static uint64_t mono_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void xprt_spin_idle(struct xprt_spin *sp)
+{
+	uint64_t t0 = mono_ns();
+
 	(void)sched_yield();
+	/* a yield with nothing else to run costs about a microsecond; one
+	 * that took several let another task run on this CPU */
+	if (mono_ns() - t0 > 5000u)
+		sp->gave = true;
 }

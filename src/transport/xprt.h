@@ -247,6 +247,9 @@ struct xprt_spin {
 	uint32_t fails; /* spins in a row that expired idle */
 	uint32_t probe;
 	bool always; /* RPCRDMA_PROGRESS_BUSY_POLL: never block */
+	bool cross;  /* spins succeed without giving the CPU away: the peer
+			runs elsewhere, growing the budget pays */
+	bool gave;   /* this spin's yields let another task run */
 };
 
 /* Longest budget the policy grows to (a 1 MiB transfer plus the peer's
@@ -260,12 +263,14 @@ uint64_t xprt_spin_budget(struct xprt_spin *sp);
 void xprt_spin_result(struct xprt_spin *sp, bool success);
 /* The loop blocked (after an idle spin, or without spinning) and activity
  * came @waited_ns later: grow the budget when a longer spin would have
- * caught it, shrink it back when the wait was long. */
+ * caught it (only while spins are seen to succeed on their own: a peer on
+ * our CPU cannot progress while we spin), shrink it back when the wait was
+ * long. */
 void xprt_spin_woke(struct xprt_spin *sp, uint64_t waited_ns);
-/* Called on an idle spin iteration: lets a peer that shares our CPU run
- * (sched_yield; returns at once when nothing else is runnable here), so
- * spinning never keeps the thing we wait for from happening. */
-void xprt_spin_idle(void);
+/* Called on an idle iteration of a spin past its base budget: lets a peer
+ * that shares our CPU run (sched_yield; returns at once when nothing else
+ * is runnable here), and notes when something else did run. */
+void xprt_spin_idle(struct xprt_spin *sp);
 
 /* ---- errors.c ---- */
 
