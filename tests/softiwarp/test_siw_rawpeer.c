@@ -1032,8 +1032,8 @@ static void case_rtr_passive_ird0(int ctl)
  * Send right after the MPA reply; mode 0: we stay silent: exactly one
  * zero-length Write in the RTR form, at least 20 ms (the default period)
  * after our MPA reply and at most 500 ms after the Send, then nothing;
- * mode 1: RPCRDMA_SIW_NUDGE_MS=0: no nudge; mode 2: we answer the Send
- * at once: no nudge. */
+ * mode 1: RPCRDMA_SIW_NUDGE_MS=0: no nudge; mode 2 (period 100 ms): we
+ * answer the Send at once: no nudge in the 400 ms after. */
 static void case_nudge(int ctl, unsigned mode)
 {
 	uint16_t port = 0;
@@ -1047,7 +1047,9 @@ static void case_nudge(int ctl, unsigned mode)
 		return;
 	}
 	struct siwt_msg m = {.type = CMD_CONNECT_NUDGE, .a = port};
-	m.u[0] = mode == 1 ? 0 : 1000000; /* 1000000: leave the variable unset */
+	/* mode 2: a 100 ms period, so that our answer (sent at once) surely
+	 * comes first even on a loaded machine; 1000000: leave it unset */
+	m.u[0] = mode == 1 ? 0 : mode == 2 ? 100 : 1000000;
 	siwt_send_msg(ctl, &m);
 	memset(&r, 0, sizeof(r));
 	r.msn[0] = r.msn[1] = r.msn[2] = 1;
@@ -1093,7 +1095,7 @@ static void case_nudge(int ctl, unsigned mode)
 			   (unsigned long long)(t_nudge - t_send));
 	}
 	/* nothing (more) while we stay silent */
-	len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, mode == 0 ? 400 : 300);
+	len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, mode == 1 ? 300 : 400);
 	SIWT_CHECK(len == -ETIMEDOUT, "%s FPDU (len %d, %02x %02x) from the provider",
 		   mode == 0 ? "a second" : "an unexpected", len, len > 1 ? u[0] : 0,
 		   len > 1 ? u[1] : 0);
