@@ -64,9 +64,15 @@
 	"/events/$e/enable; done && echo uptime $(cut -d' ' -f1 /proc/uptime) s, nfsv4gracetime "  \
 	"$(cat /proc/fs/nfsd/nfsv4gracetime) s, nlm_grace_period "                                 \
 	"$(cat /proc/sys/fs/nfs/nlm_grace_period) s"
+/* Saves the trace and answers five counts from it: lines; callback
+ * clients set up over the RDMA backchannel; callback RPCs nfsd sent;
+ * CB_RECALLs that completed with status 0 on nfsd's side; callback
+ * channel FAULT states. */
 #define TRACE_OFF                                                                                  \
-	"grep -v '^#' " TRACE_DIR "/trace > /peer/out/nfs41-trace.txt; rmdir " TRACE_DIR           \
-	"; wc -l < /peer/out/nfs41-trace.txt"
+	"T=/peer/out/nfs41-trace.txt; grep -v '^#' " TRACE_DIR "/trace > $T; rmdir " TRACE_DIR     \
+	"; echo $(wc -l < $T) $(grep -c 'nfsd_cb_setup:.*proto=rdma' $T)"                          \
+	" $(grep -c 'rpc_request:.*nfs4_cbv1' $T) $(grep -c 'nfsd_cb_recall_done:.*status=0' $T)"  \
+	" $(grep -c 'nfsd_cb_state:.*state=FAULT' $T)"
 
 /* ---------------------------------------------------------------- state */
 
@@ -890,14 +896,14 @@ int main(void)
 	struct iop_env env;
 	struct rpcrdma_clnt_opts co = {0};
 	struct rpcrdma_bc_opts bo = {0};
-	struct rpcrdma_bc_stats bst;
+	struct rpcrdma_bc_stats bst = {0};
 	struct ofile f1, f2;
 	uint8_t *buf = NULL;
 	char ck[600], out[512];
 	uint32_t want_crc = 0, got = 0, crc2 = 0;
 	uint64_t size = 0, size2 = 0, t0;
 	unsigned int chunks = 0;
-	bool session = false, have_client = false;
+	bool session = false, have_client = false, traced = false;
 	int rc = iop_env_get(&env), grc = -1;
 
 	if (rc != IOP_PASS)
@@ -928,12 +934,15 @@ int main(void)
 	/* The kernel's view of the callbacks (nfsd, sunrpc and rpcrdma trace
 	 * events in a trace instance of our own, so the suite's svcrdma
 	 * trace stays as it is): out/nfs41-trace.txt at the end. */
+	grc = -1;
 	if (nfs41_guest_sh_start(&env, "nfs41-trace-on", TRACE_ON) != 0 ||
 	    nfs41_guest_sh_wait(&env, "nfs41-trace-on", 30000, &grc, out, sizeof(out)) != 0 ||
-	    grc != 0)
+	    grc != 0) {
 		printf("note: no kernel trace of this run (rc=%d '%s')\n", grc, out);
-	else
+	} else {
 		printf("guest: %s\n", out);
+		traced = true;
+	}
 
 	co.comp_mask = RPCRDMA_CLNT_OPT_PROVIDER | RPCRDMA_CLNT_OPT_INLINE |
 		       RPCRDMA_CLNT_OPT_MPA_CRC | RPCRDMA_CLNT_OPT_TIMEOUT |
@@ -1223,10 +1232,24 @@ out:
 		rpcrdma_clnt_destroy(g.cl);
 	}
 	if (nfs41_guest_sh_start(&env, "nfs41-trace-off", TRACE_OFF) != 0 ||
-	    nfs41_guest_sh_wait(&env, "nfs41-trace-off", 30000, &grc, out, sizeof(out)) != 0)
+	    nfs41_guest_sh_wait(&env, "nfs41-trace-off", 30000, &grc, out, sizeof(out)) != 0) {
 		printf("note: kernel trace not saved ('%s')\n", out);
-	else
-		printf("kernel trace: %s lines in %s/nfs41-trace.txt\n", out, env.guest_out);
+	} else if (traced) {
+		unsigned int lines = 0, setups = 0, cbs = 0, recalls_ok = 0, faults = 0;
+
+		printf("kernel trace: %s/nfs41-trace.txt: '%s' (lines, RDMA backchannel setups, "
+		       "callback RPCs sent, CB_RECALLs done with status 0, FAULT states)\n",
+		       env.guest_out, out);
+		/* The kernel's side of the same story: its callback client ran
+		 * over the RDMA backchannel, it sent exactly the callbacks we
+		 * received, and it took our CB_RECALL answer as a success. */
+		IOP_EXPECT(sscanf(out, "%u %u %u %u %u", &lines, &setups, &cbs, &recalls_ok,
+				  &faults) == 5);
+		IOP_EXPECT(setups >= 1);
+		IOP_EXPECT(cbs == bst.calls_received);
+		IOP_EXPECT(recalls_ok == g.recall_ok);
+		IOP_EXPECT(faults == 0);
+	}
 	free(f1.fh.nfs_fh4_val);
 	free(f2.fh.nfs_fh4_val);
 	free(g.recalled_fh.nfs_fh4_val);
