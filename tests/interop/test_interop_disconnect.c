@@ -32,6 +32,8 @@
  *     can recognise it);
  *   - a second READ on the new connection completes without
  *     retransmission (nothing left behind by the cut).
+ * Then RDMA_ERROR / ERR_VERS through the client API (err_vers below): a
+ * second proxy rewrites the rdma_vers of the client's first Send to 2.
  * Linux 6.1 siw can leave a client's first Send unread (README); our
  * provider's first-frame nudge makes it read it, also on the reconnection
  * (the retransmitted READ is the first Send there). With the nudge off
@@ -69,12 +71,15 @@ struct pconn {
 	int first_opcode;   /* RDMAP opcode of the first FPDU, -1 unknown */
 	uint64_t cut_s2c;   /* s2c bytes when cut (first connection) */
 	bool cut;
+	unsigned int rewritten; /* bytes of rdma_vers rewritten (4: done) */
 };
 
 struct proxy {
 	int lfd;
 	uint16_t port, target;
 	int hold_ms;
+	bool cut_first;    /* cut the first connection after CUT_AT s2c bytes */
+	bool rewrite_vers; /* first connection: its first Send goes with rdma_vers 2 */
 	pthread_t th;
 	volatile int stop;
 	pthread_mutex_t lock;
@@ -111,13 +116,28 @@ static void parse_first_send(struct pconn *pc)
 {
 	size_t off = mpa_req_len(pc);
 
-	if (!off || pc->first_opcode >= 0 || pc->nhead < off + 2 + 18 + 4)
+	if (!off || pc->first_opcode >= 0 || pc->nhead < off + 2 + 18 + 8)
 		return;
 	const uint8_t *f = pc->head + off;
 
 	pc->first_opcode = f[3] & 0x0f;
 	if (!(f[2] & 0x80)) /* untagged */
 		pc->first_xid = be32(f + 20);
+}
+
+/* The first Send's rdma_vers word (RFC 8166 §4.2: the second word of the
+ * transport header) set to 2 where it lies in the @n bytes about to be
+ * forwarded (the stream is at pc->c2s). MPA CRC is off: no CRC to fix. */
+static void rewrite_vers(struct pconn *pc, uint8_t *buf, size_t n)
+{
+	static const uint8_t two[4] = {0, 0, 0, 2};
+	uint64_t at = mpa_req_len(pc) + 2 + 18 + 4;
+
+	for (unsigned int i = 0; i < 4; i++)
+		if (at + i >= pc->c2s && at + i < pc->c2s + n) {
+			buf[at + i - pc->c2s] = two[i];
+			pc->rewritten++;
+		}
 }
 
 static int connect_target(uint16_t port)
@@ -181,6 +201,8 @@ static void serve(struct proxy *p, int cfd, unsigned int idx)
 				pc->nhead += k;
 				parse_first_send(pc);
 			}
+			if (idx == 0 && p->rewrite_vers && pc->first_opcode == 3)
+				rewrite_vers(pc, buf, (size_t)n);
 			pc->c2s += (uint64_t)n;
 			pthread_mutex_unlock(&p->lock);
 			if (!req_done_ms && mpa_req_len(pc) && pc->c2s >= mpa_req_len(pc))
@@ -192,7 +214,7 @@ static void serve(struct proxy *p, int cfd, unsigned int idx)
 			size_t want = sizeof(buf);
 			ssize_t n;
 
-			if (idx == 0 && CUT_AT - pc->s2c < want)
+			if (idx == 0 && p->cut_first && CUT_AT - pc->s2c < want)
 				want = CUT_AT - pc->s2c;
 			n = recv(sfd, buf, want, 0);
 			if (n <= 0)
@@ -201,7 +223,7 @@ static void serve(struct proxy *p, int cfd, unsigned int idx)
 				break;
 			pthread_mutex_lock(&p->lock);
 			pc->s2c += (uint64_t)n;
-			if (idx == 0 && pc->s2c >= CUT_AT) {
+			if (idx == 0 && p->cut_first && pc->s2c >= CUT_AT) {
 				pc->cut = true;
 				pc->cut_s2c = pc->s2c;
 			}
@@ -247,7 +269,7 @@ static void *proxy_main(void *arg)
 	return NULL;
 }
 
-static int proxy_start(struct proxy *p, uint16_t target, int hold_ms)
+static int proxy_start(struct proxy *p, uint16_t target, int hold_ms, bool cut_first, bool rewrite)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET};
 	socklen_t sl = sizeof(sin);
@@ -256,6 +278,8 @@ static int proxy_start(struct proxy *p, uint16_t target, int hold_ms)
 	pthread_mutex_init(&p->lock, NULL);
 	p->target = target;
 	p->hold_ms = hold_ms;
+	p->cut_first = cut_first;
+	p->rewrite_vers = rewrite;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	p->lfd = socket(AF_INET, SOCK_STREAM, 0);
 	IOP_CHECK(p->lfd >= 0);
@@ -371,6 +395,65 @@ static struct rpcrdma_clnt *make_clnt(uint16_t port)
 	return cl;
 }
 
+static void *nothing_res;
+
+/* void arguments / results (xdr_void has no parameters in libtirpc). */
+static bool_t xdr_nothing(XDR *x, void *p)
+{
+	(void)x;
+	(void)p;
+	return TRUE;
+}
+
+/*
+ * RDMA_ERROR / ERR_VERS through the client API: a proxy rewrites the
+ * rdma_vers of the client's first Send to 2; Linux answers RDMA_ERROR
+ * ERR_VERS with rdma_vers 2 echoed in the fixed words, and the call must
+ * fail with -EPROTONOSUPPORT, its result naming ERR_VERS and the server's
+ * range 1..1 (our codec decodes ERR_VERS whatever its rdma_vers, RFC 8166
+ * §7). The next call on the same connection succeeds.
+ */
+static void err_vers(const struct iop_env *env, int hold)
+{
+	struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RESULT};
+	struct rpcrdma_call_result res;
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_clnt *cl;
+	struct proxy px;
+	unsigned int rewritten;
+	int rc;
+
+	if (proxy_start(&px, env->rdma_port, hold, false, true) != 0)
+		return;
+	cl = make_clnt(px.port);
+	if (cl) {
+		memset(&res, 0, sizeof(res));
+		o.result = &res;
+		rc = rpcrdma_clnt_call(cl, NFSPROC3_NULL, (xdrproc_t)xdr_nothing, NULL,
+				       (xdrproc_t)xdr_nothing, &nothing_res, &o);
+		iop_note_invalid_xid(env, res.xid);
+		pthread_mutex_lock(&px.lock);
+		rewritten = px.conn[0].rewritten;
+		pthread_mutex_unlock(&px.lock);
+		printf("NULL with rdma_vers 2 (rewritten by the proxy: %u bytes): %d (%s), reply "
+		       "proc %u, rdma_err %u, versions %u..%u\n",
+		       rewritten, rc, rpcrdma_strerror(rc), res.reply_proc, res.rdma_err,
+		       res.mismatch_low, res.mismatch_high);
+		IOP_EXPECT(rewritten == 4);
+		IOP_EXPECT(rc == -EPROTONOSUPPORT && res.reply_proc == RPCRDMA1_ERROR &&
+			   res.rdma_err == RPCRDMA1_ERR_VERS);
+		IOP_EXPECT(res.mismatch_low == 1 && res.mismatch_high == 1);
+		rc = rpcrdma_clnt_call(cl, NFSPROC3_NULL, (xdrproc_t)xdr_nothing, NULL,
+				       (xdrproc_t)xdr_nothing, &nothing_res, NULL);
+		printf("NULL again (rdma_vers 1): %d (%s)\n", rc, rpcrdma_strerror(rc));
+		IOP_EXPECT(rc == 0);
+		IOP_EXPECT(rpcrdma_clnt_stats(cl, &st) == 0 && st.err_vers_rx == 1 &&
+			   st.bad_headers == 0 && st.reconnects == 0);
+		rpcrdma_clnt_destroy(cl);
+	}
+	proxy_stop(&px);
+}
+
 int main(void)
 {
 	struct iop_env env;
@@ -401,7 +484,7 @@ int main(void)
 		return IOP_FAIL;
 	}
 	buf = aligned_alloc(4096, MIB);
-	if (!buf || proxy_start(&px, env.rdma_port, hold) != 0) {
+	if (!buf || proxy_start(&px, env.rdma_port, hold, true, false) != 0) {
 		free(buf);
 		return IOP_FAIL;
 	}
@@ -477,6 +560,12 @@ int main(void)
 		IOP_EXPECT(px.conn[0].first_xid == read_xid);
 	}
 	pthread_mutex_unlock(&px.lock);
+	proxy_stop(&px);
+
+	err_vers(&env, hold);
+	free(buf);
+	printf("%s (%d failed expectations)\n", iop_failures ? "FAIL" : "PASS", iop_failures);
+	return iop_failures ? IOP_FAIL : IOP_PASS;
 
 out:
 	proxy_stop(&px);
