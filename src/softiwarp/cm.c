@@ -210,30 +210,35 @@ static int sock_open(const struct sockaddr *addr, socklen_t addrlen)
  * all connections to the kernel NFS server in the interop guest). An RPC
  * client holding one credit then waits for its first reply for ever.
  * So: if after RTS we sent at least one frame and nothing at all arrived
- * for SIW_NUDGE_MS, we send one zero-length RDMA Write, once per
+ * SIW_NUDGE_MS after the first, we send one zero-length RDMA Write, once per
  * connection, in the RFC 6581 RTR Write form (tagged, STag 0, TO 0, no
  * payload, Last; qp_tx.c builds it for ep->rtr_pending). A zero-length
  * tagged Write accesses no memory, so the data sink validates no STag:
  * Linux siw_proc_write() returns before its STag lookup when the segment
  * is empty, as qp_rx.c rx_hdr_tagged() does, in any state.
- * The period is the environment variable RPCRDMA_SIW_NUDGE_MS if set
+ * The delay is the environment variable RPCRDMA_SIW_NUDGE_MS if set
  * (decimal ms, 0 disables), else SIW_NUDGE_MS: the endpoint attributes
  * (include/rpcrdma/provider.h) have no field for it yet.
- * Timing: siw_cm_timers checks every period from RTS on, during the first
- * SIW_NUDGE_WINDOW_MS (a frame sent later reaches the kernel after its
- * switch). A frame already out at the first check was sent right after
- * RTS and gets the nudge then; one first seen at a later check gets it one
- * period later, so the nudge follows the first frame by one to two periods.
+ * Timing without a hook in the send path: from RTS on, siw_cm_timers looks
+ * every quarter delay (the watch step) whether a first frame has gone out,
+ * during the first SIW_NUDGE_WINDOW_MS (a frame sent later reaches the
+ * kernel after its switch); once one has, the nudge is due one delay after
+ * that check, i.e. one delay to one delay + one step after the frame.
+ * Nothing is sent if any byte arrived meanwhile.
  */
 #define SIW_NUDGE_MS        20u
 #define SIW_NUDGE_WINDOW_MS 1000u
 
 enum siw_nudge_phase {
 	SIW_NUDGE_OFF = 0,
-	SIW_NUDGE_FIRST, /* RTS: waiting for the first check */
-	SIW_NUDGE_WATCH, /* nothing sent at the last check */
-	SIW_NUDGE_DUE,   /* first frame seen at the last check: nudge at the next */
+	SIW_NUDGE_WATCH, /* no frame sent yet: look again every step */
+	SIW_NUDGE_DUE,   /* first frame seen: nudge at the deadline */
 };
+
+static uint32_t nudge_step(const struct siw_ep *ep)
+{
+	return ep->nudge_ms >= 4u ? ep->nudge_ms / 4u : 1u;
+}
 
 static uint32_t nudge_period(void)
 {
@@ -263,12 +268,12 @@ static void nudge_arm(struct siw_ep *ep)
 	ep->nudge_tx_mark = ep->stats.tx_bytes;
 	ep->nudge_rx_mark = ep->stats.rx_bytes;
 	ep->nudge_until = now + SIW_NUDGE_WINDOW_MS;
-	ep->nudge_phase = SIW_NUDGE_FIRST;
-	ep->deadline_ms = now + ep->nudge_ms;
+	ep->nudge_phase = SIW_NUDGE_WATCH;
+	ep->deadline_ms = now + nudge_step(ep);
 	siw_timer_rearm(ep->dev);
 }
 
-/* The RTS deadline passed (siw_cm_timers). */
+/* The RTS deadline passed (siw_cm_timers re-arms the timer after). */
 static void nudge_check(struct siw_ep *ep, uint64_t now)
 {
 	uint8_t phase = ep->nudge_phase;
@@ -276,18 +281,15 @@ static void nudge_check(struct siw_ep *ep, uint64_t now)
 	ep->nudge_phase = SIW_NUDGE_OFF;
 	if (phase == SIW_NUDGE_OFF || ep->stats.rx_bytes != ep->nudge_rx_mark)
 		return; /* the peer is heard from: nothing is stuck */
-	if (ep->stats.tx_bytes == ep->nudge_tx_mark) {
-		/* nothing sent yet: look again while in the window */
-		if (now + ep->nudge_ms <= ep->nudge_until) {
-			ep->nudge_phase = SIW_NUDGE_WATCH;
-			ep->deadline_ms = now + ep->nudge_ms;
-		}
-		return;
-	}
 	if (phase == SIW_NUDGE_WATCH) {
-		/* the first frame left during the last period: give it one */
-		ep->nudge_phase = SIW_NUDGE_DUE;
-		ep->deadline_ms = now + ep->nudge_ms;
+		if (ep->stats.tx_bytes != ep->nudge_tx_mark) {
+			/* the first frame left during the last step */
+			ep->nudge_phase = SIW_NUDGE_DUE;
+			ep->deadline_ms = now + ep->nudge_ms;
+		} else if (now < ep->nudge_until) {
+			ep->nudge_phase = SIW_NUDGE_WATCH;
+			ep->deadline_ms = now + nudge_step(ep);
+		}
 		return;
 	}
 	ep->rtr_pending = true;

@@ -448,7 +448,7 @@ struct siw_ep {
 	 * path only; freed with the socket by siw_ep_close_socket) */
 	uint8_t *tx_rest;
 	/* cm.c: first-frame nudge of the active side (siw_cm_timers): the
-	 * period in ms (0: off), the end of the watch window, tx/rx byte
+	 * delay in ms (0: off), the end of the watch window, tx/rx byte
 	 * counts at RTS, and the phase (enum in cm.c) */
 	uint32_t nudge_ms;
 	uint64_t nudge_until;

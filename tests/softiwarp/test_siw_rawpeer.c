@@ -64,8 +64,9 @@ enum {
 	CMD_CONNECT_RTR,   /* a: port; u0: rtr; u1: 1 = expect ESTABLISHED with a Write RTR,
 			    0 = expect CONNECT_ERROR -EPROTO with an MPA Terminate */
 	CMD_ACCEPT_REFUSE, /* accept with IRD 0: rpcrdma_accept must fail -EPROTO */
-	CMD_CONNECT_NUDGE, /* a: port; u0: RPCRDMA_SIW_NUDGE_MS to set ("" = unset);
-			      connect (no RTR), post receives, Send 32 bytes once ESTABLISHED */
+	CMD_CONNECT_NUDGE, /* a: port; u0: RPCRDMA_SIW_NUDGE_MS to set (1000000 = unset);
+			      connect (no RTR), post receives, Send 32 bytes u1 ms after
+			      ESTABLISHED */
 	CMD_CLOSE,
 	CMD_END,
 	MSG_OK,
@@ -1030,8 +1031,11 @@ static void case_rtr_passive_ird0(int ctl)
 
 /* R13: the first-frame nudge of the active provider (cm.c): it sends a
  * Send right after the MPA reply; mode 0: we stay silent: exactly one
- * zero-length Write in the RTR form, at least 20 ms (the default period)
+ * zero-length Write in the RTR form, at least 20 ms (the default delay)
  * after our MPA reply and at most 500 ms after the Send, then nothing;
+ * mode 3: the same with the Send posted 15 ms after ESTABLISHED: the
+ * delay counts from that first frame, not from RTS (>= 35 ms after our
+ * reply; a check at RTS + 20 ms would have nudged 5 ms after the Send);
  * mode 1: RPCRDMA_SIW_NUDGE_MS=0: no nudge; mode 2 (period 100 ms): we
  * answer the Send at once: no nudge in the 400 ms after. */
 static void case_nudge(int ctl, unsigned mode)
@@ -1050,6 +1054,7 @@ static void case_nudge(int ctl, unsigned mode)
 	/* mode 2: a 100 ms period, so that our answer (sent at once) surely
 	 * comes first even on a loaded machine; 1000000: leave it unset */
 	m.u[0] = mode == 1 ? 0 : mode == 2 ? 100 : 1000000;
+	m.u[1] = mode == 3 ? 15 : 0;
 	siwt_send_msg(ctl, &m);
 	memset(&r, 0, sizeof(r));
 	r.msn[0] = r.msn[1] = r.msn[2] = 1;
@@ -1080,7 +1085,7 @@ static void case_nudge(int ctl, unsigned mode)
 	siwt_fill(p, sizeof(p), 0x7a);
 	if (mode == 2)
 		raw_send(&r, p, sizeof(p));
-	if (mode == 0) {
+	if (mode == 0 || mode == 3) {
 		len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, 1000);
 		uint64_t t_nudge = siwt_now_ms();
 		SIWT_CHECK(len > 0 && is_nudge(u, len),
@@ -1089,15 +1094,17 @@ static void case_nudge(int ctl, unsigned mode)
 		printf("child: nudge %llu ms after the MPA reply, %llu ms after the Send\n",
 		       (unsigned long long)(t_nudge - t_reply),
 		       (unsigned long long)(t_nudge - t_send));
-		SIWT_CHECK(t_nudge - t_reply >= 19, "nudge %llu ms after the MPA reply, want >= 20",
-			   (unsigned long long)(t_nudge - t_reply));
+		uint64_t min_ms = mode == 3 ? 34 : 19; /* ms clock: 1 ms slack */
+		SIWT_CHECK(t_nudge - t_reply >= min_ms,
+			   "nudge %llu ms after the MPA reply, want >= %llu",
+			   (unsigned long long)(t_nudge - t_reply), (unsigned long long)min_ms + 1);
 		SIWT_CHECK(t_nudge - t_send <= 500, "nudge %llu ms after the Send",
 			   (unsigned long long)(t_nudge - t_send));
 	}
 	/* nothing (more) while we stay silent */
 	len = siwt_read_fpdu(r.fd, u, sizeof(u), true, &ok, mode == 1 ? 300 : 400);
 	SIWT_CHECK(len == -ETIMEDOUT, "%s FPDU (len %d, %02x %02x) from the provider",
-		   mode == 0 ? "a second" : "an unexpected", len, len > 1 ? u[0] : 0,
+		   mode == 0 || mode == 3 ? "a second" : "an unexpected", len, len > 1 ? u[0] : 0,
 		   len > 1 ? u[1] : 0);
 	if (mode == 2)
 		cmd4(ctl, CMD_RECV, 0, sizeof(p), siwt_hash(p, sizeof(p)));
@@ -1195,7 +1202,7 @@ static int child_main(int ctl, void *arg)
 		case_rtr_ird0(ctl);
 	if (want("rtrpassive") && !siwt_failures)
 		case_rtr_passive_ird0(ctl);
-	for (unsigned mode = 0; mode < 3; mode++)
+	for (unsigned mode = 0; mode < 4; mode++)
 		if (want("nudge") && !siwt_failures)
 			case_nudge(ctl, mode);
 	if (want("nudgerx") && !siwt_failures)
@@ -1428,6 +1435,8 @@ static void do_connect_nudge(struct siwt_node *n, int ctl, const struct siwt_msg
 	}
 	siwt_ep_attr(n, &a);
 	if (siwt_connect(n, &a, post_recvs, NULL, (uint16_t)c->a, NULL, 0, &ev) == 0) {
+		if (c->u[1])
+			siwt_pump_for(n, (int)c->u[1]);
 		/* from registered memory (the Read sink's tail) */
 		uint8_t *msg = sink + 60000;
 		struct rpcrdma_sge sg = {(uintptr_t)msg, 32, rpcrdma_mr_stag(sink_mr)};
