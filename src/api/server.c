@@ -149,6 +149,7 @@ struct rpcrdma_svc {
 	 * completions, one transmit per connection; nheld counts them (only
 	 * the progress thread touches it). */
 	uint32_t nheld;
+	uint64_t held_since; /* api_now_ns() of the oldest held reply */
 	pthread_t pthr;
 	pthread_t *wthr;
 	uint32_t nwthr;
@@ -204,7 +205,8 @@ static int post_send_buf(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t
 	if (on_progress_thread(c->svc)) {
 		wr.flags |= RPCRDMA_SEND_DEFER; /* progress_main flushes */
 		c->tx_held = true;
-		c->svc->nheld++;
+		if (!c->svc->nheld++)
+			c->svc->held_since = api_now_ns();
 	}
 	rc = rpcrdma_post_send(c->ep, &wr);
 	if (rc)
@@ -852,6 +854,32 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Progress thread: send the held replies (one flush per connection). */
+static void flush_held(struct rpcrdma_svc *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->nheld = 0;
+	for (struct svc_conn *c = s->conns; c; c = c->next) {
+		if (c->tx_held) {
+			c->tx_held = false;
+			(void)rpcrdma_ep_flush(c->ep);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Replies are held for the rest of a batch only while that is short: a
+ * handler that computes for long (a checksum over a 1 MiB payload) must not
+ * delay the replies of the calls answered before it. */
+#define SVC_HOLD_NS 20000u
+
+static void process_batched(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
+{
+	process(s, r);
+	if (s->nheld && api_now_ns() - s->held_since >= SVC_HOLD_NS)
+		flush_held(s);
+}
+
 static void run_list(struct rpcrdma_svc *s, struct rpcrdma_svc_req *list)
 {
 	/* The list was built newest first; run oldest first. */
@@ -867,7 +895,7 @@ static void run_list(struct rpcrdma_svc *s, struct rpcrdma_svc_req *list)
 	while (rev) {
 		struct rpcrdma_svc_req *n = rev->next;
 
-		process(s, rev);
+		process_batched(s, rev);
 		rev = n;
 	}
 }
@@ -1453,24 +1481,15 @@ static void *progress_main(void *arg)
 			while (q) {
 				struct rpcrdma_svc_req *nx = q->next;
 
-				process(s, q);
+				process_batched(s, q);
 				q = nx;
 			}
 		}
 		/* End of the batch: the held replies leave, one transmit per
 		 * connection (calls that arrived together are answered
 		 * together). */
-		if (s->nheld) {
-			pthread_mutex_lock(&s->lock);
-			s->nheld = 0;
-			for (struct svc_conn *c = s->conns; c; c = c->next) {
-				if (c->tx_held) {
-					c->tx_held = false;
-					(void)rpcrdma_ep_flush(c->ep);
-				}
-			}
-			pthread_mutex_unlock(&s->lock);
-		}
+		if (s->nheld)
+			flush_held(s);
 		if (n > 0 || runnow) {
 			t = api_now_ns();
 			budget = xprt_spin_budget(&sp);
