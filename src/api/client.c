@@ -129,7 +129,8 @@ struct rpcrdma_clnt {
 	/* the leader runs completion callbacks on cb_thr (lock dropped) */
 	bool in_cb;
 	pthread_t cb_thr;
-	uint64_t now_ns; /* the leader's clock at its last pass (lock held) */
+	uint64_t now_ns;    /* the leader's clock at its last pass (lock held) */
+	uint32_t cb_queued; /* calls its callbacks queued, not yet sent (leader only) */
 	struct rpcrdma_xprt_stats st;
 	struct rpcrdma1_hdr rh; /* reply header scratch (under lock) */
 	struct clnt_testhook hook;
@@ -255,6 +256,43 @@ static void run_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	for (uint32_t i = 0; i < cbl->n; i++)
 		if (cbl->e[i].cb)
 			cbl->e[i].cb(c, cbl->e[i].status, cbl->e[i].res, cbl->e[i].arg);
+	cbl->n = 0;
+}
+
+/* Calls issued by completion callbacks wait for the rest of the
+ * callbacks of a pass only this long (lead_callbacks). */
+#define CLNT_HOLD_NS 20000u
+
+static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl);
+
+/* Leader, lock dropped: run the completion callbacks of a pass. Calls they
+ * issue are queued (call_start) and sent together afterwards (lead); when
+ * the callbacks take long, what is queued goes out every CLNT_HOLD_NS so a
+ * slow callback does not delay calls issued before it. */
+static void lead_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	/* now_ns and cb_queued are written by this thread only */
+	uint64_t t0 = c->now_ns;
+
+	for (uint32_t i = 0; i < cbl->n; i++) {
+		if (cbl->e[i].cb)
+			cbl->e[i].cb(c, cbl->e[i].status, cbl->e[i].res, cbl->e[i].arg);
+		if (c->cb_queued && i + 1 < cbl->n) {
+			uint64_t now = api_now_ns();
+
+			if (now - t0 >= CLNT_HOLD_NS) {
+				struct cb_list failed;
+
+				failed.n = 0;
+				pthread_mutex_lock(&c->lock);
+				c->cb_queued = 0;
+				kick_tx(c, &failed);
+				pthread_mutex_unlock(&c->lock);
+				run_callbacks(c, &failed);
+				t0 = now;
+			}
+		}
+	}
 	cbl->n = 0;
 }
 
@@ -845,9 +883,10 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			c->cb_thr = pthread_self();
 			c->in_cb = true;
 			pthread_mutex_unlock(&c->lock);
-			run_callbacks(c, &cbl);
+			lead_callbacks(c, &cbl);
 			pthread_mutex_lock(&c->lock);
 			c->in_cb = false;
+			c->cb_queued = 0;
 			if (c->txq_head)
 				kick_tx(c, &cbl);
 		}
@@ -1221,6 +1260,7 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint
 		c->nasync++;
 	txq_push(c, s);
 	if (from_cb) {
+		c->cb_queued++;
 		*out = s; /* the leader sends it after its callbacks */
 		return 0;
 	}
