@@ -16,6 +16,8 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "softiwarp/siw.h"
 
@@ -513,7 +515,11 @@ int siw_tx_process(struct siw_ep *ep)
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = &tx->iov[tx->iov_i];
 		mh.msg_iovlen = tx->iov_n - tx->iov_i;
-		n = sendmsg(ep->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		/* The raw system call: glibc's sendmsg() is a cancellation
+		 * point, and a thread cancelled here would leave the device
+		 * lock held (it also skips the cancellation bookkeeping on
+		 * every message). Same result and errno. */
+		n = (ssize_t)syscall(SYS_sendmsg, ep->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
