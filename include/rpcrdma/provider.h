@@ -562,7 +562,8 @@ struct rpcrdma_send_wr {
  * there (RFC 5040 §5.5). The provider copies @wr; the local memory belongs to
  * the provider until the completion (or, unsignaled, until a later signaled
  * request of the same endpoint completes). Starts transmitting at once
- * when the socket allows (no wait for progress). Work posted after
+ * when the socket allows (no wait for progress), unless posted with
+ * RPCRDMA_SEND_DEFER. Work posted after
  * rpcrdma_connect()/rpcrdma_accept() but before ESTABLISHED is queued and
  * starts once connected. -ENOMEM send queue full (max_send_wr outstanding,
  * counting unsignaled ones not yet retired), -EINVAL malformed request
