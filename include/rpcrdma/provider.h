@@ -140,6 +140,22 @@ RPCRDMA_API int rpcrdma_dev_fd(const struct rpcrdma_dev *dev);
  */
 RPCRDMA_API int rpcrdma_dev_progress(struct rpcrdma_dev *dev, int timeout_ms);
 
+struct rpcrdma_wc;
+
+/*
+ * rpcrdma_dev_progress() followed by rpcrdma_cq_poll(@cq, @wc, @n) when
+ * progress produced something (return value > 0), in one step: a provider
+ * may reap the completions while it still holds what progress held (one
+ * lock round per pass instead of two). Returns what rpcrdma_dev_progress()
+ * returns; *@npolled is the number of completions stored in @wc (0 when
+ * progress produced nothing or failed). Completions that arrive otherwise
+ * (errors of posts) still need rpcrdma_cq_poll() now and then.
+ * -EINVAL: @cq not of @dev, @n < 0, a NULL argument.
+ */
+RPCRDMA_API int rpcrdma_dev_progress_poll(struct rpcrdma_dev *dev, int timeout_ms,
+					  struct rpcrdma_cq *cq, struct rpcrdma_wc *wc, int n,
+					  int *npolled);
+
 /* ------------------------------------------------------------------ */
 /* Protection domains and memory registration                          */
 /* ------------------------------------------------------------------ */

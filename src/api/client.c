@@ -126,11 +126,13 @@ struct rpcrdma_clnt {
 	uint64_t spin_bytes;   /* connection bytes when the last spin was judged */
 	pthread_t thr;
 	bool thr_started, stop;
-	/* the leader runs completion callbacks on cb_thr (lock dropped) */
-	bool in_cb;
-	pthread_t cb_thr;
-	uint64_t now_ns;    /* the leader's clock at its last pass (lock held) */
-	uint32_t cb_queued; /* calls its callbacks queued, not yet sent (leader only) */
+	/* The leader runs completion callbacks with the lock dropped (the
+	 * thread-local tl_cb_clnt says which client's, call_start). Leader
+	 * only: */
+	uint64_t now_ns;    /* the leader's clock at its last pass */
+	uint32_t cb_queued; /* calls its callbacks queued, not yet sent */
+	uint32_t cb_issued; /* calls its callbacks issued in this pass */
+	bool cb_last;       /* the callback running is the pass's last */
 	struct rpcrdma_xprt_stats st;
 	struct rpcrdma1_hdr rh; /* reply header scratch (under lock) */
 	struct clnt_testhook hook;
@@ -151,6 +153,10 @@ struct cb_list {
 		int status;
 	} e[CB_MAX];
 };
+
+/* The client whose completion callbacks this thread is running as its
+ * leader (lead_callbacks), else NULL. */
+static _Thread_local struct rpcrdma_clnt *tl_cb_clnt;
 
 static uint64_t mk_wrid(uint32_t gen, uint32_t kind, uint32_t idx)
 {
@@ -275,6 +281,7 @@ static void lead_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	uint64_t t0 = c->now_ns;
 
 	for (uint32_t i = 0; i < cbl->n; i++) {
+		c->cb_last = i + 1 == cbl->n;
 		if (cbl->e[i].cb)
 			cbl->e[i].cb(c, cbl->e[i].status, cbl->e[i].res, cbl->e[i].arg);
 		if (c->cb_queued && i + 1 < cbl->n) {
@@ -795,19 +802,23 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		if (c->state == C_DEAD)
 			break; /* nothing to drive; callers fail */
 		pthread_mutex_unlock(&c->lock);
+	unlocked:;
 		int tmo, n, m = 0;
 
 		for (;;) {
 			tmo = t < spin_end ? 0 : CLNT_BLOCK_MS;
 			if (tmo && !blocked_at)
 				blocked_at = t;
-			n = rpcrdma_dev_progress(c->dev, tmo);
-			/* Completions appear during progress (counted in n)
-			 * or, for errors, when work is posted: the CQ is
-			 * looked at when progress produced something, after a
-			 * wait, and every 16th idle spin, which is also when
-			 * the state under the lock is looked at again. Idle
-			 * spin iterations in between take no lock. */
+			/* Completions appear during progress (reaped with it
+			 * in one provider step) or, for errors, when work is
+			 * posted: the CQ is also looked at when progress
+			 * produced something that was not ours, after a wait,
+			 * and every 16th idle spin, which is also when the
+			 * state under the lock is looked at again. Idle spin
+			 * iterations in between take no lock. */
+			n = rpcrdma_dev_progress_poll(c->dev, tmo, c->cq, wc, 32, &m);
+			if (m > 0)
+				break;
 			if (n != 0 || tmo != 0 || (++idle & 15) == 0) {
 				m = rpcrdma_cq_poll(c->cq, wc, 32);
 				break;
@@ -877,15 +888,25 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			kick_tx(c, &cbl);
 	callbacks:
 		while (cbl.n) {
+			/* The background leader of a running stream of async
+			 * calls (nothing else to watch) may go straight back to
+			 * progress after the callbacks, without the lock: what
+			 * the loop's head looks at is looked at here, and again
+			 * on the next pass that reaps something or waits. */
+			bool stream =
+			    !mine && !c->bc && !c->stop && !c->nwaiting && c->state == C_UP;
+
 			/* Asynchronous calls the callbacks issue are queued,
-			 * not sent one by one (call_start): they leave together
-			 * right after, in one transmit (kick_tx). */
-			c->cb_thr = pthread_self();
-			c->in_cb = true;
+			 * not sent one by one (call_start): the last callback's
+			 * call takes them along, in one transmit (kick_tx). */
+			c->cb_issued = 0;
 			pthread_mutex_unlock(&c->lock);
+			tl_cb_clnt = c;
 			lead_callbacks(c, &cbl);
+			tl_cb_clnt = NULL;
+			if (stream && c->cb_issued && !c->cb_queued)
+				goto unlocked; /* issued and sent: nasync > 0 */
 			pthread_mutex_lock(&c->lock);
-			c->in_cb = false;
 			c->cb_queued = 0;
 			if (c->txq_head)
 				kick_tx(c, &cbl);
@@ -1252,7 +1273,7 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint
 		s->call.opts.comp_mask = 0;
 	/* A call issued by a completion callback on the leader: the leader's
 	 * clock of this pass is recent enough for a millisecond deadline. */
-	bool from_cb = async && c->in_cb && pthread_equal(c->cb_thr, pthread_self());
+	bool from_cb = async && tl_cb_clnt == c;
 
 	s->deadline = tmo ? (from_cb ? c->now_ns : api_now_ns()) + (uint64_t)tmo * 1000000ull : 0;
 	c->st.calls++;
@@ -1260,9 +1281,13 @@ static int call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint
 		c->nasync++;
 	txq_push(c, s);
 	if (from_cb) {
-		c->cb_queued++;
-		*out = s; /* the leader sends it after its callbacks */
-		return 0;
+		c->cb_issued++;
+		if (!c->cb_last) {
+			c->cb_queued++;
+			*out = s; /* the last callback's call takes it along */
+			return 0;
+		}
+		c->cb_queued = 0; /* all go now, this one last (kick_tx) */
 	}
 	kick_tx(c, cbl);
 	if (s->need_tx)

@@ -43,6 +43,26 @@ RPCRDMA_API int rpcrdma_dev_progress(struct rpcrdma_dev *dev, int timeout_ms)
 	return dev->ops->progress(dev, timeout_ms);
 }
 
+RPCRDMA_API int rpcrdma_dev_progress_poll(struct rpcrdma_dev *dev, int timeout_ms,
+					  struct rpcrdma_cq *cq, struct rpcrdma_wc *wc, int n,
+					  int *npolled)
+{
+	int rc, m;
+
+	if (!dev || !cq || cq->dev != dev || !wc || n < 0 || !npolled)
+		return -EINVAL;
+	*npolled = 0;
+	if (dev->ops->progress_poll)
+		return dev->ops->progress_poll(dev, timeout_ms, cq, wc, n, npolled);
+	rc = dev->ops->progress(dev, timeout_ms);
+	if (rc > 0) {
+		m = dev->ops->cq_poll(cq, wc, n);
+		if (m > 0)
+			*npolled = m;
+	}
+	return rc;
+}
+
 RPCRDMA_API int rpcrdma_pd_alloc(struct rpcrdma_dev *dev, struct rpcrdma_pd **out)
 {
 	if (!dev || !out)

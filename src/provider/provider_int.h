@@ -120,6 +120,10 @@ struct rpcrdma_dev_ops {
 	/* Optional: start work held by RPCRDMA_SEND_DEFER. NULL means the
 	 * provider never holds work (rpcrdma_ep_flush() returns 0). */
 	int (*ep_flush)(struct rpcrdma_ep *ep);
+	/* Optional: progress, then poll @cq in the same internal critical
+	 * section (rpcrdma_dev_progress_poll()). NULL: progress + cq_poll. */
+	int (*progress_poll)(struct rpcrdma_dev *dev, int timeout_ms, struct rpcrdma_cq *cq,
+			     struct rpcrdma_wc *wc, int n, int *npolled);
 };
 
 /* A provider known to the registry. open() builds a device; it may return

@@ -101,18 +101,27 @@ int siw_cq_destroy(struct rpcrdma_cq *c)
 	return 0;
 }
 
+/* Device lock held. */
+int siw_cq_take(struct siw_cq *cq, struct rpcrdma_wc *wc, int n)
+{
+	int got = 0;
+
+	while (got < n && cq->count) {
+		wc[got++] = cq->ring[cq->head];
+		cq->head = cq->head + 1u == cq->cap ? 0u : cq->head + 1u;
+		cq->count--;
+	}
+	return got;
+}
+
 int siw_cq_poll(struct rpcrdma_cq *c, struct rpcrdma_wc *wc, int n)
 {
 	struct siw_cq *cq = to_siw_cq(c);
 	struct siw_dev *dev = to_siw_dev(c->dev);
-	int got = 0;
+	int got;
 
 	pthread_mutex_lock(&dev->lock);
-	while (got < n && cq->count) {
-		wc[got++] = cq->ring[cq->head];
-		cq->head = (cq->head + 1u) % cq->cap;
-		cq->count--;
-	}
+	got = siw_cq_take(cq, wc, n);
 	pthread_mutex_unlock(&dev->lock);
 	return got;
 }

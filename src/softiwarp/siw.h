@@ -593,6 +593,7 @@ int siw_cq_create(struct rpcrdma_dev *d, const struct rpcrdma_cq_attr *attr,
 		  struct rpcrdma_cq **out);
 int siw_cq_destroy(struct rpcrdma_cq *c);
 int siw_cq_poll(struct rpcrdma_cq *c, struct rpcrdma_wc *wc, int n);
+int siw_cq_take(struct siw_cq *cq, struct rpcrdma_wc *wc, int n);
 int siw_cq_req_notify(struct rpcrdma_cq *c, bool solicited_only);
 int siw_cq_get_fd(const struct rpcrdma_cq *c);
 int siw_cq_ack_notify(struct rpcrdma_cq *c);
