@@ -112,8 +112,17 @@ void siw_ep_event(struct siw_ep *ep, enum rpcrdma_event_type type, int status)
 
 void siw_ep_enter_rts(struct siw_ep *ep)
 {
+	const char *e = getenv("RPCRDMA_SIW_RX_PREDICT");
+	const char *w = getenv("RPCRDMA_SIW_RX_PREDICT_WRITE");
+
 	ep->state = SIW_EP_RTS;
 	ep->deadline_ms = 0;
+	/* multi-FPDU receive prediction (qp_rx.c): Read Responses unless
+	 * "0" (A/B runs); RDMA Writes only when asked for with "1", since it
+	 * can overwrite region bytes past the end of a Write (qp_rx.c) */
+	if (e && strcmp(e, "0") == 0)
+		ep->rx.pred_off = true;
+	ep->rx.pred_write = w && strcmp(w, "1") == 0;
 	if (ep->rx.state == SIW_RX_MPA) {
 		ep->rx.state = SIW_RX_HDR;
 		ep->rx.hdr_have = 0;

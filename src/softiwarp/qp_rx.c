@@ -163,13 +163,22 @@ static int rx_hdr_tagged(struct siw_ep *ep, uint32_t seg)
 			rx->kind = SIW_RXK_ZERO;
 			return 0;
 		}
+		struct siw_mr *mr = NULL;
+
 		/* RFC 5040 §5.1, RFC 5042 §5: remote write access to
 		 * [to, to + seg) of an STag in this stream's PD */
 		e = siw_mem_check(ep->dev, stag, ep->pd,
 				  RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_LOCAL_WRITE, to, seg,
-				  NULL);
+				  &mr);
 		if (e)
 			return rx_tagged_error(ep, e);
+		/* the Write message this FPDU belongs to (for prediction):
+		 * a continuation of the last one, or a new one */
+		if (!rx->w_cont || stag != rx->w_stag || to != rx->w_next)
+			rx->w_start = to;
+		rx->w_stag = stag;
+		rx->w_next = to + seg;
+		rx->w_region_end = mr->addr + mr->len;
 		rx->kind = SIW_RXK_WRITE;
 		rx_map_one(rx, (void *)(uintptr_t)to, seg);
 		return 0;
@@ -436,12 +445,17 @@ static void rx_fpdu_done(struct siw_ep *ep)
 	ep->stats.rx_fpdus++;
 	switch (rx->kind) {
 	case SIW_RXK_WRITE:
-		if (rx->last)
+		rx->w_cont = !rx->last;
+		if (rx->last) {
 			ep->stats.writes_in++;
+			rx->w_prev_len = rx->w_next - rx->w_start;
+		}
 		break;
 	case SIW_RXK_ZERO:
 		if (rx->op == RDMAP_READ_RESP && rx->last)
 			ep->rtr_read_pending = false;
+		if (rx->op == RDMAP_WRITE && rx->last)
+			rx->w_cont = false;
 		break;
 	case SIW_RXK_READ_RESP: {
 		struct siw_wqe *w = orq_head_wqe(ep);
@@ -643,34 +657,67 @@ static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *stage_n, size_t *aske
 }
 
 /*
- * Read Response prediction. A Read Response's sink is known in full (the
- * outstanding Read's SGE and length) and every byte of it is written by
- * the response, so while the current FPDU is not the last one we can let
- * one recvmsg() scatter the rest of the response too: the current payload
- * and trailer, then for each expected FPDU (same size as the current one,
- * the last one shorter) its header and trailer into rx->pred and its
- * payload straight into the sink. Afterwards every header is compared with
- * the one expected, byte for byte, and then checked like any other
- * (rx_hdr_step: STag, bounds, access). On a mismatch (a peer that cuts its
- * FPDUs differently or interleaves other messages) what arrived from that
- * header on is copied into rx->replay and parsed normally, and prediction
- * stays off for this connection; bytes placed at a wrong place can only be
- * inside the Read's own sink, which the response still overwrites.
+ * Prediction: several FPDUs in one recvmsg(). While the current tagged FPDU
+ * is not the last of its message, one recvmsg() may scatter the rest of it
+ * (payload, trailer) and then, for each FPDU expected next (same size as
+ * the current one, the last one up to the expected end of the message), its
+ * header and trailer into rx->pred_rx and its payload straight into the
+ * target. Afterwards every header is compared with the one expected, byte
+ * for byte, and then checked like any other (rx_hdr_step: STag, key, PD,
+ * access, bounds, RFC 5042 §5). From the first header that differs on,
+ * what arrived is copied into rx->replay and parsed normally.
+ *
+ * Where bytes can land before their header is checked:
+ * - Read Response: the sink of the oldest outstanding Read (its SGE and
+ *   length are ours), which the response overwrites anyway. On by default
+ *   (RPCRDMA_SIW_RX_PREDICT=0 in the environment turns it off, qp.c).
+ * - RDMA Write, only with RPCRDMA_SIW_RX_PREDICT_WRITE=1 (qp.c): the STag
+ *   of the current FPDU, from where this FPDU ends up to the expected end
+ *   of the message, never beyond the region that STag names, the whole
+ *   span checked for remote write access right before (siw_mem_check,
+ *   RFC 5042 §5). A Write carries no length, so the expected end assumes
+ *   the message is as long as the previous Write on this connection (no
+ *   prediction before one arrived). When it is shorter, the bytes that
+ *   followed it on the stream (its trailer, the next FPDUs) have been
+ *   written into the rest of the span: memory the peer may write, but
+ *   bytes no Write addressed. RDMA Write semantics leave those bytes
+ *   untouched (test_siw_write checks whole regions), and no cheaper way
+ *   exists to know a Write's end before its payload lands, hence opt-in.
+ *
+ * A header that differs only in length and L (the peer's Write is shorter
+ * or longer than expected: same op, STag and TO) keeps prediction on; any
+ * other difference (a peer that cuts its FPDUs differently or interleaves
+ * other messages) turns it off for this connection.
  */
 static bool rx_can_predict(struct siw_ep *ep)
 {
 	struct siw_rx *rx = &ep->rx;
 
-	return rx->kind == SIW_RXK_READ_RESP && !rx->last && !rx->pred_off && rx->tgt_n == 1 &&
-	       rx->ulpdu_len > DDP_TAGGED_HDR_LEN && orq_head_wqe(ep) != NULL;
+	if (rx->last || rx->pred_off || rx->tgt_n != 1 || rx->ulpdu_len <= DDP_TAGGED_HDR_LEN)
+		return false;
+	if (rx->kind == SIW_RXK_READ_RESP)
+		return orq_head_wqe(ep) != NULL;
+	return rx->kind == SIW_RXK_WRITE && rx->pred_write && rx->w_prev_len != 0;
+}
+
+void siw_ep_rx_pred_stats(struct rpcrdma_ep *rep, uint64_t *fpdus, uint64_t *miss)
+{
+	struct siw_ep *ep = to_siw_ep(rep);
+
+	pthread_mutex_lock(&ep->dev->lock);
+	*fpdus = ep->rx.pred_fpdus;
+	*miss = ep->rx.pred_miss;
+	pthread_mutex_unlock(&ep->dev->lock);
 }
 
 static int rx_replay_from(struct siw_ep *ep, const struct iovec *iov, uint32_t niov, uint32_t idx,
-			  uint32_t off, size_t bytes)
+			  uint32_t off, size_t bytes, bool stop)
 {
 	struct siw_rx *rx = &ep->rx;
 
-	rx->pred_off = true;
+	rx->pred_miss++;
+	if (stop)
+		rx->pred_off = true;
 	if (!rx->replay) {
 		rx->replay = malloc(SIW_REPLAY_MAX);
 		if (!rx->replay)
@@ -697,7 +744,6 @@ static int rx_replay_from(struct siw_ep *ep, const struct iovec *iov, uint32_t n
 static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *asked)
 {
 	struct siw_rx *rx = &ep->rx;
-	struct siw_wqe *w = orq_head_wqe(ep);
 	const uint32_t hl = MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN;
 	struct iovec iov[3u * SIW_PRED_FPDUS + 3u];
 	uint32_t plen[SIW_PRED_FPDUS];
@@ -705,15 +751,36 @@ static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *ask
 	uint32_t full = rx->ulpdu_len - DDP_TAGGED_HDR_LEN;
 	uint64_t to = (uint64_t)(uintptr_t)rx->tgt[0].iov_base + rx->data_left;
 	uint64_t end;
+	uint32_t stag;
+	uint8_t op;
 	struct msghdr mh;
 	ssize_t got;
 	size_t pos;
 
-	if (!w || w->num_sge != 1)
-		return rx_recv_direct(ep, stage_n, asked);
-	end = w->sge[0].addr + w->len;
-	if (to >= end)
-		return rx_recv_direct(ep, stage_n, asked);
+	if (rx->kind == SIW_RXK_READ_RESP) {
+		struct siw_wqe *w = orq_head_wqe(ep);
+
+		if (!w || w->num_sge != 1)
+			return rx_recv_direct(ep, stage_n, asked);
+		op = RDMAP_READ_RESP;
+		stag = w->sge[0].lkey;
+		end = w->sge[0].addr + w->len;
+		if (to >= end)
+			return rx_recv_direct(ep, stage_n, asked);
+	} else {
+		/* RDMA Write: as long as the previous Write message, never
+		 * past the region; the whole span re-checked (RFC 5042 §5) */
+		op = RDMAP_WRITE;
+		stag = rx->w_stag;
+		end = rx->w_prev_len > rx->w_region_end - rx->w_start
+			  ? rx->w_region_end
+			  : rx->w_start + rx->w_prev_len;
+		if (to >= end ||
+		    siw_mem_check(ep->dev, stag, ep->pd,
+				  RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_LOCAL_WRITE, to,
+				  end - to, NULL) != SIW_MEM_OK)
+			return rx_recv_direct(ep, stage_n, asked);
+	}
 	iov[n++] = (struct iovec){rx->tgt[0].iov_base, rx->data_left};
 	iov[n++] = (struct iovec){rx->trl, rx->trl_need};
 	*asked = rx->data_left + rx->trl_need;
@@ -726,8 +793,8 @@ static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *ask
 		put_be16(e, (uint16_t)ul);
 		e[2] =
 		    (uint8_t)(DDP_FLAG_TAGGED | (to + p == end ? DDP_FLAG_LAST : 0) | DDP_VERSION);
-		e[3] = (uint8_t)(RDMAP_VERSION << RDMAP_RV_SHIFT | RDMAP_READ_RESP);
-		put_be32(e + 2 + DDP_T_OFF_STAG, w->sge[0].lkey);
+		e[3] = (uint8_t)(RDMAP_VERSION << RDMAP_RV_SHIFT | op);
+		put_be32(e + 2 + DDP_T_OFF_STAG, stag);
 		put_be64(e + 2 + DDP_T_OFF_TO, to);
 		plen[npred] = p;
 		iov[n++] = (struct iovec){rx->pred_rx[npred], hl};
@@ -769,15 +836,23 @@ static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *ask
 			return got;
 		}
 		if (memcmp(h, rx->pred_exp[k], hl) != 0) {
-			(void)rx_replay_from(ep, iov, n, 2u + 3u * k, 0, pos);
+			/* only the length and L differ: the same message,
+			 * shorter or longer than expected */
+			bool cut = (h[2] & (uint8_t)~DDP_FLAG_LAST) ==
+				       (rx->pred_exp[k][2] & (uint8_t)~DDP_FLAG_LAST) &&
+				   memcmp(h + 3, rx->pred_exp[k] + 3, hl - 3) == 0;
+
+			(void)rx_replay_from(ep, iov, n, 2u + 3u * k, 0, pos,
+					     !(cut && op == RDMAP_WRITE));
 			return got;
 		}
+		rx->pred_fpdus++;
 		/* the expected header; now checked like any other */
 		memcpy(rx->hdr, h, hl);
 		rx->hdr_have = rx->hdr_need = hl;
 		rx->ulpdu_len = DDP_TAGGED_HDR_LEN + plen[k];
 		rx->last = h[2] & DDP_FLAG_LAST;
-		rx->op = RDMAP_READ_RESP;
+		rx->op = op;
 		if (rx_hdr_step(ep))
 			return got;
 		pos -= hl;

@@ -379,6 +379,14 @@ struct siw_rx {
 	 * use: not steady state) */
 	uint8_t *replay;
 	uint32_t replay_off, replay_len;
+	/* RDMA Write prediction (qp_rx.c): the Write message being received
+	 * (STag, first TO, next TO, end of its region), the length of the
+	 * previous one, and prediction counters */
+	uint32_t w_stag;
+	bool w_cont; /* the last Write FPDU had L clear */
+	uint64_t w_start, w_next, w_region_end, w_prev_len;
+	uint64_t pred_fpdus, pred_miss;
+	bool pred_write; /* opt-in: RPCRDMA_SIW_RX_PREDICT_WRITE=1 (qp.c) */
 	/* Terminate payload we keep for decoding */
 	uint8_t term[RDMAP_TERM_CTRL_LEN + 2u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
 	uint32_t term_len;
@@ -560,6 +568,9 @@ void siw_flush_deferred(struct siw_dev *dev);
 
 /* qp_rx.c */
 int siw_rx_process(struct siw_ep *ep);
+/* qp_rx.c: FPDUs received through prediction (one recvmsg() for several)
+ * and mispredictions, for tests and benchmarks */
+void siw_ep_rx_pred_stats(struct rpcrdma_ep *ep, uint64_t *fpdus, uint64_t *miss);
 /* Decode a received Terminate control field in either bit order. */
 void siw_term_decode(const uint8_t *ctrl, uint8_t *layer, uint8_t *etype, uint8_t *code);
 

@@ -39,6 +39,7 @@
  * buffer available.
  */
 #include "siw_test_util.h"
+#include "softiwarp/siw.h" /* siw_ep_rx_pred_stats */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -67,6 +68,11 @@ enum {
 	CMD_CONNECT_NUDGE, /* a: port; u0: RPCRDMA_SIW_NUDGE_MS to set (1000000 = unset);
 			      connect (no RTR), post receives, Send 32 bytes u1 ms after
 			      ESTABLISHED */
+	CMD_WPRED,         /* a: 0 = prediction off (RPCRDMA_SIW_RX_PREDICT=0), 1 = Write
+			      prediction on (RPCRDMA_SIW_RX_PREDICT_WRITE=1), 2 = both unset,
+			      3 = query; set: refill wp, reply its STag/TO; query: reply the
+			      prediction counters of the endpoint */
+	CMD_WPCHK,         /* u0: offset in the wp buffer; u1: len; u2: hash; a: 1 = ro */
 	CMD_CLOSE,
 	CMD_END,
 	MSG_OK,
@@ -75,6 +81,12 @@ enum {
 #define RW_LEN  ((size_t)1 << 20)
 #define RO_LEN  ((size_t)32 << 20)
 #define RO_SEED 0x524f
+/* Write prediction cases: a 64 KiB region registered in the middle of a
+ * 128 KiB buffer, so the bytes on both sides of it can be checked */
+#define WP_BUF  ((size_t)128 << 10)
+#define WP_OFF  ((size_t)4096)
+#define WP_LEN  ((size_t)64 << 10)
+#define WP_SEED 0x5750
 #define RD_SEED 0x5000
 
 static uint64_t verified;
@@ -1156,6 +1168,249 @@ static void case_nudge_rx(int ctl)
 }
 
 /* Cases to run: all, or those named in argv[1] (comma-separated). */
+/* R5: multi-FPDU receive prediction of RDMA Writes (qp_rx.c, opt-in with
+ * RPCRDMA_SIW_RX_PREDICT_WRITE=1). Our FPDUs carry 1000 payload bytes (more
+ * than the provider's 512-byte header stage, so it predicts) and every
+ * message goes out with one write(), so the provider finds the following
+ * FPDUs in its socket. The child keeps a model of the wp buffer. */
+static uint8_t wp_model[WP_BUF];
+
+struct wbuild {
+	uint8_t b[16384];
+	size_t n;
+};
+
+static void wb_tagged(struct raw *r, struct wbuild *w, uint32_t stag, uint64_t to, bool last,
+		      const uint8_t *p, size_t len, uint8_t *hdr_copy)
+{
+	uint8_t u[1100];
+	size_t h = siwt_ddp_tagged(u, last, SIWT_OP_WRITE, stag, to);
+
+	memcpy(u + h, p, len);
+	if (hdr_copy)
+		memcpy(hdr_copy, u, h);
+	w->n += siwt_fpdu(w->b + w->n, u, h + len, r->crc);
+}
+
+static void wb_send(struct raw *r, struct wbuild *w, const uint8_t *p, size_t len)
+{
+	uint8_t u[1100];
+	size_t h = siwt_ddp_untagged(u, true, SIWT_OP_SEND, 0, 0, r->msn[0]++, 0);
+
+	memcpy(u + h, p, len);
+	w->n += siwt_fpdu(w->b + w->n, u, h + len, r->crc);
+}
+
+/* One Write message at region offset off, cut into FPDUs of the given
+ * payload lengths (contiguous TOs), applied to the model. */
+static void wb_write(struct raw *r, struct wbuild *w, uint32_t stag, uint64_t to0, size_t off,
+		     const size_t *cut, unsigned n, uint64_t seed)
+{
+	uint8_t d[1000];
+
+	for (unsigned i = 0; i < n; i++) {
+		siwt_fill(d, cut[i], seed + i);
+		wb_tagged(r, w, stag, to0 + off, i + 1 == n, d, cut[i], NULL);
+		memcpy(wp_model + WP_OFF + off, d, cut[i]);
+		off += cut[i];
+	}
+}
+
+/* The provider's wp buffer equals the model in [lo, hi) (buffer offsets) */
+static void wp_check(int ctl, size_t lo, size_t hi)
+{
+	struct siwt_msg m = {.type = CMD_WPCHK};
+
+	if (hi <= lo)
+		return;
+	m.u[0] = lo;
+	m.u[1] = hi - lo;
+	m.u[2] = siwt_hash(wp_model + lo, hi - lo);
+	cmd(ctl, &m);
+}
+
+/* Everything but region offsets [lo, hi) equals the model. */
+static void wp_check_except(int ctl, size_t lo, size_t hi)
+{
+	wp_check(ctl, 0, WP_OFF + lo);
+	wp_check(ctl, WP_OFF + hi, WP_BUF);
+}
+
+/* the Send that follows a Write: received byte-exact */
+static void wp_sync(int ctl, struct raw *r, struct wbuild *w, uint64_t seed)
+{
+	uint8_t p[40];
+
+	siwt_fill(p, sizeof(p), seed);
+	wb_send(r, w, p, sizeof(p));
+	siwt_write_all(r->fd, w->b, w->n);
+	w->n = 0;
+	struct siwt_msg m = {.type = CMD_RECV};
+	m.u[0] = sizeof(p);
+	m.u[1] = siwt_hash(p, sizeof(p));
+	m.u[5] = 1;
+	cmd(ctl, &m);
+}
+
+static int wp_connect(int ctl, struct raw *r, unsigned mode, bool crc, uint32_t *stag, uint64_t *to,
+		      uint32_t *ro_stag, uint64_t *ro_to)
+{
+	struct siwt_msg m = {.type = CMD_ACCEPT, .a = crc};
+	uint8_t rpd[600];
+	uint16_t rird = 0, rord = 0;
+	size_t rpdlen = 0;
+
+	if (cmd4(ctl, CMD_WPRED, mode, 0, 0))
+		return -1;
+	*stag = (uint32_t)cmd_reply.u[0];
+	*to = cmd_reply.u[1];
+	siwt_fill(wp_model, WP_BUF, WP_SEED);
+	m.u[0] = 4;
+	m.u[1] = 2;
+	m.u[2] = 4;
+	m.u[3] = 4;
+	siwt_send_msg(ctl, &m);
+	int bits = mpa_connect(r, g_port, (uint16_t)((crc ? SIWT_MPA_C : 0) | SIWT_MPA_H | 2), 4, 4,
+			       NULL, 0, &rird, &rord, rpd, &rpdlen);
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+		return -1;
+	*ro_stag = (uint32_t)cmd_reply.u[2];
+	*ro_to = cmd_reply.u[3];
+	return 0;
+}
+
+/* Well-behaved peers: as long as the previous Write (every FPDU
+ * predicted), longer (placed right, no stray byte), shorter (the bytes after
+ * it may land in the rest of the predicted span, nowhere else), a second
+ * FPDU at another TO (legal: placed there; prediction stops). CRC on. */
+static void case_wpred(int ctl)
+{
+	static const size_t c2500[] = {1000, 1000, 500}, c4300[] = {1000, 1000, 1000, 1000, 300},
+			    c1007[] = {1000, 7};
+	struct raw r;
+	struct wbuild *w = calloc(1, sizeof(*w));
+	uint32_t stag, ro_stag;
+	uint64_t to, ro_to;
+	uint8_t d[1000];
+
+	if (!w || wp_connect(ctl, &r, 1, true, &stag, &to, &ro_stag, &ro_to)) {
+		SIWT_CHECK(w != NULL, "calloc");
+		free(w);
+		return;
+	}
+	/* no earlier Write: nothing predicted */
+	wb_write(&r, w, stag, to, 0, c2500, 3, 0x100);
+	wp_sync(ctl, &r, w, 0x200);
+	wp_check(ctl, 0, WP_BUF);
+	cmd4(ctl, CMD_WPRED, 3, 0, 0);
+	SIWT_EQ(cmd_reply.u[0], 0);
+	/* the same length again: its following FPDUs predicted, no miss */
+	wb_write(&r, w, stag, to, 3001, c2500, 3, 0x110);
+	wp_sync(ctl, &r, w, 0x210);
+	wp_check(ctl, 0, WP_BUF);
+	cmd4(ctl, CMD_WPRED, 3, 0, 0);
+	SIWT_CHECK(cmd_reply.u[0] >= 1 && cmd_reply.u[1] == 0,
+		   "Write prediction: %llu FPDUs predicted, %llu misses (want >= 1, 0)",
+		   (unsigned long long)cmd_reply.u[0], (unsigned long long)cmd_reply.u[1]);
+	/* longer than the previous one: nothing beyond it touched */
+	wb_write(&r, w, stag, to, 10007, c4300, 5, 0x120);
+	wp_sync(ctl, &r, w, 0x220);
+	wp_check(ctl, 0, WP_BUF);
+	/* shorter (1007 after 4300), its Send in the same write(): the Send
+	 * arrives intact; stray bytes only in [20011 + 1007, 20011 + 4300) */
+	wb_write(&r, w, stag, to, 20011, c1007, 2, 0x130);
+	wp_sync(ctl, &r, w, 0x230);
+	wp_check_except(ctl, 20011 + 1007, 20011 + 4300);
+	wp_check(ctl, WP_OFF + 20011, WP_OFF + 20011 + 1007);
+	cmd4(ctl, CMD_WPRED, 3, 0, 0);
+	SIWT_CHECK(cmd_reply.u[1] >= 1, "the shorter Write was not a miss");
+	/* second FPDU at another TO (RFC 5041 §5.2: placement by TO): placed
+	 * there; stray bytes only in the predicted 7 bytes at 31000 */
+	siwt_fill(d, 1000, 0x140);
+	wb_tagged(&r, w, stag, to + 30000, false, d, 1000, NULL);
+	memcpy(wp_model + WP_OFF + 30000, d, 1000);
+	siwt_fill(d, 500, 0x141);
+	wb_tagged(&r, w, stag, to + 40000, true, d, 500, NULL);
+	memcpy(wp_model + WP_OFF + 40000, d, 500);
+	wp_sync(ctl, &r, w, 0x240);
+	/* (the stray bytes of the shorter Write are still there) */
+	wp_check(ctl, 0, WP_OFF + 20011 + 1007);
+	wp_check(ctl, WP_OFF + 20011 + 4300, WP_OFF + 31000);
+	wp_check(ctl, WP_OFF + 31007, WP_BUF);
+	/* and prediction is off from here: the same length again */
+	wb_write(&r, w, stag, to, 50000, c2500, 3, 0x150);
+	wp_sync(ctl, &r, w, 0x250);
+	wp_check(ctl, WP_OFF + 31007, WP_BUF);
+	cmd4(ctl, CMD_WPRED, 3, 0, 0);
+	uint64_t fp = cmd_reply.u[0];
+	wb_write(&r, w, stag, to, 60000, c2500, 3, 0x160);
+	wp_sync(ctl, &r, w, 0x260);
+	wp_check(ctl, WP_OFF + 31007, WP_BUF);
+	cmd4(ctl, CMD_WPRED, 3, 0, 0);
+	SIWT_CHECK(cmd_reply.u[0] == fp, "predicted after a misprediction of another TO");
+	verified += 2500 * 4 + 4300 + 1007 + 1500;
+	close(r.fd);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+	cmd4(ctl, CMD_WPRED, 2, 0, 0);
+	free(w);
+}
+
+/* R6: a Write whose second FPDU (predicted: the same STag, the next TO)
+ * names another STag without remote write access, goes past the region,
+ * or names an unknown STag: the same Terminate with prediction off (mode
+ * 0) and on (mode 1), carrying the offending header; nothing placed outside
+ * the region, nothing in the other STag's region, and with prediction off
+ * nothing but the first FPDU at all. */
+static void case_wpred_hostile(int ctl, unsigned mode, unsigned kind)
+{
+	static const size_t c2500[] = {1000, 1000, 500};
+	static const uint32_t want[] = {SIWT_TERM(0, 1, 2), SIWT_TERM(1, 1, 1), SIWT_TERM(1, 1, 0)};
+	struct raw r;
+	struct wbuild *w = calloc(1, sizeof(*w));
+	uint32_t stag, ro_stag, bad_stag;
+	uint64_t to, ro_to, bad_to;
+	uint8_t d[1000], hdr[32], u[300];
+
+	if (!w || wp_connect(ctl, &r, mode, kind == 1, &stag, &to, &ro_stag, &ro_to)) {
+		SIWT_CHECK(w != NULL, "calloc");
+		free(w);
+		return;
+	}
+	wb_write(&r, w, stag, to, 0, c2500, 3, 0x300);
+	wp_sync(ctl, &r, w, 0x400);
+	bad_stag = kind == 0 ? ro_stag : kind == 1 ? stag : 0x00dead01u;
+	bad_to = kind == 0 ? ro_to : kind == 1 ? to + WP_LEN - 500 : to + 6000;
+	siwt_fill(d, 1000, 0x310);
+	wb_tagged(&r, w, stag, to + 5000, false, d, 1000, NULL);
+	memcpy(wp_model + WP_OFF + 5000, d, 1000);
+	siwt_fill(d, 1000, 0x311);
+	wb_tagged(&r, w, bad_stag, bad_to, true, d, 1000, hdr);
+	siwt_write_all(r.fd, w->b, w->n);
+	int tl = read_terminate(&r, u, sizeof(u));
+	if (tl > 0)
+		check_terminate(u, tl, (uint8_t)(want[kind] >> 16), (uint8_t)(want[kind] >> 8),
+				(uint8_t)want[kind], hdr, 14, 14 + 1000, NULL);
+	else
+		SIWT_CHECK(0, "no Terminate for the second FPDU (%s)", strerror(-tl));
+	expect_close(&r);
+	cmd_term(ctl, true, want[kind], 0, 0);
+	if (mode == 1) /* predicted span of the second FPDU: [6000, 7500) */
+		wp_check_except(ctl, 6000, 7500);
+	else
+		wp_check(ctl, 0, WP_BUF);
+	wp_check(ctl, WP_OFF, WP_OFF + 6000);
+	struct siwt_msg m = {.type = CMD_WPCHK, .a = 1};
+	siwt_fill(d, 1000, RO_SEED);
+	m.u[0] = 0;
+	m.u[1] = 1000;
+	m.u[2] = siwt_hash(d, 1000);
+	cmd(ctl, &m);
+	verified += 3500;
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+	cmd4(ctl, CMD_WPRED, 2, 0, 0);
+	free(w);
+}
+
 static const char *only;
 
 static bool want(const char *name)
@@ -1207,6 +1462,11 @@ static int child_main(int ctl, void *arg)
 			case_nudge(ctl, mode);
 	if (want("nudgerx") && !siwt_failures)
 		case_nudge_rx(ctl);
+	if (want("wpred") && !siwt_failures)
+		case_wpred(ctl);
+	for (unsigned i = 0; i < 6; i++)
+		if (want("wpredbad") && !siwt_failures)
+			case_wpred_hostile(ctl, i & 1, i >> 1);
 	struct siwt_msg end = {.type = CMD_END};
 	end.u[0] = verified;
 	siwt_send_msg(ctl, &end);
@@ -1217,8 +1477,8 @@ static int child_main(int ctl, void *arg)
 /* parent: the provider, obeying the child's commands                  */
 /* ------------------------------------------------------------------ */
 
-static uint8_t *rw, *ro, *sink;
-static struct rpcrdma_mr *rw_mr, *ro_mr, *sink_mr, *rb_mr;
+static uint8_t *rw, *ro, *sink, *wp;
+static struct rpcrdma_mr *rw_mr, *ro_mr, *sink_mr, *rb_mr, *wp_mr;
 static uint8_t rbuf[4][70000];
 static unsigned next_recv;
 
@@ -1284,7 +1544,12 @@ static void do_recv(struct siwt_node *n, int ctl, const struct siwt_msg *c)
 
 	if (siwt_expect_wc(n, true, id, RPCRDMA_WC_SUCCESS, RPCRDMA_WC_RECV, &wc) == 0) {
 		SIWT_EQ(wc.byte_len, c->u[0]);
-		SIWT_CHECK(siwt_hash(rbuf[id], c->u[0]) == c->u[1], "received Send differs");
+		SIWT_CHECK(siwt_hash(rbuf[id % 4], c->u[0]) == c->u[1], "received Send differs");
+		/* u5: post the buffer again (cases with more than 4 Sends) */
+		if (c->u[5])
+			SIWT_CHECK(siwt_post_recv1(n, id + 4, rbuf[id % 4], sizeof(rbuf[0]),
+						   rpcrdma_mr_stag(rb_mr)) == 0,
+				   "post_recv");
 		verified += c->u[0];
 		if (c->u[3]) {
 			SIWT_CHECK(siwt_hash(rw + c->u[2], c->u[3]) == c->u[4],
@@ -1448,6 +1713,44 @@ static void do_connect_nudge(struct siwt_node *n, int ctl, const struct siwt_msg
 	reply_ok(ctl, 0, 0, 0, 0);
 }
 
+static void do_wpred(struct siwt_node *n, int ctl, const struct siwt_msg *c)
+{
+	uint64_t fp = 0, miss = 0;
+
+	if (c->a == 3) {
+		if (n->ep)
+			siw_ep_rx_pred_stats(n->ep, &fp, &miss);
+		reply_ok(ctl, fp, miss, 0, 0);
+		return;
+	}
+	unsetenv("RPCRDMA_SIW_RX_PREDICT");
+	unsetenv("RPCRDMA_SIW_RX_PREDICT_WRITE");
+	if (c->a == 0)
+		setenv("RPCRDMA_SIW_RX_PREDICT", "0", 1);
+	else if (c->a == 1)
+		setenv("RPCRDMA_SIW_RX_PREDICT_WRITE", "1", 1);
+	siwt_fill(wp, WP_BUF, WP_SEED);
+	/* flushed receives of the last connection: not this one's */
+	siwt_pump_for(n, 20);
+	n->swc_n = n->rwc_n = n->ev_n = 0;
+	reply_ok(ctl, rpcrdma_mr_stag(wp_mr), rpcrdma_mr_offset(wp_mr), 0, 0);
+}
+
+static void do_wpchk(int ctl, const struct siwt_msg *c)
+{
+	const uint8_t *b = c->a ? ro : wp;
+	size_t cap = c->a ? RO_LEN : WP_BUF;
+
+	if (c->u[0] > cap || c->u[1] > cap - c->u[0])
+		SIWT_CHECK(0, "check range %llu+%llu out of the buffer",
+			   (unsigned long long)c->u[0], (unsigned long long)c->u[1]);
+	else
+		SIWT_CHECK(siwt_hash(b + c->u[0], c->u[1]) == c->u[2],
+			   "%s buffer [%llu, %llu) differs from the model", c->a ? "ro" : "wp",
+			   (unsigned long long)c->u[0], (unsigned long long)(c->u[0] + c->u[1]));
+	reply_ok(ctl, 0, 0, 0, 0);
+}
+
 static void parent_loop(struct siwt_node *n, int ctl)
 {
 	struct siwt_msg c;
@@ -1486,6 +1789,12 @@ static void parent_loop(struct siwt_node *n, int ctl)
 		case CMD_CONNECT_NUDGE:
 			do_connect_nudge(n, ctl, &c);
 			break;
+		case CMD_WPRED:
+			do_wpred(n, ctl, &c);
+			break;
+		case CMD_WPCHK:
+			do_wpchk(ctl, &c);
+			break;
 		case CMD_EVENT:
 			siwt_expect_event(n, (enum rpcrdma_event_type)c.u[0], &ev, 5000);
 			reply_ok(ctl, 0, 0, 0, 0);
@@ -1508,7 +1817,8 @@ static void parent_loop(struct siwt_node *n, int ctl)
 }
 
 /* Usage: test_siw_rawpeer [CASE,CASE...]  (basic badstag markers linuxterm
- * rfcterm rev1 badhdr ird initiator rtrird0 rtrpassive nudge nudgerx;
+ * rfcterm rev1 badhdr ird initiator rtrird0 rtrpassive nudge nudgerx wpred
+ * wpredbad;
  * default all) */
 int main(int argc, char **argv)
 {
@@ -1526,7 +1836,8 @@ int main(int argc, char **argv)
 	rw = siwt_alloc_buf(RW_LEN);
 	ro = siwt_alloc_buf(RO_LEN);
 	sink = siwt_alloc_buf(65536);
-	if (!rw || !ro || !sink || siwt_node_open(&n) || siwt_listen(&n))
+	wp = siwt_alloc_buf(WP_BUF);
+	if (!rw || !ro || !sink || !wp || siwt_node_open(&n) || siwt_listen(&n))
 		goto out;
 	siwt_fill(rw, RW_LEN, 0x5257);
 	siwt_fill(ro, RO_LEN, RO_SEED);
@@ -1535,6 +1846,9 @@ int main(int argc, char **argv)
 	rc = rc ? rc : rpcrdma_mr_reg(n.pd, ro, RO_LEN, RPCRDMA_ACCESS_REMOTE_READ, &ro_mr);
 	rc = rc ? rc : rpcrdma_mr_reg(n.pd, sink, 65536, RPCRDMA_ACCESS_LOCAL_WRITE, &sink_mr);
 	rc = rc ? rc : rpcrdma_mr_reg(n.pd, rbuf, sizeof(rbuf), RPCRDMA_ACCESS_LOCAL_WRITE, &rb_mr);
+	rc = rc ? rc
+		: rpcrdma_mr_reg(n.pd, wp + WP_OFF, WP_LEN,
+				 RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE, &wp_mr);
 	SIWT_CHECK(rc == 0, "mr_reg: %s", strerror(-rc));
 	if (rc)
 		goto out;
@@ -1550,10 +1864,13 @@ out:
 		rpcrdma_mr_dereg(sink_mr);
 	if (rb_mr)
 		rpcrdma_mr_dereg(rb_mr);
+	if (wp_mr)
+		rpcrdma_mr_dereg(wp_mr);
 	siwt_node_close(&n);
 	siwt_free_buf(rw, RW_LEN);
 	siwt_free_buf(ro, RO_LEN);
 	siwt_free_buf(sink, 65536);
+	siwt_free_buf(wp, WP_BUF);
 	close(ctl);
 	return siwt_finish("test_siw_rawpeer", verified, t0);
 }

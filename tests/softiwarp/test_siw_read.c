@@ -15,8 +15,10 @@
  * The source region is unchanged at the end.
  */
 #include "siw_test_util.h"
+#include "softiwarp/siw.h" /* siw_ep_rx_pred_stats */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -176,6 +178,20 @@ static int child_conn(struct siwt_node *n, int ctl, uint16_t port, bool limited)
 	rc = rpcrdma_ep_query_stats(n->ep, &st);
 	SIWT_CHECK(rc == 0 && st.reads_out >= (limited ? 12 : NCASES + 8), "stats.reads_out %llu",
 		   (unsigned long long)st.reads_out);
+	/* multi-FPDU Read Response receive (qp_rx.c prediction, on unless
+	 * RPCRDMA_SIW_RX_PREDICT=0): used, and our responder's cut always
+	 * matched */
+	uint64_t pf = 0, pm = 0;
+	const char *pe = getenv("RPCRDMA_SIW_RX_PREDICT");
+	siw_ep_rx_pred_stats(n->ep, &pf, &pm);
+	if (!pe || strcmp(pe, "0") != 0)
+		SIWT_CHECK(pf > 0 && pm == 0, "Read Response prediction: %llu FPDUs, %llu misses",
+			   (unsigned long long)pf, (unsigned long long)pm);
+	else
+		SIWT_CHECK(pf == 0, "predicted %llu FPDUs with RPCRDMA_SIW_RX_PREDICT=0",
+			   (unsigned long long)pf);
+	printf("reader: %llu Read Response FPDUs received by prediction, %llu misses\n",
+	       (unsigned long long)pf, (unsigned long long)pm);
 	/* the reader counts verified bytes; the parent reports them */
 	siwt_send4(ctl, MSG_DONE, 0, verified, 0);
 	rc = rpcrdma_disconnect(n->ep);
