@@ -73,9 +73,21 @@ static bool sges_ok(struct siw_ep *ep, const struct rpcrdma_sge *sg, uint32_t n,
 		if (mr && sg[i].lkey == sg[i - 1].lkey && sg[i].addr <= UINT64_MAX - sg[i].length &&
 		    sg[i].addr >= mr->addr && sg[i].addr + sg[i].length <= mr->addr + mr->len)
 			continue;
+		/* The MR found last time (sends reuse a few pool buffers):
+		 * not freed since (mr_gen), so the pointer is good; every
+		 * check of siw_mem_check() but the table lookup is made again
+		 * (a new key after re-registration, an invalidation). */
+		mr = ep->tx_mr;
+		if (mr && ep->tx_mr_gen == ep->dev->mr_gen && mr->stag == sg[i].lkey && mr->valid &&
+		    mr->pd == ep->pd && (mr->access & access) == access &&
+		    sg[i].addr <= UINT64_MAX - sg[i].length && sg[i].addr >= mr->addr &&
+		    sg[i].addr + sg[i].length <= mr->addr + mr->len)
+			continue;
 		if (siw_mem_check(ep->dev, sg[i].lkey, ep->pd, access, sg[i].addr, sg[i].length,
 				  &mr) != SIW_MEM_OK)
 			return false;
+		ep->tx_mr = mr;
+		ep->tx_mr_gen = ep->dev->mr_gen;
 	}
 	return true;
 }
@@ -443,6 +455,114 @@ static bool tx_build_one_send(struct siw_ep *ep)
 	return true;
 }
 
+/* TCP took @n bytes (fewer than tx->left) of the batch (counted in
+ * stats.tx_bytes by the caller): advance the iovec cursor past them and
+ * finish what they completed. */
+static void tx_took(struct siw_ep *ep, uint64_t n)
+{
+	struct siw_tx *tx = &ep->tx;
+
+	tx->left -= n;
+	tx->sent += n;
+	while (n > 0) {
+		struct iovec *v = &tx->iov[tx->iov_i];
+
+		if (n >= v->iov_len) {
+			n -= v->iov_len;
+			tx->iov_i++;
+		} else {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= (size_t)n;
+			n = 0;
+		}
+	}
+	if (tx->done_i < tx->ndone && tx->done[tx->done_i].end <= tx->sent)
+		tx_retire_sent(ep);
+}
+
+/*
+ * siw_post_send()'s direct path, device lock held: a lone unsignaled Send
+ * (no SIW_TX_IOV overflow, one FPDU, no CRC) on an idle transmitter goes
+ * out with one sendmsg() before it becomes a send-queue entry; one that
+ * completes successfully unsignaled leaves no completion, so when TCP takes
+ * every byte there is nothing more to do. Returns 0: sent completely; -1:
+ * not that case, or nothing sent (queue it as usual, siw_tx_process()
+ * retries and deals with the error); n > 0: TCP took n bytes only (queue
+ * it, then siw_tx_direct_rest(ep, n)). The FPDU is what
+ * tx_build_one_send() would build, byte for byte.
+ */
+ssize_t siw_tx_direct(struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint64_t len)
+{
+	struct siw_tx *tx = &ep->tx;
+	struct iovec iov[SIW_TX_IOV];
+	uint8_t h[MPA_LEN_SIZE + DDP_UNTAGGED_HDR_LEN], trl[8] = {0};
+	uint32_t ulpdu, pad, n = 0;
+	struct msghdr mh;
+	ssize_t r;
+
+	if (wr->opcode != RPCRDMA_WR_SEND ||
+	    (wr->flags & (RPCRDMA_SEND_SIGNALED | RPCRDMA_SEND_INVALIDATE | RPCRDMA_SEND_SOLICITED |
+			  RPCRDMA_SEND_FENCE | RPCRDMA_SEND_DEFER)) ||
+	    ep->sq_head != ep->sq_tail || ep->state != SIW_EP_RTS || tx->blocked || ep->crc ||
+	    ep->fd < 0 || tx->left || tx->mpa_off < tx->mpa_len || ep->tx_deferred ||
+	    ep->term_pending || ep->rtr_pending || ep->irq_tx != ep->irq_tail ||
+	    tx->msg.kind != SIW_TXM_NONE || len > ep->max_ulpdu - DDP_UNTAGGED_HDR_LEN ||
+	    wr->num_sge + 2u > SIW_TX_IOV || !sges_ok(ep, wr->sg, wr->num_sge, 0))
+		return -1;
+	/* RFC 5044 §4 FPDU, RFC 5041 §4.3 untagged DDP header: as in
+	 * tx_build_one_send() (the MSN is taken only once all of it went) */
+	ulpdu = DDP_UNTAGGED_HDR_LEN + (uint32_t)len;
+	put_be16(h, (uint16_t)ulpdu);
+	h[2] = (uint8_t)(DDP_FLAG_LAST | DDP_VERSION);
+	h[3] = (uint8_t)(RDMAP_VERSION << RDMAP_RV_SHIFT | RDMAP_SEND);
+	put_be32(h + 2 + DDP_U_OFF_RSVDULP, 0);
+	put_be32(h + 2 + DDP_U_OFF_QN, RDMAP_QN_SEND);
+	put_be32(h + 2 + DDP_U_OFF_MSN, ep->tx_msn[RDMAP_QN_SEND]);
+	put_be32(h + 2 + DDP_U_OFF_MO, 0);
+	iov[n].iov_base = h;
+	iov[n++].iov_len = sizeof(h);
+	for (uint32_t i = 0; i < wr->num_sge; i++) {
+		if (!wr->sg[i].length)
+			continue;
+		iov[n].iov_base = (void *)(uintptr_t)wr->sg[i].addr;
+		iov[n++].iov_len = wr->sg[i].length;
+	}
+	pad = mpa_pad(ulpdu);
+	iov[n].iov_base = trl;
+	iov[n++].iov_len = pad + MPA_CRC_SIZE;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = n;
+	/* raw system call: see siw_tx_process() */
+	r = (ssize_t)syscall(SYS_sendmsg, ep->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (r <= 0)
+		return -1;
+	ep->stats.tx_bytes += (uint64_t)r;
+	if ((uint64_t)r < MPA_LEN_SIZE + ulpdu + pad + MPA_CRC_SIZE)
+		return r;
+	ep->tx_msn[RDMAP_QN_SEND]++;
+	ep->stats.sends++;
+	ep->stats.tx_fpdus++;
+	return 0;
+}
+
+/* The Send siw_tx_direct() left @sent bytes of was queued as the send
+ * queue's only entry: build its batch as the normal path would (the same
+ * bytes), count what TCP took, and carry on with the rest. */
+void siw_tx_direct_rest(struct siw_ep *ep, uint64_t sent)
+{
+	struct siw_tx *tx = &ep->tx;
+
+	tx_batch_reset(tx);
+	if (!tx_build_one_send(ep)) {
+		/* cannot happen: siw_tx_direct() checked the same */
+		siw_ep_fail(ep, -EPROTO, RPCRDMA_WC_GENERAL_ERR, 0);
+		return;
+	}
+	tx_took(ep, sent);
+	(void)siw_tx_process(ep);
+}
+
 static void tx_build_batch(struct siw_ep *ep)
 {
 	struct siw_tx *tx = &ep->tx;
@@ -551,22 +671,6 @@ int siw_tx_process(struct siw_ep *ep)
 			}
 			continue;
 		}
-		tx->left -= (uint64_t)n;
-		tx->sent += (uint64_t)n;
-		/* advance the iovec cursor past what TCP took */
-		while (n > 0) {
-			struct iovec *v = &tx->iov[tx->iov_i];
-
-			if ((size_t)n >= v->iov_len) {
-				n -= (ssize_t)v->iov_len;
-				tx->iov_i++;
-			} else {
-				v->iov_base = (uint8_t *)v->iov_base + n;
-				v->iov_len -= (size_t)n;
-				n = 0;
-			}
-		}
-		if (tx->done_i < tx->ndone && tx->done[tx->done_i].end <= tx->sent)
-			tx_retire_sent(ep);
+		tx_took(ep, (uint64_t)n);
 	}
 }

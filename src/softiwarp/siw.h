@@ -105,6 +105,9 @@ struct siw_dev {
 	uint32_t *mr_free; /* stack of free indices */
 	uint32_t mr_nfree;
 	uint32_t key_seed;
+	/* bumped whenever an MR is freed (verbs.c siw_mr_dereg): a cached
+	 * MR pointer of an older generation may dangle */
+	uint64_t mr_gen;
 
 	struct siw_poll_slot *polls;
 	uint32_t npolls;
@@ -444,6 +447,10 @@ struct siw_ep {
 
 	uint32_t tx_msn[3];
 	uint32_t rx_msn[3];
+	/* the MR the last local Send SGE check found (qp_tx.c sges_ok), valid
+	 * while dev->mr_gen == tx_mr_gen */
+	struct siw_mr *tx_mr;
+	uint64_t tx_mr_gen;
 
 	/* Terminate to send (RFC 5040 §7) */
 	bool term_pending, term_sent;
@@ -560,6 +567,9 @@ int siw_rq_complete(struct siw_ep *ep, struct siw_rqe *rqe, enum rpcrdma_wc_stat
 
 /* qp_tx.c */
 int siw_tx_process(struct siw_ep *ep);
+/* siw_post_send()'s direct path for a lone unsignaled Send (qp_tx.c) */
+ssize_t siw_tx_direct(struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint64_t len);
+void siw_tx_direct_rest(struct siw_ep *ep, uint64_t sent);
 /* Whether siw_tx_process() has anything to do (bytes of a batch left,
  * messages queued, a Terminate / RTR / Read Response to send). */
 bool siw_tx_pending(const struct siw_ep *ep);

@@ -443,6 +443,7 @@ static int siw_mr_dereg(struct rpcrdma_mr *m)
 
 	pthread_mutex_lock(&dev->lock);
 	siw_mem_del(dev, mr);
+	dev->mr_gen++; /* drops every endpoint's cached MR (qp_tx.c) */
 	mr->pd->refs--;
 	pthread_mutex_unlock(&dev->lock);
 	free(mr);
@@ -809,6 +810,7 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 	struct siw_ep *ep = to_siw_ep(e);
 	struct siw_wqe *w;
 	uint64_t len = 0;
+	ssize_t sent;
 
 	if ((unsigned)wr->opcode > RPCRDMA_WR_RDMA_READ ||
 	    (wr->flags &
@@ -827,6 +829,13 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 	if (!ep->used) {
 		pthread_mutex_unlock(&ep->dev->lock);
 		return -ENOTCONN;
+	}
+	/* A lone unsignaled Send on an idle connection: straight to TCP
+	 * (qp_tx.c); queued below only if TCP did not take all of it. */
+	sent = siw_tx_direct(ep, wr, len);
+	if (sent == 0) {
+		pthread_mutex_unlock(&ep->dev->lock);
+		return 0;
 	}
 	if (ep->sq_tail - ep->sq_head >= ep->max_send_wr) {
 		pthread_mutex_unlock(&ep->dev->lock);
@@ -862,6 +871,10 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 			__atomic_store_n(&ep->dev->ndeferred, ep->dev->ndeferred + 1u,
 					 __ATOMIC_RELAXED);
 		}
+	} else if (sent > 0) {
+		siw_tx_direct_rest(ep, (uint64_t)sent);
+		if (ep->cq_overrun)
+			siw_ep_check_overrun(ep);
 	} else if (ep->state == SIW_EP_RTS && !ep->tx.blocked) {
 		(void)siw_tx_process(ep);
 		if (ep->cq_overrun)

@@ -35,6 +35,16 @@ int xprt_reply_process(struct xprt_call *c, const uint8_t *buf, size_t len,
 		}
 		return xprt_rdma_err_status(h->err);
 	}
+	/* The common Short reply: RDMA_MSG without any chunk (nothing
+	 * rpcrdma1_check_reply() could object to, nothing placed), an accepted
+	 * SUCCESS, no results to decode (short.c): done. */
+	if (h->proc == RPCRDMA1_MSG && !h->chunks.nreads && !h->chunks.nwrites &&
+	    !h->chunks.reply_present && !h->chunks.nreply && !c->xres && h->hdr_len <= len &&
+	    xprt_short_reply_ok(buf + h->hdr_len, len - h->hdr_len, c->xid)) {
+		r->reply_stat = RPCRDMA_RPC_MSG_ACCEPTED;
+		r->accept_stat = RPCRDMA_RPC_SUCCESS;
+		return 0;
+	}
 	if (rpcrdma1_check_reply(h))
 		return -EBADMSG;
 	if (h->chunks.nwrites > c->nwrite)
