@@ -208,6 +208,7 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 
 	pthread_mutex_lock(&dev->lock);
 	ep->fuzz = true;
+	ep->rx.pred_write = cfg->pred_write;
 	if (cfg->mode == SIW_FUZZ_MPA_RESPONDER) {
 		/* a request read from sv[0], answered by reap() */
 		struct siw_creq *req = calloc(1, sizeof(*req));
@@ -339,6 +340,8 @@ int siw_fuzz_info(struct siw_fuzz *f, struct siw_fuzz_info *info)
 	f->info.term_layer = ep->term_layer;
 	f->info.term_etype = ep->term_etype;
 	f->info.term_code = ep->term_code;
+	f->info.pred_fpdus = ep->rx.pred_fpdus;
+	f->info.pred_miss = ep->rx.pred_miss;
 	*info = f->info;
 	return 0;
 }

@@ -122,7 +122,8 @@ void siw_ep_enter_rts(struct siw_ep *ep)
 	 * can overwrite region bytes past the end of a Write (qp_rx.c) */
 	if (e && strcmp(e, "0") == 0)
 		ep->rx.pred_off = true;
-	ep->rx.pred_write = w && strcmp(w, "1") == 0;
+	if (w && strcmp(w, "1") == 0)
+		ep->rx.pred_write = true;
 	if (ep->rx.state == SIW_RX_MPA) {
 		ep->rx.state = SIW_RX_HDR;
 		ep->rx.hdr_have = 0;

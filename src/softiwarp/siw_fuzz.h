@@ -48,6 +48,9 @@ struct siw_fuzz_cfg {
 	/* SIW_FUZZ_MPA_INITIATOR: RFC 6581 RTR offered in our request
 	 * (enum rpcrdma_rtr: 0 none, 1 zero-length Write, 2 zero-length Read) */
 	uint8_t rtr;
+	/* RDMA Write receive prediction (qp_rx.c, otherwise opt-in with
+	 * RPCRDMA_SIW_RX_PREDICT_WRITE=1) */
+	bool pred_write;
 };
 
 enum siw_fuzz_state {
@@ -70,6 +73,8 @@ struct siw_fuzz_info {
 	/* the last Terminate we sent (term_sent false if none) */
 	bool term_sent;
 	uint8_t term_layer, term_etype, term_code;
+	/* FPDUs received through prediction, mispredictions (qp_rx.c) */
+	uint64_t pred_fpdus, pred_miss;
 };
 
 struct siw_fuzz;
