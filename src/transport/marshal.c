@@ -122,6 +122,25 @@ static int encode_msg(struct xprt_call *c, struct xprt_ddp *d, uint8_t *buf, siz
 	return 0;
 }
 
+/* Step 5's Short message: RDMA_MSG without chunks (short.c) in front of
+ * the c->msg_len bytes of c->msg. */
+static void short_msg(struct xprt_call *c, uint32_t credits)
+{
+	xprt_short_rdma_msg(c->hdr, c->xid, credits);
+	c->nstags = 0;
+	c->nread = 0;
+	c->read_bytes = 0;
+	c->hdr_len = XPRT_SHORT_HDR;
+	c->call_proc = RPCRDMA1_MSG;
+	c->sge[0].addr = (uint64_t)(uintptr_t)c->hdr;
+	c->sge[0].length = XPRT_SHORT_HDR;
+	c->sge[0].lkey = c->lkey;
+	c->sge[1].addr = (uint64_t)(uintptr_t)c->msg;
+	c->sge[1].length = c->msg_len;
+	c->sge[1].lkey = c->lkey;
+	c->nsge = 2;
+}
+
 int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t ddp_threshold,
 		 uint32_t credits)
 {
@@ -136,6 +155,15 @@ int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t dd
 	c->mr_used = 0;
 	c->nwrite = 0;
 	c->reply_offered = false;
+	/* A call without arguments and without call options (a NULL
+	 * procedure, say): what steps 1-5 below decide for it, directly. */
+	if (!c->xargs && !c->opts.comp_mask &&
+	    lim->inline_send >= XPRT_SHORT_HDR + XPRT_SHORT_CALL) {
+		xprt_short_call_hdr(c->msg, c->xid, c->prog, c->vers, c->proc);
+		c->msg_len = XPRT_SHORT_CALL;
+		short_msg(c, credits);
+		return 0;
+	}
 	/* 1. The RPC message, inline buffer first; a larger one only if it
 	 * does not fit (then it can only go as a Long Call). */
 	for (;;) {
@@ -202,19 +230,7 @@ int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t dd
 	 * message without any chunk takes the word-by-word path (short.c). */
 	if (!long_call && !d.nitems && !c->nwrite && !c->reply_offered &&
 	    XPRT_SHORT_HDR + mlen <= lim->inline_send) {
-		xprt_short_rdma_msg(c->hdr, c->xid, credits);
-		c->nstags = 0;
-		c->nread = 0;
-		c->read_bytes = 0;
-		c->hdr_len = XPRT_SHORT_HDR;
-		c->call_proc = RPCRDMA1_MSG;
-		c->sge[0].addr = (uint64_t)(uintptr_t)c->hdr;
-		c->sge[0].length = XPRT_SHORT_HDR;
-		c->sge[0].lkey = c->lkey;
-		c->sge[1].addr = (uint64_t)(uintptr_t)c->msg;
-		c->sge[1].length = (uint32_t)mlen;
-		c->sge[1].lkey = c->lkey;
-		c->nsge = 2;
+		short_msg(c, credits);
 		return 0;
 	}
 	if (!long_call) {
