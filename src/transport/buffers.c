@@ -34,6 +34,7 @@ int xprt_pool_init(struct xprt_pool *p, struct rpcrdma_pd *pd, uint32_t count, s
 	}
 	p->size = size;
 	p->count = count;
+	p->lkey = rpcrdma_mr_stag(p->mr);
 	return 0;
 }
 
@@ -50,7 +51,7 @@ struct rpcrdma_sge xprt_pool_sge(const struct xprt_pool *p, uint32_t i, size_t o
 	struct rpcrdma_sge s = {
 	    .addr = (uint64_t)(uintptr_t)(xprt_pool_buf(p, i) + off),
 	    .length = (uint32_t)len,
-	    .lkey = rpcrdma_mr_stag(p->mr),
+	    .lkey = p->lkey,
 	};
 	return s;
 }
@@ -58,7 +59,11 @@ struct rpcrdma_sge xprt_pool_sge(const struct xprt_pool *p, uint32_t i, size_t o
 int xprt_pool_post_recv(const struct xprt_pool *p, struct rpcrdma_ep *ep, uint32_t i,
 			uint64_t wr_id)
 {
-	struct rpcrdma_sge s = xprt_pool_sge(p, i, 0, p->size);
+	struct rpcrdma_sge s = {
+	    .addr = (uint64_t)(uintptr_t)xprt_pool_buf(p, i),
+	    .length = (uint32_t)p->size,
+	    .lkey = p->lkey,
+	};
 
 	/* The buffer belongs to the provider until the RECV completion. */
 	return rpcrdma_post_recv(ep, wr_id, &s, 1);

@@ -42,6 +42,7 @@ struct xprt_pool {
 	size_t size;
 	uint32_t count;
 	struct rpcrdma_mr *mr;
+	uint32_t lkey; /* the MR's STag (registered once, never changes) */
 };
 
 int xprt_pool_init(struct xprt_pool *p, struct rpcrdma_pd *pd, uint32_t count, size_t size);
