@@ -56,6 +56,13 @@ run rpc.mountd -p 20048
 # in this 2 GiB guest); must be set before the first nfsd thread starts.
 echo 1048576 > /proc/fs/nfsd/max_block_size
 echo "max_block_size: $(cat /proc/fs/nfsd/max_block_size)"
+# nfsd grants no NFSv4 delegation while a lock manager is in its grace
+# period (lockd: 50 s by default, NFSv4: 90 s); nothing here reclaims
+# state, so both take the kernel's minimum, 10 s (tests/interop/nfs41).
+[ -w /proc/sys/fs/nfs/nlm_grace_period ] || modprobe lockd
+echo 10 > /proc/sys/fs/nfs/nlm_grace_period
+echo 10 > /proc/fs/nfsd/nfsv4gracetime
+echo "grace: nlm $(cat /proc/sys/fs/nfs/nlm_grace_period) s, nfsv4 $(cat /proc/fs/nfsd/nfsv4gracetime) s"
 run rpc.nfsd 8
 grep -q rdma /proc/fs/nfsd/portlist || echo "rdma 20049" > /proc/fs/nfsd/portlist
 echo "portlist: $(tr '\n' ' ' < /proc/fs/nfsd/portlist)"
