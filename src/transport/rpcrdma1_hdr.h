@@ -99,6 +99,10 @@ struct rpcrdma1_hdr {
  *   -EBADMSG          the input ends inside the header (truncated)   ERR_CHUNK
  *   -EPROTONOSUPPORT  rdma_vers is not 1; nothing after the four
  *                     fixed words was read (RFC 8166 §4.5.1)         ERR_VERS
+ *                     Exception: an RDMA_ERROR carrying ERR_VERS is
+ *                     decoded whatever its rdma_vers (Linux echoes the
+ *                     call's version there), so low/high are reported;
+ *                     it is never answered.
  *   -EOPNOTSUPP       rdma_proc is not one of 0..4 (Linux answers
  *                     ERR_CHUNK; RFC 8166 §4.5.2)                    ERR_CHUNK
  *   -E2BIG            a list holds more entries than our limits      ERR_CHUNK
