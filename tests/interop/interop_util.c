@@ -153,21 +153,30 @@ int iop_wait_event(struct iop_conn *c, struct rpcrdma_event *ev, int timeout_ms)
 	return wait_event(c, ev, timeout_ms);
 }
 
+/* The share folder (the guest's /peer): guest_out without its last part. */
+static int share_dir(const struct iop_env *e, char *share, size_t cap)
+{
+	char *slash;
+
+	if (!e->guest_out[0] || strlen(e->guest_out) >= cap)
+		return -1;
+	snprintf(share, cap, "%s", e->guest_out);
+	slash = strrchr(share, '/');
+	if (!slash || slash == share)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
 int iop_guest_cmd(const struct iop_env *e, const char *what, int timeout_ms, char *answer,
 		  size_t cap)
 {
 	char cmd[700], done[700], share[512];
 	uint64_t end = iop_now_ms() + (uint64_t)timeout_ms;
-	char *slash;
 	FILE *f;
 
-	/* guest_out is the share's out/ folder; the guest sees the share as
-	 * /peer. */
-	snprintf(share, sizeof(share), "%s", e->guest_out);
-	slash = strrchr(share, '/');
-	if (!e->guest_out[0] || !slash)
+	if (share_dir(e, share, sizeof(share)))
 		return -1;
-	*slash = '\0';
 	snprintf(done, sizeof(done), "%s/%s.done", e->guest_out, what);
 	snprintf(cmd, sizeof(cmd), "%s/cmd-%s", share, what);
 	remove(done);
@@ -186,44 +195,68 @@ int iop_guest_cmd(const struct iop_env *e, const char *what, int timeout_ms, cha
 	return -1;
 }
 
-int iop_guest_sh(const struct iop_env *e, const char *tag, const char *line, int timeout_ms,
-		 int *status, char *answer, size_t cap)
+int iop_guest_sh_start(const struct iop_env *e, const char *tag, const char *line)
 {
-	char share[512], tmp[700], cmd[700], done[700], buf[1024];
-	uint64_t end = iop_now_ms() + (uint64_t)timeout_ms;
-	char *slash;
+	char share[512], tmp[700], cmd[700], done[700];
 	FILE *f;
+	int ok;
 
-	snprintf(share, sizeof(share), "%s", e->guest_out);
-	slash = strrchr(share, '/');
-	if (!e->guest_out[0] || !slash)
+	if (share_dir(e, share, sizeof(share)))
 		return -1;
-	*slash = '\0';
 	snprintf(done, sizeof(done), "%s/sh-%s.done", e->guest_out, tag);
 	snprintf(cmd, sizeof(cmd), "%s/cmd-sh-%s", share, tag);
+	/* Written under a name the guest's loop does not match, then renamed:
+	 * the loop must never read a half-written line. */
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-sh-%s", share, tag);
 	remove(done);
-	/* Written under another name, then renamed: the guest's loop must
-	 * never see the command file half written. */
 	f = fopen(tmp, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "%s\n", line);
-	if (fclose(f) != 0 || rename(tmp, cmd) != 0)
+	ok = fprintf(f, "%s\n", line) > 0;
+	ok = (fclose(f) == 0) && ok;
+	if (!ok || rename(tmp, cmd) != 0) {
+		remove(tmp);
 		return -1;
+	}
+	return 0;
+}
+
+int iop_guest_sh_wait(const struct iop_env *e, const char *tag, int timeout_ms, int *status,
+		      char *answer, size_t cap)
+{
+	char done[700], body[1024];
+	uint64_t end = iop_now_ms() + (uint64_t)timeout_ms;
+
+	snprintf(done, sizeof(done), "%s/sh-%s.done", e->guest_out, tag);
 	while (iop_now_ms() < end) {
-		if (read_file(done, buf, sizeof(buf)) == 0 && buf[0]) {
-			buf[strcspn(buf, "\n")] = '\0';
-			if (strncmp(buf, "rc=", 3) != 0)
-				return -1; /* TIMEOUT: ... */
-			*status = atoi(buf + 3);
-			snprintf(answer, cap, "%s", strchr(buf, ' ') ? strchr(buf, ' ') + 1 : "");
+		/* The guest writes the answer with one shell redirection: an
+		 * empty file or one without its newline is still being
+		 * written. */
+		if (read_file(done, body, sizeof(body)) == 0 && strchr(body, '\n')) {
+			char *sp;
+
+			body[strcspn(body, "\n")] = '\0';
+			if (strncmp(body, "rc=", 3) != 0) {
+				snprintf(answer, cap, "%s", body); /* TIMEOUT ... */
+				return -1;
+			}
+			*status = atoi(body + 3);
+			sp = strchr(body, ' ');
+			snprintf(answer, cap, "%s", sp ? sp + 1 : "");
 			return 0;
 		}
-		usleep(100 * 1000);
+		usleep(50 * 1000);
 	}
-	remove(cmd);
+	snprintf(answer, cap, "no answer within %d ms", timeout_ms);
 	return -1;
+}
+
+int iop_guest_sh(const struct iop_env *e, const char *tag, const char *line, int timeout_ms,
+		 int *status, char *answer, size_t cap)
+{
+	if (iop_guest_sh_start(e, tag, line) != 0)
+		return -1;
+	return iop_guest_sh_wait(e, tag, timeout_ms, status, answer, cap);
 }
 
 static const char *ev_name(enum rpcrdma_event_type t)

@@ -126,6 +126,13 @@ int iop_guest_cmd(const struct iop_env *e, const char *what, int timeout_ms, cha
  * answer, or TIMEOUT in the guest). */
 int iop_guest_sh(const struct iop_env *e, const char *tag, const char *line, int timeout_ms,
 		 int *status, char *answer, size_t cap);
+/* The same in two steps, so a test can serve the NFS traffic the command
+ * causes (e.g. a delegation recall) while it runs: queue @line under @tag
+ * (letters, digits, '-'; a stale answer is removed first), 0 or -1; then
+ * wait for the answer as iop_guest_sh() does (on -1 @answer says why). */
+int iop_guest_sh_start(const struct iop_env *e, const char *tag, const char *line);
+int iop_guest_sh_wait(const struct iop_env *e, const char *tag, int timeout_ms, int *status,
+		      char *answer, size_t cap);
 
 /* A received message, copied out of its receive slot (reposted at once). */
 struct iop_msg {

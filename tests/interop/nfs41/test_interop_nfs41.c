@@ -47,7 +47,6 @@
 
 #include "interop_util.h"
 #include "nfs41.h"
-#include "nfs41_guest.h"
 #include "rpcrdma/backchannel.h"
 #include "rpcrdma/client.h"
 
@@ -922,8 +921,8 @@ int main(void)
 		 "head -c %u /dev/urandom > /export/interop/%s && chmod 0666 /export/interop/%s && "
 		 "cksum < /export/interop/%s",
 		 DELEG_SIZE, DELEG_FILE, DELEG_FILE, DELEG_FILE);
-	if (nfs41_guest_sh_start(&env, "nfs41-mk", out) != 0 ||
-	    nfs41_guest_sh_wait(&env, "nfs41-mk", 30000, &grc, out, sizeof(out)) != 0 || grc != 0 ||
+	if (iop_guest_sh_start(&env, "nfs41-mk", out) != 0 ||
+	    iop_guest_sh_wait(&env, "nfs41-mk", 30000, &grc, out, sizeof(out)) != 0 || grc != 0 ||
 	    sscanf(out, "%u %llu", &want_crc, (unsigned long long *)&size) != 2 ||
 	    size != DELEG_SIZE) {
 		printf("FAIL: creating %s in the guest: rc=%d '%s'\n", DELEG_FILE, grc, out);
@@ -936,8 +935,8 @@ int main(void)
 	 * events in a trace instance of our own, so the suite's svcrdma
 	 * trace stays as it is): out/nfs41-trace.txt at the end. */
 	grc = -1;
-	if (nfs41_guest_sh_start(&env, "nfs41-trace-on", TRACE_ON) != 0 ||
-	    nfs41_guest_sh_wait(&env, "nfs41-trace-on", 30000, &grc, out, sizeof(out)) != 0 ||
+	if (iop_guest_sh_start(&env, "nfs41-trace-on", TRACE_ON) != 0 ||
+	    iop_guest_sh_wait(&env, "nfs41-trace-on", 30000, &grc, out, sizeof(out)) != 0 ||
 	    grc != 0) {
 		printf("note: no kernel trace of this run (rc=%d '%s')\n", grc, out);
 	} else {
@@ -1111,7 +1110,7 @@ int main(void)
 	snprintf(out, sizeof(out),
 		 "printf moremore >> /export/interop/%s && cksum < /export/interop/%s", DELEG_FILE,
 		 DELEG_FILE);
-	IOP_EXPECT(nfs41_guest_sh_start(&env, "nfs41-recall", out) == 0);
+	IOP_EXPECT(iop_guest_sh_start(&env, "nfs41-recall", out) == 0);
 	t0 = iop_now_ms();
 	/* Forward traffic goes on while the recall is on its way (SEQUENCE
 	 * every 20 ms): the reverse call lands between forward replies on
@@ -1155,7 +1154,7 @@ int main(void)
 	g.deleg_valid = false;
 	pthread_mutex_unlock(&g.mu);
 	grc = -1;
-	if (nfs41_guest_sh_wait(&env, "nfs41-recall", 60000, &grc, out, sizeof(out)) != 0 ||
+	if (iop_guest_sh_wait(&env, "nfs41-recall", 60000, &grc, out, sizeof(out)) != 0 ||
 	    grc != 0 || sscanf(out, "%u %llu", &crc2, (unsigned long long *)&size2) != 2) {
 		printf("guest write: rc=%d '%s'\n", grc, out);
 		iop_failures++;
@@ -1245,8 +1244,8 @@ out:
 			   g.cb_other == 0);
 		rpcrdma_clnt_destroy(g.cl);
 	}
-	if (nfs41_guest_sh_start(&env, "nfs41-trace-off", TRACE_OFF) != 0 ||
-	    nfs41_guest_sh_wait(&env, "nfs41-trace-off", 30000, &grc, out, sizeof(out)) != 0) {
+	if (iop_guest_sh_start(&env, "nfs41-trace-off", TRACE_OFF) != 0 ||
+	    iop_guest_sh_wait(&env, "nfs41-trace-off", 30000, &grc, out, sizeof(out)) != 0) {
 		printf("note: kernel trace not saved ('%s')\n", out);
 	} else if (traced) {
 		unsigned int lines = 0, setups = 0, cbs = 0, recalls_ok = 0, faults = 0;
