@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "softiwarp/siw.h"
 
@@ -873,13 +875,89 @@ static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *ask
 	return got;
 }
 
+/* Local write check of a posted receive's single SGE, the MR cached like
+ * qp_tx.c sges_ok() (valid while dev->mr_gen is unchanged); every check of
+ * siw_mem_check() but the table lookup is made again. */
+static bool rx_fast_sge_ok(struct siw_ep *ep, const struct rpcrdma_sge *sg)
+{
+	struct siw_mr *mr = ep->rx_mr;
+
+	if (mr && ep->rx_mr_gen == ep->dev->mr_gen && mr->stag == sg->lkey && mr->valid &&
+	    mr->pd == ep->pd && (mr->access & RPCRDMA_ACCESS_LOCAL_WRITE) &&
+	    sg->addr <= UINT64_MAX - sg->length && sg->addr >= mr->addr &&
+	    sg->addr + sg->length <= mr->addr + mr->len)
+		return true;
+	if (siw_mem_check(ep->dev, sg->lkey, ep->pd, RPCRDMA_ACCESS_LOCAL_WRITE, sg->addr,
+			  sg->length, &mr) != SIW_MEM_OK)
+		return false;
+	ep->rx_mr = mr;
+	ep->rx_mr_gen = ep->dev->mr_gen;
+	return true;
+}
+
+/*
+ * Fast path for whole small Sends in the stage, at an FPDU boundary: the
+ * common case of RPC traffic. Only an FPDU the state machine would accept
+ * with the same result is taken here (one-segment untagged Send or Send
+ * with SE, RFC 5041 §4.3 DV 1, RFC 5040 §4.2 RV 1, queue 0, the expected
+ * MSN, MO 0, a posted receive with one SGE that passes the local write
+ * check and is long enough, no CRC, RFC 5044 §4); its completion, MSN, RQ
+ * and statistics are those of rx_fpdu_done(). Anything else is left at the
+ * boundary for rx_consume(), so errors and Terminates stay where they are.
+ */
+static void rx_fast_sends(struct siw_ep *ep)
+{
+	struct siw_rx *rx = &ep->rx;
+
+	if (ep->crc || rx->msg_bytes || ep->state == SIW_EP_MPA_REP_SENT)
+		return;
+	while (rx->st_len - rx->st_off >= MPA_LEN_SIZE + DDP_UNTAGGED_HDR_LEN + MPA_CRC_SIZE) {
+		const uint8_t *h = rx->stage + rx->st_off;
+		const uint8_t *d = h + MPA_LEN_SIZE;
+		uint32_t ulpdu_len = get_be16(h);
+		uint32_t total = MPA_LEN_SIZE + ulpdu_len + mpa_pad(ulpdu_len) + MPA_CRC_SIZE;
+		uint8_t op = d[1] & RDMAP_OPCODE_MASK;
+		uint32_t seg, flags = 0;
+		struct siw_rqe *r;
+
+		if (ulpdu_len < DDP_UNTAGGED_HDR_LEN || total > rx->st_len - rx->st_off)
+			return;
+		if ((d[0] & (DDP_FLAG_TAGGED | DDP_FLAG_LAST)) != DDP_FLAG_LAST ||
+		    (d[0] & DDP_DV_MASK) != DDP_VERSION ||
+		    (d[1] >> RDMAP_RV_SHIFT) != RDMAP_VERSION)
+			return;
+		if (op != RDMAP_SEND && op != RDMAP_SEND_SE)
+			return;
+		if (get_be32(d + DDP_U_OFF_QN) != RDMAP_QN_SEND ||
+		    get_be32(d + DDP_U_OFF_MSN) != ep->rx_msn[RDMAP_QN_SEND] ||
+		    get_be32(d + DDP_U_OFF_MO) != 0 || ep->rq_head == ep->rq_tail)
+			return;
+		r = &ep->rq[ep->rq_head % ep->max_recv_wr];
+		seg = ulpdu_len - DDP_UNTAGGED_HDR_LEN;
+		if (r->num_sge != 1 || seg > r->len || seg > r->sge[0].length ||
+		    !rx_fast_sge_ok(ep, &r->sge[0]))
+			return;
+		if (seg)
+			memcpy((void *)(uintptr_t)r->sge[0].addr, d + DDP_UNTAGGED_HDR_LEN, seg);
+		if (op == RDMAP_SEND_SE)
+			flags = RPCRDMA_WC_F_SOLICITED;
+		rx->st_off += total;
+		ep->stats.rx_fpdus++;
+		ep->rq_head++;
+		ep->rx_msn[RDMAP_QN_SEND]++;
+		ep->stats.recvs++;
+		(void)siw_rq_complete(ep, r, RPCRDMA_WC_SUCCESS, seg, flags, 0);
+	}
+}
+
 /* After an error nothing is placed any more: input is read and dropped
  * (level-triggered epoll would spin on it otherwise) until the peer
  * closes, which ends the connection. */
 static void rx_drain(struct siw_ep *ep)
 {
 	for (;;) {
-		ssize_t n = recv(ep->fd, ep->dev->scratch, sizeof(ep->dev->scratch), MSG_DONTWAIT);
+		ssize_t n = (ssize_t)syscall(SYS_recvfrom, ep->fd, ep->dev->scratch,
+					     sizeof(ep->dev->scratch), MSG_DONTWAIT, NULL, NULL);
 
 		if (n > 0)
 			continue;
@@ -950,7 +1028,10 @@ int siw_rx_process(struct siw_ep *ep)
 		} else if (rx->state == SIW_RX_DATA) {
 			n = rx_recv_direct(ep, &stage_n, &asked);
 		} else {
-			n = recv(ep->fd, rx->stage, SIW_RX_STAGE, MSG_DONTWAIT);
+			/* syscall(): glibc's recv() is a cancellation point,
+			 * bookkeeping a non-blocking call does not need */
+			n = (ssize_t)syscall(SYS_recvfrom, ep->fd, rx->stage, SIW_RX_STAGE,
+					     MSG_DONTWAIT, NULL, NULL);
 			stage_n = n > 0 ? (uint32_t)n : 0;
 		}
 		if (n == 0) {
@@ -970,5 +1051,7 @@ int siw_rx_process(struct siw_ep *ep)
 		/* what went past the placed payload landed in the stage */
 		rx->st_len = stage_n;
 		drained = (size_t)n < asked;
+		if (rx->state == SIW_RX_HDR && rx->hdr_have == 0 && rx->st_off == 0)
+			rx_fast_sends(ep);
 	}
 }

@@ -451,6 +451,9 @@ struct siw_ep {
 	 * while dev->mr_gen == tx_mr_gen */
 	struct siw_mr *tx_mr;
 	uint64_t tx_mr_gen;
+	/* the same for the receive fast path's RQE check (qp_rx.c) */
+	struct siw_mr *rx_mr;
+	uint64_t rx_mr_gen;
 
 	/* Terminate to send (RFC 5040 §7) */
 	bool term_pending, term_sent;

@@ -602,6 +602,85 @@ static void case_bad_header(int ctl, unsigned which)
 	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
 }
 
+/* Several small Sends in one TCP write (the receive fast path of qp_rx.c
+ * takes whole Sends from the stage): all delivered in order with their
+ * payloads (MSN order, RFC 5041 §5.3). @bad 1..3: the third Send of the
+ * batch has a wrong MSN / QN / MO; the two before complete, it gets the
+ * Terminate of RFC 5041 §7.2 with its header. Send with SE completes with
+ * the solicited flag, Send without. CRC off (the fast path's case). */
+static void case_batch(int ctl, unsigned bad)
+{
+	static const uint8_t codes[] = {0, 0x03, 0x01, 0x04}; /* MSN range, QN, MO */
+	static const size_t lens[] = {10, 0, 100, 77};
+	struct raw r;
+	struct siwt_msg m = {.type = CMD_ACCEPT, .a = 0};
+	uint8_t rpd[600], u[300], batch[600], hdr[64], pl[4][100];
+	uint16_t rird = 0, rord = 0;
+	size_t rpdlen = 0, bl = 0, hl = 0;
+	uint16_t seglen = 0;
+
+	m.u[0] = 4;
+	m.u[1] = 2;
+	m.u[2] = 4;
+	m.u[3] = 4;
+	siwt_send_msg(ctl, &m);
+	if (mpa_connect(&r, g_port, SIWT_MPA_H | 2, 4, 4, NULL, 0, &rird, &rord, rpd, &rpdlen) <
+		0 ||
+	    siwt_expect(ctl, MSG_OK, &cmd_reply))
+		return;
+	/* one Send alone first: the connection is up (RFC 6581 §6) */
+	siwt_fill(pl[0], 20, 0x4200);
+	raw_send(&r, pl[0], 20);
+	struct siwt_msg rm = {.type = CMD_RECV};
+	rm.u[0] = 20;
+	rm.u[1] = siwt_hash(pl[0], 20);
+	rm.u[5] = 1; /* repost: four receives posted again */
+	cmd(ctl, &rm);
+	for (unsigned i = 0; i < 4; i++) {
+		uint32_t qn = 0, msn = r.msn[0]++, mo = 0;
+
+		if (bad && i == 2) {
+			if (bad == 1)
+				msn += 7;
+			else if (bad == 2)
+				qn = 3;
+			else
+				mo = 5;
+		}
+		size_t h = siwt_ddp_untagged(u, true, i & 1 ? SIWT_OP_SEND_SE : SIWT_OP_SEND, 0, qn,
+					     msn, mo);
+		siwt_fill(pl[i], lens[i], 0x4210 + i);
+		memcpy(u + h, pl[i], lens[i]);
+		if (bad && i == 2) {
+			memcpy(hdr, u, h);
+			hl = h;
+			seglen = (uint16_t)(h + lens[i]);
+		}
+		bl += siwt_fpdu(batch + bl, u, h + lens[i], false);
+	}
+	SIWT_CHECK(bl <= 512, "batch of %zu bytes does not fit one stage", bl);
+	siwt_write_all(r.fd, batch, bl);
+	for (unsigned i = 0; i < (bad ? 2u : 4u); i++) {
+		rm.u[0] = lens[i];
+		rm.u[1] = siwt_hash(pl[i], lens[i]);
+		rm.a = i & 1 ? 2 : 1; /* solicited flag expected / not */
+		cmd(ctl, &rm);
+	}
+	if (bad) {
+		int tl = read_terminate(&r, u, sizeof(u));
+
+		if (tl > 0)
+			check_terminate(u, tl, 1, 2, codes[bad], hdr, hl, seglen, NULL);
+		else
+			SIWT_CHECK(0, "batch %u: no Terminate (%s)", bad, strerror(-tl));
+		expect_close(&r);
+		cmd_term(ctl, true, SIWT_TERM(1, 2, codes[bad]), 0, 0);
+	} else {
+		close(r.fd);
+	}
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+}
+
 /* R8: revision 1 request: revision 1 reply, no IRD/ORD word. */
 static void case_rev1(int ctl)
 {
@@ -1449,6 +1528,9 @@ static int child_main(int ctl, void *arg)
 	for (unsigned i = 0; i < sizeof(bad_hdrs) / sizeof(bad_hdrs[0]); i++)
 		if (want("badhdr") && !siwt_failures)
 			case_bad_header(ctl, i);
+	for (unsigned i = 0; i < 4; i++)
+		if (want("batch") && !siwt_failures)
+			case_batch(ctl, i);
 	if (want("ird") && !siwt_failures)
 		case_ird(ctl);
 	if (want("initiator") && !siwt_failures)
@@ -1544,6 +1626,9 @@ static void do_recv(struct siwt_node *n, int ctl, const struct siwt_msg *c)
 
 	if (siwt_expect_wc(n, true, id, RPCRDMA_WC_SUCCESS, RPCRDMA_WC_RECV, &wc) == 0) {
 		SIWT_EQ(wc.byte_len, c->u[0]);
+		/* a: 1 = Send (no solicited flag), 2 = Send with SE */
+		if (c->a)
+			SIWT_EQ(!!(wc.wc_flags & RPCRDMA_WC_F_SOLICITED), c->a == 2);
 		SIWT_CHECK(siwt_hash(rbuf[id % 4], c->u[0]) == c->u[1], "received Send differs");
 		/* u5: post the buffer again (cases with more than 4 Sends) */
 		if (c->u[5])
@@ -1817,7 +1902,7 @@ static void parent_loop(struct siwt_node *n, int ctl)
 }
 
 /* Usage: test_siw_rawpeer [CASE,CASE...]  (basic badstag markers linuxterm
- * rfcterm rev1 badhdr ird initiator rtrird0 rtrpassive nudge nudgerx wpred
+ * rfcterm rev1 badhdr batch ird initiator rtrird0 rtrpassive nudge nudgerx wpred
  * wpredbad;
  * default all) */
 int main(int argc, char **argv)
