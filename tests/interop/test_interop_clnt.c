@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nfs3_client.h"
+#include "nfs3_clnt_api.h"
 #include "rpcrdma/client.h"
 
 #define MIB (1u << 20)
@@ -91,47 +91,11 @@ static bool_t xdr_nothing(XDR *x, void *p)
 	return TRUE;
 }
 
-static nfs_fh3 fh3(const struct iop_fh *fh)
-{
-	nfs_fh3 f;
-
-	f.data.data_len = fh->len;
-	f.data.data_val = (char *)(uintptr_t)fh->data;
-	return f;
-}
-
-static int lookup(struct rpcrdma_clnt *cl, const struct iop_fh *dir, const char *name,
-		  struct iop_fh *out)
-{
-	LOOKUP3args a = {.what = {.dir = fh3(dir), .name = (char *)(uintptr_t)name}};
-	LOOKUP3res r;
-	int rc;
-
-	memset(&r, 0, sizeof(r));
-	rc = rpcrdma_clnt_call(cl, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args, &a,
-			       (xdrproc_t)xdr_LOOKUP3res, &r, NULL);
-	if (rc) {
-		printf("LOOKUP %s: %d (%s)\n", name, rc, rpcrdma_strerror(rc));
-		iop_failures++;
-		return -1;
-	}
-	if (r.status == NFS3_OK && r.LOOKUP3res_u.resok.object.data.data_len <= NFS3_FHSIZE) {
-		out->len = r.LOOKUP3res_u.resok.object.data.data_len;
-		memcpy(out->data, r.LOOKUP3res_u.resok.object.data.data_val, out->len);
-	} else {
-		printf("LOOKUP %s: nfsstat3 %d\n", name, r.status);
-		iop_failures++;
-		rc = -1;
-	}
-	xdr_free((xdrproc_t)xdr_LOOKUP3res, (char *)&r);
-	return rc;
-}
-
 /* READ @len bytes at 0 into @buf through a receive bulk buffer. */
 static int read_bulk(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *buf, uint32_t len,
 		     struct rpcrdma_call_result *res, bool verbose)
 {
-	READ3args a = {.file = fh3(fh), .offset = 0, .count = len};
+	READ3args a = {.file = iop_fh3(fh), .offset = 0, .count = len};
 	struct read_res r;
 	struct rpcrdma_call_opts o = {.comp_mask =
 					  RPCRDMA_CALL_OPT_RECV_BULK | RPCRDMA_CALL_OPT_RESULT};
@@ -238,7 +202,7 @@ int main(void)
 		goto out;
 
 	{
-		GETATTR3args a = {.object = fh3(&root)};
+		GETATTR3args a = {.object = iop_fh3(&root)};
 		GETATTR3res r;
 
 		memset(&r, 0, sizeof(r));
@@ -249,14 +213,14 @@ int main(void)
 		IOP_EXPECT(rc == 0 && r.status == NFS3_OK &&
 			   r.GETATTR3res_u.resok.obj_attributes.type == NF3DIR);
 	}
-	if (lookup(cl, &root, "interop", &dir) != 0)
+	if (iop_clnt_lookup(cl, &root, "interop", &dir) != 0)
 		goto out;
 
 	/* READ 1 MiB by Write chunk */
 	buf = aligned_alloc(4096, MIB);
 	src = aligned_alloc(4096, MIB);
 	IOP_EXPECT(buf && src);
-	if (!buf || !src || lookup(cl, &dir, "read-1m", &f) != 0)
+	if (!buf || !src || iop_clnt_lookup(cl, &dir, "read-1m", &f) != 0)
 		goto out;
 	{
 		char ck[600];
@@ -274,9 +238,9 @@ int main(void)
 	}
 
 	/* WRITE 1 MiB by Read chunk, read back */
-	if (lookup(cl, &dir, "write-clnt", &f) == 0) {
+	if (iop_clnt_lookup(cl, &dir, "write-clnt", &f) == 0) {
 		struct write_args a = {
-		    .file = fh3(&f), .offset = 0, .count = MIB, .stable = FILE_SYNC};
+		    .file = iop_fh3(&f), .offset = 0, .count = MIB, .stable = FILE_SYNC};
 		WRITE3res r;
 
 		iop_fill(src, MIB, 0xc1c1);
@@ -322,11 +286,12 @@ int main(void)
 	 * kernel-perf.txt; interop_guest_stop prints both side by side
 	 * (STATE/perf-summary.txt). The WRITEs rewrite write-clnt with the
 	 * same bytes. */
-	if (lookup(cl, &dir, "write-clnt", &f) == 0 && lookup(cl, &dir, "read-1m", &rf) == 0) {
+	if (iop_clnt_lookup(cl, &dir, "write-clnt", &f) == 0 &&
+	    iop_clnt_lookup(cl, &dir, "read-1m", &rf) == 0) {
 		const unsigned int n = 8;
 		struct write_args a = {
-		    .file = fh3(&f), .offset = 0, .count = MIB, .stable = UNSTABLE};
-		COMMIT3args ca = {.file = fh3(&f), .offset = 0, .count = 0};
+		    .file = iop_fh3(&f), .offset = 0, .count = MIB, .stable = UNSTABLE};
+		COMMIT3args ca = {.file = iop_fh3(&f), .offset = 0, .count = 0};
 		COMMIT3res cr;
 		unsigned int wok = 0, rok = 0;
 		double ws, rs;
@@ -379,15 +344,17 @@ int main(void)
 	}
 
 	/* READDIRPLUS by Reply chunk */
-	if (lookup(cl, &dir, "dir2000", &f) == 0) {
+	if (iop_clnt_lookup(cl, &dir, "dir2000", &f) == 0) {
 		uint64_t cookie = 0;
 		uint8_t verf[NFS3_COOKIEVERFSIZE] = {0};
 		unsigned int n = 0, calls = 0, longs = 0;
 		bool eof = false;
 
 		while (!eof && calls < 100) {
-			READDIRPLUS3args a = {
-			    .dir = fh3(&f), .cookie = cookie, .dircount = 32768, .maxcount = 32768};
+			READDIRPLUS3args a = {.dir = iop_fh3(&f),
+					      .cookie = cookie,
+					      .dircount = 32768,
+					      .maxcount = 32768};
 			READDIRPLUS3res r;
 
 			memcpy(a.cookieverf, verf, sizeof(verf));

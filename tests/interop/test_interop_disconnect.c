@@ -54,7 +54,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "nfs3_client.h"
+#include "nfs3_clnt_api.h"
 #include "rpcrdma/client.h"
 
 #define MIB    (1u << 20)
@@ -319,43 +319,10 @@ static bool_t xdr_read_res(XDR *x, struct read_res *r)
 	return xdr_count3(x, &r->count) && xdr_bool(x, &r->eof) && xdr_rpcrdma_bulk(x, &r->data);
 }
 
-static nfs_fh3 fh3(const struct iop_fh *fh)
-{
-	nfs_fh3 f;
-
-	f.data.data_len = fh->len;
-	f.data.data_val = (char *)(uintptr_t)fh->data;
-	return f;
-}
-
-static int lookup(struct rpcrdma_clnt *cl, const struct iop_fh *dir, const char *name,
-		  struct iop_fh *out)
-{
-	LOOKUP3args a = {.what = {.dir = fh3(dir), .name = (char *)(uintptr_t)name}};
-	LOOKUP3res r;
-	int rc;
-
-	memset(&r, 0, sizeof(r));
-	rc = rpcrdma_clnt_call(cl, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args, &a,
-			       (xdrproc_t)xdr_LOOKUP3res, &r, NULL);
-	if (rc == 0 && r.status == NFS3_OK &&
-	    r.LOOKUP3res_u.resok.object.data.data_len <= NFS3_FHSIZE) {
-		out->len = r.LOOKUP3res_u.resok.object.data.data_len;
-		memcpy(out->data, r.LOOKUP3res_u.resok.object.data.data_val, out->len);
-	} else {
-		printf("LOOKUP %s: %d (%s), nfsstat3 %d\n", name, rc, rpcrdma_strerror(rc),
-		       r.status);
-		iop_failures++;
-		rc = -1;
-	}
-	xdr_free((xdrproc_t)xdr_LOOKUP3res, (char *)&r);
-	return rc;
-}
-
 static int read_1m(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *buf,
 		   struct rpcrdma_call_result *res, struct read_res *r)
 {
-	READ3args a = {.file = fh3(fh), .offset = 0, .count = MIB};
+	READ3args a = {.file = iop_fh3(fh), .offset = 0, .count = MIB};
 	struct rpcrdma_call_opts o = {.comp_mask =
 					  RPCRDMA_CALL_OPT_RECV_BULK | RPCRDMA_CALL_OPT_RESULT};
 
@@ -500,7 +467,8 @@ int main(void)
 		goto out;
 	if (hold > 0)
 		usleep((unsigned int)hold * 1000u); /* first-Send stall, see above */
-	rc = lookup(cl, &root, "interop", &dir) || lookup(cl, &dir, "read-1m", &f);
+	rc =
+	    iop_clnt_lookup(cl, &root, "interop", &dir) || iop_clnt_lookup(cl, &dir, "read-1m", &f);
 	rpcrdma_clnt_destroy(cl);
 	if (rc)
 		goto out;
