@@ -31,24 +31,6 @@
 
 #define MIB (1u << 20)
 
-/* READ3res with the data as a bulk item (RFC 8267 §4.2). */
-struct read_res {
-	nfsstat3 status;
-	post_op_attr attr;
-	count3 count;
-	bool_t eof;
-	rpcrdma_bulk data;
-};
-
-static bool_t xdr_read_res(XDR *x, struct read_res *r)
-{
-	if (!xdr_nfsstat3(x, &r->status) || !xdr_post_op_attr(x, &r->attr))
-		return FALSE;
-	if (r->status != NFS3_OK)
-		return TRUE;
-	return xdr_count3(x, &r->count) && xdr_bool(x, &r->eof) && xdr_rpcrdma_bulk(x, &r->data);
-}
-
 /* WRITE3args with the data as a bulk item. */
 struct write_args {
 	nfs_fh3 file;
@@ -96,7 +78,7 @@ static int read_bulk(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *
 		     struct rpcrdma_call_result *res, bool verbose)
 {
 	READ3args a = {.file = iop_fh3(fh), .offset = 0, .count = len};
-	struct read_res r;
+	struct iop_read_res r;
 	struct rpcrdma_call_opts o = {.comp_mask =
 					  RPCRDMA_CALL_OPT_RECV_BULK | RPCRDMA_CALL_OPT_RESULT};
 	int rc;
@@ -107,7 +89,7 @@ static int read_bulk(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *
 	o.nrecv_bulk = 1;
 	o.result = res;
 	rc = rpcrdma_clnt_call(cl, NFSPROC3_READ, (xdrproc_t)xdr_READ3args, &a,
-			       (xdrproc_t)xdr_read_res, &r, &o);
+			       (xdrproc_t)xdr_iop_read_res, &r, &o);
 	if (rc) {
 		printf("READ: %d (%s)\n", rc, rpcrdma_strerror(rc));
 		iop_failures++;

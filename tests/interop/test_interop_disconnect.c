@@ -301,26 +301,8 @@ static void proxy_stop(struct proxy *p)
 
 /* ------------------------------------------------------------ NFS bits */
 
-/* READ3res with the data as a bulk item (RFC 8267 §4.2). */
-struct read_res {
-	nfsstat3 status;
-	post_op_attr attr;
-	count3 count;
-	bool_t eof;
-	rpcrdma_bulk data;
-};
-
-static bool_t xdr_read_res(XDR *x, struct read_res *r)
-{
-	if (!xdr_nfsstat3(x, &r->status) || !xdr_post_op_attr(x, &r->attr))
-		return FALSE;
-	if (r->status != NFS3_OK)
-		return TRUE;
-	return xdr_count3(x, &r->count) && xdr_bool(x, &r->eof) && xdr_rpcrdma_bulk(x, &r->data);
-}
-
 static int read_1m(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *buf,
-		   struct rpcrdma_call_result *res, struct read_res *r)
+		   struct rpcrdma_call_result *res, struct iop_read_res *r)
 {
 	READ3args a = {.file = iop_fh3(fh), .offset = 0, .count = MIB};
 	struct rpcrdma_call_opts o = {.comp_mask =
@@ -333,7 +315,7 @@ static int read_1m(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *bu
 	o.nrecv_bulk = 1;
 	o.result = res;
 	return rpcrdma_clnt_call(cl, NFSPROC3_READ, (xdrproc_t)xdr_READ3args, &a,
-				 (xdrproc_t)xdr_read_res, r, &o);
+				 (xdrproc_t)xdr_iop_read_res, r, &o);
 }
 
 static struct rpcrdma_clnt *make_clnt(uint16_t port)
@@ -428,7 +410,7 @@ int main(void)
 	struct rpcrdma_clnt *cl;
 	struct rpcrdma_call_result res;
 	struct rpcrdma_xprt_stats st;
-	struct read_res r;
+	struct iop_read_res r;
 	struct proxy px;
 	uint8_t *buf = NULL;
 	uint32_t want = 0, read_xid = 0;
