@@ -114,6 +114,7 @@ void siw_ep_enter_rts(struct siw_ep *ep)
 {
 	const char *e = getenv("RPCRDMA_SIW_RX_PREDICT");
 	const char *w = getenv("RPCRDMA_SIW_RX_PREDICT_WRITE");
+	const char *b = getenv("RPCRDMA_SIW_TX_BATCH");
 
 	ep->state = SIW_EP_RTS;
 	ep->deadline_ms = 0;
@@ -124,6 +125,14 @@ void siw_ep_enter_rts(struct siw_ep *ep)
 		ep->rx.pred_off = true;
 	if (w && strcmp(w, "1") == 0)
 		ep->rx.pred_write = true;
+	ep->tx_cap = SIW_TX_BYTES;
+	ep->tx_cap_crc = SIW_TX_BYTES_CRC;
+	if (b && *b) {
+		unsigned long v = strtoul(b, NULL, 0);
+
+		if (v >= 4096 && v <= SIW_TX_BYTES_MAX)
+			ep->tx_cap = ep->tx_cap_crc = (uint32_t)v;
+	}
 	if (ep->rx.state == SIW_RX_MPA) {
 		ep->rx.state = SIW_RX_HDR;
 		ep->rx.hdr_have = 0;

@@ -26,9 +26,10 @@
  * the peer then starts placing it while we still copy the rest (RPC WRITE
  * of 1 MiB, one call in flight, p50 over alternating runs on the project
  * VM: 154-164 us with 256 KiB per call, 157-227 us with the whole MiB).
- * RDMA Writes and Sends are batched up to SIW_TX_BYTES: for them the split
- * measured slower (RPC READ of 1 MiB: p50 103-118 us whole, 116-126 us in
- * 256 KiB pieces). */
+ * RDMA Writes and Sends are batched up to SIW_TX_BYTES (512 KiB, siw.h):
+ * smaller pieces measured slower for one RPC READ of 1 MiB (p50 103-118 us
+ * whole, 116-126 us in 256 KiB pieces) but larger ones lose bandwidth
+ * with many Writes in flight. */
 #define TX_RRESP_BYTES (256u << 10)
 
 static void msg_src(struct siw_txmsg *m, const struct rpcrdma_sge *sge, uint32_t nsge)
@@ -576,9 +577,9 @@ static void tx_build_batch(struct siw_ep *ep)
 		}
 		/* a message that does not fit stays in tx->msg for the next
 		 * batch */
-		cap = ep->crc                             ? SIW_TX_BYTES_CRC
+		cap = ep->crc                             ? ep->tx_cap_crc
 		      : tx->msg.kind == SIW_TXM_READ_RESP ? TX_RRESP_BYTES
-							  : SIW_TX_BYTES;
+							  : ep->tx_cap;
 		if (tx->left >= cap || !tx_build_fpdu(ep))
 			break;
 	}

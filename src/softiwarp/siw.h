@@ -44,10 +44,18 @@
 /* tx batching: FPDUs and iovecs gathered into one sendmsg() */
 #define SIW_TX_FPDUS 64u
 #define SIW_TX_IOV   256u
-#define SIW_TX_BYTES (4u << 20)
-/* with CRC the batch is checksummed before sendmsg() copies it: keep it
- * small enough to still be in cache for the copy */
+/* Loopback measurements (bench/provider/README.md, 2026-11-22): 256 and
+ * 512 KiB batches moved 1 MiB Writes 10-20% faster than 4 MiB ones (the
+ * receiver starts copying sooner and the data is still in cache); 512 KiB
+ * splits a 1 MiB RPC READ reply in two pieces, not four (see qp_tx.c on
+ * the latency of split replies). With CRC the batch is checksummed before
+ * sendmsg() copies it, which favours small batches too.
+ * RPCRDMA_SIW_TX_BATCH=BYTES overrides both (qp.c). */
+#ifndef SIW_TX_BYTES
+#define SIW_TX_BYTES (512u << 10)
+#endif
 #define SIW_TX_BYTES_CRC (256u << 10)
+#define SIW_TX_BYTES_MAX (64u << 20)
 /* rx staging: headers and trailers are read through this; bulk payload is
  * received straight into the target memory (qp_rx.c). */
 #define SIW_RX_STAGE 512u
@@ -475,6 +483,9 @@ struct siw_ep {
 
 	struct siw_tx tx;
 	bool tx_deferred; /* RPCRDMA_SEND_DEFER work queued, not yet pushed */
+	/* bytes of Writes/Sends gathered into one sendmsg(), CRC off/on
+	 * (SIW_TX_BYTES, SIW_TX_BYTES_CRC; RPCRDMA_SIW_TX_BATCH overrides) */
+	uint32_t tx_cap, tx_cap_crc;
 	struct siw_rx rx;
 
 	/* connection management (cm.c) */

@@ -543,6 +543,8 @@ int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_
 	ep->timeout_ms =
 	    attr_or(m, RPCRDMA_EP_ATTR_TIMEOUT, attr->connect_timeout_ms, SIW_DEF_TIMEOUT);
 	ep->sockbuf = attr_or(m, RPCRDMA_EP_ATTR_SOCKBUF, attr->sockbuf, SIW_DEF_SOCKBUF);
+	ep->tx_cap = SIW_TX_BYTES; /* siw_ep_enter_rts() may override */
+	ep->tx_cap_crc = SIW_TX_BYTES_CRC;
 	ep->want_crc = (m & RPCRDMA_EP_ATTR_CRC) ? attr->mpa_crc : true;
 	ep->want_rev = (m & RPCRDMA_EP_ATTR_MPA_REV) ? attr->mpa_rev : (uint8_t)MPA_REV2;
 	ep->want_rtr = (m & RPCRDMA_EP_ATTR_RTR) ? attr->rtr : RPCRDMA_RTR_NONE;
