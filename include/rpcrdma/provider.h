@@ -590,6 +590,29 @@ struct rpcrdma_send_wr {
  */
 RPCRDMA_API int rpcrdma_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr);
 
+/* One receive for rpcrdma_post_send_recv(): rpcrdma_post_recv()'s arguments. */
+struct rpcrdma_recv_wr {
+	uint64_t wr_id;
+	const struct rpcrdma_sge *sg;
+	unsigned int num_sge;
+};
+
+/*
+ * rpcrdma_post_recv() of @rwr[0 .. @nrwr) in order, then
+ * rpcrdma_post_send(@wr) (nothing is sent when @wr is NULL), in one step: a
+ * provider may do all of it in one lock round. The receives are in place
+ * before the Send starts, so a requester can give back the receive a reply
+ * used together with its next call (RFC 8166 §3.3.1: the receive the call's
+ * reply needs is posted before the call leaves). The first receive that
+ * fails stops the post: its error is returned and @wr is not posted.
+ * *@nposted (may be NULL) is the number of receives posted, so
+ * *@nposted < @nrwr tells a failed receive from a failed Send. Otherwise
+ * returns what rpcrdma_post_send() returns (0 when @wr is NULL).
+ */
+RPCRDMA_API int rpcrdma_post_send_recv(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr,
+				       const struct rpcrdma_recv_wr *rwr, unsigned int nrwr,
+				       unsigned int *nposted);
+
 /*
  * Ring the doorbell: start every request posted on @ep with
  * RPCRDMA_SEND_DEFER that is still held. Cheap when nothing is held. Returns

@@ -135,6 +135,16 @@ struct rpcrdma_clnt {
 	bool cb_last;       /* the callback running is the pass's last */
 	struct rpcrdma_xprt_stats st;
 	struct rpcrdma1_hdr rh; /* reply header scratch (under lock) */
+	/* Receives that replies used, given back together with the next call
+	 * (transmit, rpcrdma_post_send_recv(): one provider lock round for
+	 * both). Every reply uses one receive and ends one call on the wire,
+	 * so the receives still posted always cover the calls on the wire;
+	 * each new call re-posts what is pending before it leaves. Under the
+	 * lock, current connection only (conn_lost empties it); not used with
+	 * a backchannel, whose reverse calls may arrive at any time. */
+	struct rpcrdma_recv_wr *rpend;
+	struct rpcrdma_sge *rpend_sge;
+	uint32_t nrpend;
 	struct clnt_testhook hook;
 	/* RFC 8167 (backchannel.c, rpcrdma_clnt_create_bc), or NULL. Receives
 	 * posted: nrecv = nslots + its reverse credits (§4.3.1). */
@@ -270,6 +280,7 @@ static void run_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 #define CLNT_HOLD_NS 20000u
 
 static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl);
+static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl);
 
 /* Leader, lock dropped: run the completion callbacks of a pass. Calls they
  * issue are queued (call_start) and sent together afterwards (lead); when
@@ -307,7 +318,7 @@ static void lead_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 /* Transmission                                                        */
 /* ------------------------------------------------------------------ */
 
-static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more)
+static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, bool *recv_failed)
 {
 	struct xprt_call *k = &s->call;
 	struct rpcrdma_send_wr wr;
@@ -331,7 +342,20 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more)
 	wr.invalidate_stag = 0;
 	wr.remote_offset = 0;
 	wr.remote_stag = 0;
-	rc = rpcrdma_post_send(c->ep, &wr);
+	if (c->nrpend) {
+		/* the receives replies used go first, in the same step */
+		unsigned int np = 0;
+
+		rc = rpcrdma_post_send_recv(c->ep, &wr, c->rpend, c->nrpend, &np);
+		if (np < c->nrpend) {
+			c->nrpend = 0;
+			*recv_failed = true;
+			return rc ? rc : -EIO;
+		}
+		c->nrpend = 0;
+	} else {
+		rc = rpcrdma_post_send(c->ep, &wr);
+	}
 	if (rc)
 		return rc;
 	s->on_wire = true;
@@ -376,8 +400,20 @@ static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl)
 			c->txq_tail = NULL;
 		s->need_tx = false;
 		s->qnext = NULL;
-		int rc = transmit(c, s, more ? RPCRDMA_SEND_DEFER : 0u);
+		bool recv_failed = false;
+		int rc = transmit(c, s, more ? RPCRDMA_SEND_DEFER : 0u, &recv_failed);
 
+		if (recv_failed) {
+			/* As a failed re-post in handle_wc: the connection is
+			 * lost; the call, not sent, goes first on the next. */
+			s->need_tx = true;
+			s->qnext = c->txq_head;
+			c->txq_head = s;
+			if (!c->txq_tail)
+				c->txq_tail = s;
+			conn_lost(c, cbl);
+			break;
+		}
 		if (rc)
 			slot_complete(c, s, rc, cbl);
 		else
@@ -488,6 +524,7 @@ static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		return;
 	c->state = C_DOWN;
 	c->gen++;
+	c->nrpend = 0; /* the new connection posts every receive */
 	c->st.conn_errors++;
 	c->st.connections = 0;
 	if (c->bc)
@@ -727,9 +764,16 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 	if (kind != WR_RECV || idx >= c->nrecv)
 		return;
 	handle_reply(c, idx, wc, cbl);
-	if (c->state == C_UP &&
-	    xprt_pool_post_recv(&c->recvp, c->ep, idx, mk_wrid(c->gen, WR_RECV, idx)))
+	if (c->state != C_UP)
+		return;
+	if (!c->bc && c->nrpend < c->nrecv) {
+		/* posted with the next call (transmit; see rpend) */
+		c->rpend[c->nrpend].wr_id = mk_wrid(c->gen, WR_RECV, idx);
+		c->rpend_sge[c->nrpend] = xprt_pool_sge(&c->recvp, idx, 0, c->recvp.size);
+		c->nrpend++;
+	} else if (xprt_pool_post_recv(&c->recvp, c->ep, idx, mk_wrid(c->gen, WR_RECV, idx))) {
 		conn_lost(c, cbl);
+	}
 }
 
 static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
@@ -1074,6 +1118,8 @@ static void clnt_free(struct rpcrdma_clnt *c)
 		}
 		free(c->slots);
 	}
+	free(c->rpend);
+	free(c->rpend_sge);
 	xprt_pool_fini(&c->sendp);
 	xprt_pool_fini(&c->recvp);
 	if (c->evch)
@@ -1146,7 +1192,9 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 		rc = bc_clnt_new(c, &c->lock, c->pd, c->inline_send, bc, &c->bc);
 	if (!rc) {
 		c->slots = calloc(c->nslots, sizeof(*c->slots));
-		if (!c->slots)
+		c->rpend = calloc(c->nrecv, sizeof(*c->rpend));
+		c->rpend_sge = calloc(c->nrecv, sizeof(*c->rpend_sge));
+		if (!c->slots || !c->rpend || !c->rpend_sge)
 			rc = -ENOMEM;
 	}
 	if (rc) {
@@ -1162,6 +1210,10 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 		s->call.hdr = xprt_pool_buf(&c->sendp, 2 * i);
 		s->call.msg = xprt_pool_buf(&c->sendp, 2 * i + 1);
 		s->call.lkey = rpcrdma_mr_stag(c->sendp.mr);
+	}
+	for (uint32_t i = 0; i < c->nrecv; i++) {
+		c->rpend[i].sg = &c->rpend_sge[i];
+		c->rpend[i].num_sge = 1;
 	}
 	c->nfree = c->nslots;
 	xprt_spin_init(&c->spin, CLNT_SPIN_NS, c->progress == RPCRDMA_PROGRESS_BUSY_POLL);

@@ -9,6 +9,10 @@
 
 #include "provider/provider_int.h"
 
+/* The two-step fallbacks of the combined entry points: kept out of line so
+ * the common path (one indirect call) needs no stack frame. */
+#define DISPATCH_FALLBACK __attribute__((noinline, cold))
+
 RPCRDMA_API int rpcrdma_dev_close(struct rpcrdma_dev *dev)
 {
 	if (!dev)
@@ -43,24 +47,31 @@ RPCRDMA_API int rpcrdma_dev_progress(struct rpcrdma_dev *dev, int timeout_ms)
 	return dev->ops->progress(dev, timeout_ms);
 }
 
-RPCRDMA_API int rpcrdma_dev_progress_poll(struct rpcrdma_dev *dev, int timeout_ms,
-					  struct rpcrdma_cq *cq, struct rpcrdma_wc *wc, int n,
-					  int *npolled)
+/* rpcrdma_dev_progress_poll() on a provider without the op: two steps. */
+DISPATCH_FALLBACK static int progress_then_poll(struct rpcrdma_dev *dev, int timeout_ms,
+						struct rpcrdma_cq *cq, struct rpcrdma_wc *wc, int n,
+						int *npolled)
 {
-	int rc, m;
+	int rc = dev->ops->progress(dev, timeout_ms), m;
 
-	if (!dev || !cq || cq->dev != dev || !wc || n < 0 || !npolled)
-		return -EINVAL;
-	*npolled = 0;
-	if (dev->ops->progress_poll)
-		return dev->ops->progress_poll(dev, timeout_ms, cq, wc, n, npolled);
-	rc = dev->ops->progress(dev, timeout_ms);
 	if (rc > 0) {
 		m = dev->ops->cq_poll(cq, wc, n);
 		if (m > 0)
 			*npolled = m;
 	}
 	return rc;
+}
+
+RPCRDMA_API int rpcrdma_dev_progress_poll(struct rpcrdma_dev *dev, int timeout_ms,
+					  struct rpcrdma_cq *cq, struct rpcrdma_wc *wc, int n,
+					  int *npolled)
+{
+	if (!dev || !cq || cq->dev != dev || !wc || n < 0 || !npolled)
+		return -EINVAL;
+	*npolled = 0;
+	if (dev->ops->progress_poll)
+		return dev->ops->progress_poll(dev, timeout_ms, cq, wc, n, npolled);
+	return progress_then_poll(dev, timeout_ms, cq, wc, n, npolled);
 }
 
 RPCRDMA_API int rpcrdma_pd_alloc(struct rpcrdma_dev *dev, struct rpcrdma_pd **out)
@@ -361,6 +372,43 @@ RPCRDMA_API int rpcrdma_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_se
 	if (!ep || !wr || (wr->num_sge && !wr->sg))
 		return -EINVAL;
 	return ep->dev->ops->post_send(ep, wr);
+}
+
+/* rpcrdma_post_send_recv() on a provider without the op: one by one. */
+DISPATCH_FALLBACK static int post_send_recv_each(struct rpcrdma_ep *ep,
+						 const struct rpcrdma_send_wr *wr,
+						 const struct rpcrdma_recv_wr *rwr,
+						 unsigned int nrwr, unsigned int *nposted)
+{
+	unsigned int i;
+	int rc = 0;
+
+	for (i = 0; i < nrwr; i++) {
+		rc = rpcrdma_post_recv(ep, rwr[i].wr_id, rwr[i].sg, rwr[i].num_sge);
+		if (rc)
+			break;
+	}
+	if (nposted)
+		*nposted = i;
+	if (rc || !wr)
+		return rc;
+	return ep->dev->ops->post_send(ep, wr);
+}
+
+RPCRDMA_API int rpcrdma_post_send_recv(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr,
+				       const struct rpcrdma_recv_wr *rwr, unsigned int nrwr,
+				       unsigned int *nposted)
+{
+	/* A receive's SGE list is checked where it is posted (the op does
+	 * what rpcrdma_post_recv() checks here). */
+	if (!ep || (nrwr && !rwr) || (wr && wr->num_sge && !wr->sg)) {
+		if (nposted)
+			*nposted = 0;
+		return -EINVAL;
+	}
+	if (ep->dev->ops->post_send_recv)
+		return ep->dev->ops->post_send_recv(ep, wr, rwr, nrwr, nposted);
+	return post_send_recv_each(ep, wr, rwr, nrwr, nposted);
 }
 
 RPCRDMA_API int rpcrdma_ep_flush(struct rpcrdma_ep *ep)

@@ -124,6 +124,12 @@ struct rpcrdma_dev_ops {
 	 * section (rpcrdma_dev_progress_poll()). NULL: progress + cq_poll. */
 	int (*progress_poll)(struct rpcrdma_dev *dev, int timeout_ms, struct rpcrdma_cq *cq,
 			     struct rpcrdma_wc *wc, int n, int *npolled);
+	/* Optional: receives then a Send in one internal critical section
+	 * (rpcrdma_post_send_recv(); arguments checked by dispatch.c except
+	 * what only the provider knows). NULL: post_recv each, then post_send. */
+	int (*post_send_recv)(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr,
+			      const struct rpcrdma_recv_wr *rwr, unsigned int nrwr,
+			      unsigned int *nposted);
 };
 
 /* A provider known to the registry. open() builds a device; it may return

@@ -65,30 +65,28 @@ static void msg_tagged(struct siw_txmsg *m, uint8_t op, uint32_t stag, uint64_t 
  * accesses are checked like remote ones). */
 static bool sges_ok(struct siw_ep *ep, const struct rpcrdma_sge *sg, uint32_t n, uint32_t access)
 {
-	struct siw_mr *mr = NULL;
+	/* The MR found last time (sends reuse a few pool buffers): not freed
+	 * since (mr_gen), so the pointer is good; every check of
+	 * siw_mem_check() but the table lookup is made again (a new key after
+	 * re-registration, an invalidation), the MR's once per request and
+	 * each SGE's STag and bounds. */
+	struct siw_mr *mr = ep->tx_mr;
+	bool cached = mr && ep->tx_mr_gen == ep->dev->mr_gen && mr->valid && mr->pd == ep->pd &&
+		      (mr->access & access) == access;
 
 	for (uint32_t i = 0; i < n; i++) {
-		/* An SGE with the STag of the one before (a header and a
-		 * message from one buffer pool, say) passed the STag, PD and
-		 * access checks already: only its bounds are new. */
-		if (mr && sg[i].lkey == sg[i - 1].lkey && sg[i].addr <= UINT64_MAX - sg[i].length &&
-		    sg[i].addr >= mr->addr && sg[i].addr + sg[i].length <= mr->addr + mr->len)
-			continue;
-		/* The MR found last time (sends reuse a few pool buffers):
-		 * not freed since (mr_gen), so the pointer is good; every
-		 * check of siw_mem_check() but the table lookup is made again
-		 * (a new key after re-registration, an invalidation). */
-		mr = ep->tx_mr;
-		if (mr && ep->tx_mr_gen == ep->dev->mr_gen && mr->stag == sg[i].lkey && mr->valid &&
-		    mr->pd == ep->pd && (mr->access & access) == access &&
-		    sg[i].addr <= UINT64_MAX - sg[i].length && sg[i].addr >= mr->addr &&
-		    sg[i].addr + sg[i].length <= mr->addr + mr->len)
+		uint64_t off = sg[i].addr - (cached ? mr->addr : 0);
+
+		if (cached && sg[i].lkey == mr->stag && sg[i].addr >= mr->addr && off <= mr->len &&
+		    sg[i].length <= mr->len - off)
 			continue;
 		if (siw_mem_check(ep->dev, sg[i].lkey, ep->pd, access, sg[i].addr, sg[i].length,
 				  &mr) != SIW_MEM_OK)
 			return false;
+		/* passed every check: good for the SGEs that follow */
 		ep->tx_mr = mr;
 		ep->tx_mr_gen = ep->dev->mr_gen;
+		cached = true;
 	}
 	return true;
 }

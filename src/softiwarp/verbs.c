@@ -773,46 +773,51 @@ static bool ep_dead(const struct siw_ep *ep)
 	       ep->state == SIW_EP_CLOSING;
 }
 
-static int siw_post_recv(struct rpcrdma_ep *e, uint64_t wr_id, const struct rpcrdma_sge *sg,
-			 unsigned int num_sge)
+/* Post one receive, device lock held. */
+static inline int post_recv_locked(struct siw_ep *ep, uint64_t wr_id, const struct rpcrdma_sge *sg,
+				   unsigned int num_sge)
 {
-	struct siw_ep *ep = to_siw_ep(e);
 	struct siw_rqe *r;
 	uint64_t len = 0;
 
-	if (num_sge > ep->max_recv_sge)
+	if (num_sge > ep->max_recv_sge || (num_sge && !sg))
 		return -EINVAL;
-	for (unsigned int i = 0; i < num_sge; i++)
-		len += sg[i].length;
-	pthread_mutex_lock(&ep->dev->lock);
 	if (ep->used && ep_dead(ep)) {
 		struct siw_rqe tmp = {.wr_id = wr_id};
 
 		(void)siw_rq_complete(ep, &tmp, RPCRDMA_WC_WR_FLUSH_ERR, 0, 0, 0);
-		pthread_mutex_unlock(&ep->dev->lock);
 		return 0;
 	}
-	if (ep->rq_tail - ep->rq_head >= ep->max_recv_wr) {
-		pthread_mutex_unlock(&ep->dev->lock);
+	if (ep->rq_tail - ep->rq_head >= ep->max_recv_wr)
 		return -ENOMEM;
-	}
 	r = &ep->rq[ep->rq_tail % ep->max_recv_wr];
 	r->wr_id = wr_id;
 	r->num_sge = num_sge;
-	r->len = len;
-	for (unsigned int i = 0; i < num_sge; i++)
+	for (unsigned int i = 0; i < num_sge; i++) {
 		r->sge[i] = sg[i]; /* usually one: no memcpy call */
+		len += sg[i].length;
+	}
+	r->len = len;
 	ep->rq_tail++;
-	pthread_mutex_unlock(&ep->dev->lock);
 	return 0;
 }
 
-static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
+static int siw_post_recv(struct rpcrdma_ep *e, uint64_t wr_id, const struct rpcrdma_sge *sg,
+			 unsigned int num_sge)
 {
 	struct siw_ep *ep = to_siw_ep(e);
-	struct siw_wqe *w;
-	uint64_t len = 0;
-	ssize_t sent;
+	int rc;
+
+	pthread_mutex_lock(&ep->dev->lock);
+	rc = post_recv_locked(ep, wr_id, sg, num_sge);
+	pthread_mutex_unlock(&ep->dev->lock);
+	return rc;
+}
+
+/* The checks of a send work request that need no lock; *@len: its bytes. */
+static int send_check(const struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint64_t *len)
+{
+	uint64_t n = 0;
 
 	if ((unsigned)wr->opcode > RPCRDMA_WR_RDMA_READ ||
 	    (wr->flags &
@@ -824,25 +829,28 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 	    (wr->opcode == RPCRDMA_WR_RDMA_READ && wr->num_sge > 1))
 		return -EINVAL;
 	for (uint32_t i = 0; i < wr->num_sge; i++)
-		len += wr->sg[i].length;
-	if (len > SIW_MAX_MSG)
+		n += wr->sg[i].length;
+	if (n > SIW_MAX_MSG)
 		return -EINVAL;
-	pthread_mutex_lock(&ep->dev->lock);
-	if (!ep->used) {
-		pthread_mutex_unlock(&ep->dev->lock);
+	*len = n;
+	return 0;
+}
+
+/* Post a checked send work request of @len bytes, device lock held. */
+static int post_send_locked(struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint64_t len)
+{
+	struct siw_wqe *w;
+	ssize_t sent;
+
+	if (!ep->used)
 		return -ENOTCONN;
-	}
 	/* A lone unsignaled Send on an idle connection: straight to TCP
 	 * (qp_tx.c); queued below only if TCP did not take all of it. */
 	sent = siw_tx_direct(ep, wr, len);
-	if (sent == 0) {
-		pthread_mutex_unlock(&ep->dev->lock);
+	if (sent == 0)
 		return 0;
-	}
-	if (ep->sq_tail - ep->sq_head >= ep->max_send_wr) {
-		pthread_mutex_unlock(&ep->dev->lock);
+	if (ep->sq_tail - ep->sq_head >= ep->max_send_wr)
 		return -ENOMEM;
-	}
 	w = &ep->sq[ep->sq_tail % ep->max_send_wr];
 	w->wr_id = wr->wr_id;
 	w->opcode = (uint8_t)wr->opcode;
@@ -882,8 +890,46 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 		if (ep->cq_overrun)
 			siw_ep_check_overrun(ep);
 	}
-	pthread_mutex_unlock(&ep->dev->lock);
 	return 0;
+}
+
+static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
+{
+	struct siw_ep *ep = to_siw_ep(e);
+	uint64_t len;
+	int rc = send_check(ep, wr, &len);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&ep->dev->lock);
+	rc = post_send_locked(ep, wr, len);
+	pthread_mutex_unlock(&ep->dev->lock);
+	return rc;
+}
+
+/* rpcrdma_post_send_recv(): the receives and the Send in one lock round
+ * (a requester's repost of a used receive travels with its next call). */
+static int siw_post_send_recv(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr,
+			      const struct rpcrdma_recv_wr *rwr, unsigned int nrwr,
+			      unsigned int *nposted)
+{
+	struct siw_ep *ep = to_siw_ep(e);
+	uint64_t len = 0;
+	int rc = 0, src = wr ? send_check(ep, wr, &len) : 0;
+	unsigned int i;
+
+	pthread_mutex_lock(&ep->dev->lock);
+	for (i = 0; i < nrwr; i++) {
+		rc = post_recv_locked(ep, rwr[i].wr_id, rwr[i].sg, rwr[i].num_sge);
+		if (rc)
+			break;
+	}
+	if (!rc && wr)
+		rc = src ? src : post_send_locked(ep, wr, len);
+	pthread_mutex_unlock(&ep->dev->lock);
+	if (nposted)
+		*nposted = i;
+	return rc;
 }
 
 static int siw_doorbell(struct rpcrdma_ep *e)
@@ -948,6 +994,7 @@ struct rpcrdma_dev_ops siw_ops = {
     .disconnect = siw_disconnect,
     .post_recv = siw_post_recv,
     .post_send = siw_post_send,
+    .post_send_recv = siw_post_send_recv,
     .ep_flush = siw_doorbell,
     .progress_poll = siw_progress_poll,
 };

@@ -7,7 +7,10 @@
  *   - rpcrdma_ep_flush() hands all of them to TCP at once;
  *   - a post without DEFER takes the held ones along, in posting order;
  *   - rpcrdma_dev_progress() pushes held work before it waits;
- *   - the peer receives every message, in order, byte for byte.
+ *   - the peer receives every message, in order, byte for byte;
+ *   - rpcrdma_post_send_recv() posts its receives before its Send (the peer's
+ *     answers land in them, in order), stops at a bad receive without
+ *     sending, and posts receives alone when given no Send.
  * Exit 0 pass, 1 fail.
  */
 #include <arpa/inet.h>
@@ -211,6 +214,128 @@ static void expect_received(uint32_t first, uint32_t last)
 	}
 }
 
+/* Send message @i from B to A (B's buffer @i, a pattern of its own). */
+static void post_b(uint32_t i)
+{
+	struct rpcrdma_sge sg = {(uint64_t)(uintptr_t)bufb[i], MSGLEN, rpcrdma_mr_stag(mrb)};
+	struct rpcrdma_send_wr wr = {
+	    .wr_id = 100 + i,
+	    .opcode = RPCRDMA_WR_SEND,
+	    .flags = RPCRDMA_SEND_SIGNALED,
+	    .sg = &sg,
+	    .num_sge = 1,
+	};
+
+	for (uint32_t k = 0; k < MSGLEN; k++)
+		bufb[i][k] = (uint8_t)(i * 13u + k * 5u + 3u);
+	REQUIRE(rpcrdma_post_send(epb, &wr) == 0, "post_send from B %u", i);
+}
+
+/* rpcrdma_post_send_recv(): A posts receives for A's buffers 12..13 together
+ * with message 11 to B; B answers twice into them. */
+static void send_recv(void)
+{
+	struct rpcrdma_sge rs[3] = {
+	    {(uint64_t)(uintptr_t)bufa[12], MSGLEN, rpcrdma_mr_stag(mra)},
+	    {(uint64_t)(uintptr_t)bufa[13], MSGLEN, rpcrdma_mr_stag(mra)},
+	    {(uint64_t)(uintptr_t)bufa[14], MSGLEN, rpcrdma_mr_stag(mra)},
+	};
+	struct rpcrdma_recv_wr rw[2] = {{12, &rs[0], 1}, {13, &rs[1], 1}};
+	struct rpcrdma_sge sg = {(uint64_t)(uintptr_t)bufa[11], MSGLEN, rpcrdma_mr_stag(mra)};
+	struct rpcrdma_send_wr wr = {.wr_id = 11,
+				     .opcode = RPCRDMA_WR_SEND,
+				     .flags = RPCRDMA_SEND_SIGNALED,
+				     .sg = &sg,
+				     .num_sge = 1};
+	struct rpcrdma_ep_stats s0, s1;
+	struct rpcrdma_wc wc[8];
+	uint32_t next_rx = 12, sends_b = 0;
+	unsigned int np = 99;
+	uint64_t end;
+
+	for (uint32_t k = 0; k < MSGLEN; k++)
+		bufa[11][k] = (uint8_t)(11u * 31u + k * 7u + 1u);
+	CHECK(rpcrdma_post_send_recv(epa, &wr, rw, 2, &np) == 0 && np == 2,
+	      "send with 2 receives: %u posted", np);
+	expect_received(11, 11);
+	post_b(12);
+	post_b(13);
+	end = now_ms() + 5000;
+	while ((next_rx < 14 || sends_b < 2) && now_ms() < end) {
+		int n;
+
+		(void)rpcrdma_dev_progress(dev, 1);
+		n = rpcrdma_cq_poll(cqa, wc, 8);
+		for (int i = 0; i < n; i++) {
+			CHECK(wc[i].status == RPCRDMA_WC_SUCCESS && wc[i].opcode == RPCRDMA_WC_RECV,
+			      "A: status %d opcode %d", (int)wc[i].status, (int)wc[i].opcode);
+			CHECK(wc[i].wr_id == next_rx, "A: receive %u completed as #%u (order)",
+			      (unsigned)wc[i].wr_id, next_rx);
+			CHECK(wc[i].byte_len == MSGLEN &&
+				  memcmp(bufa[next_rx], bufb[next_rx], MSGLEN) == 0,
+			      "A: message %u arrived wrong (%u bytes)", next_rx, wc[i].byte_len);
+			next_rx++;
+		}
+		n = rpcrdma_cq_poll(cqb, wc, 8);
+		for (int i = 0; i < n; i++) {
+			CHECK(wc[i].status == RPCRDMA_WC_SUCCESS && wc[i].opcode == RPCRDMA_WC_SEND,
+			      "B: send status %d", (int)wc[i].status);
+			sends_b++;
+		}
+	}
+	REQUIRE(next_rx == 14 && sends_b == 2, "B's answers: %u received by A, %u sent",
+		next_rx - 12, sends_b);
+
+	/* a bad receive (2 SGEs, max_recv_sge 1) stops the post: the one
+	 * before it is posted, the Send is not */
+	{
+		struct rpcrdma_recv_wr bad[2] = {{14, &rs[2], 1}, {15, rs, 2}};
+
+		s0 = stats(epa);
+		np = 99;
+		CHECK(rpcrdma_post_send_recv(epa, &wr, bad, 2, &np) == -EINVAL && np == 1,
+		      "bad second receive: %u posted", np);
+		s1 = stats(epa);
+		CHECK(s1.tx_fpdus == s0.tx_fpdus, "the Send left after a bad receive");
+		CHECK(rpcrdma_cq_poll(cqa, wc, 8) == 0, "a completion after the refused post");
+	}
+	/* receives alone (no Send): the receive of 14 above, then 15 */
+	{
+		struct rpcrdma_sge s15 = {(uint64_t)(uintptr_t)bufa[15], MSGLEN,
+					  rpcrdma_mr_stag(mra)};
+		struct rpcrdma_recv_wr r15 = {15, &s15, 1};
+
+		np = 99;
+		CHECK(rpcrdma_post_send_recv(epa, NULL, &r15, 1, &np) == 0 && np == 1,
+		      "receives only: %u posted", np);
+		CHECK(rpcrdma_post_send_recv(NULL, NULL, &r15, 1, &np) == -EINVAL && np == 0,
+		      "NULL endpoint accepted");
+		post_b(14);
+		post_b(15);
+		next_rx = 14;
+		sends_b = 0;
+		end = now_ms() + 5000;
+		while ((next_rx < 16 || sends_b < 2) && now_ms() < end) {
+			int n;
+
+			(void)rpcrdma_dev_progress(dev, 1);
+			n = rpcrdma_cq_poll(cqa, wc, 8);
+			for (int i = 0; i < n; i++) {
+				CHECK(wc[i].status == RPCRDMA_WC_SUCCESS &&
+					  wc[i].wr_id == next_rx &&
+					  memcmp(bufa[next_rx], bufb[next_rx], MSGLEN) == 0,
+				      "A: receive %u: status %d wr_id %u", next_rx,
+				      (int)wc[i].status, (unsigned)wc[i].wr_id);
+				next_rx++;
+			}
+			sends_b += (uint32_t)rpcrdma_cq_poll(cqb, wc, 8);
+		}
+		REQUIRE(next_rx == 16 && sends_b == 2,
+			"answers into receives posted alone: %u received, %u sent", next_rx - 14,
+			sends_b);
+	}
+}
+
 int main(void)
 {
 	struct rpcrdma_ep_stats s0, s1;
@@ -267,6 +392,9 @@ int main(void)
 
 		CHECK(rpcrdma_post_send(epa, &wr) == -EINVAL, "unknown send flag accepted");
 	}
+
+	/* 6. receives and a Send in one post */
+	send_recv();
 
 	rpcrdma_ep_destroy(epa);
 	rpcrdma_ep_destroy(epb);
