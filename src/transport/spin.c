@@ -20,9 +20,6 @@
 
 #include "transport/xprt.h"
 
-#define XPRT_SPIN_MAX_FAILS 3u
-#define XPRT_SPIN_PROBE     64u
-
 void xprt_spin_init(struct xprt_spin *sp, uint32_t ns, bool always)
 {
 	sp->ns = ns;
@@ -32,36 +29,6 @@ void xprt_spin_init(struct xprt_spin *sp, uint32_t ns, bool always)
 	sp->fails = 0;
 	sp->probe = 0;
 	sp->always = always;
-}
-
-uint64_t xprt_spin_budget(struct xprt_spin *sp)
-{
-	sp->gave = false; /* a new spin phase */
-	if (sp->always)
-		return UINT64_MAX;
-	if (sp->fails >= XPRT_SPIN_MAX_FAILS && (++sp->probe % XPRT_SPIN_PROBE) != 0)
-		return 0;
-	return sp->cur;
-}
-
-void xprt_spin_result(struct xprt_spin *sp, bool success)
-{
-	if (success && !sp->gave) {
-		sp->fails = 0;
-		sp->cross = true;
-	} else if (success) {
-		/* it came only once we let another task run: most likely the
-		 * peer shares our CPU, where a longer spin only delays it */
-		sp->fails = 0;
-		sp->cross = false;
-		sp->cur = sp->ns;
-	} else {
-		if (sp->fails < UINT32_MAX)
-			sp->fails++;
-		if (sp->fails >= XPRT_SPIN_MAX_FAILS)
-			sp->cross = false;
-	}
-	sp->gave = false;
 }
 
 void xprt_spin_woke(struct xprt_spin *sp, uint64_t waited_ns)

@@ -257,11 +257,47 @@ struct xprt_spin {
  * work on it, on loopback). */
 #define XPRT_SPIN_MAX_NS 400000u
 
+/* Spins in a row that expire idle before spinning stops; while stopped,
+ * every XPRT_SPIN_PROBE-th wait spins once more to see whether it pays
+ * again. */
+#define XPRT_SPIN_MAX_FAILS 3u
+#define XPRT_SPIN_PROBE     64u
+
 void xprt_spin_init(struct xprt_spin *sp, uint32_t ns, bool always);
-/* Nanoseconds to busy-poll now (0: block at once; UINT64_MAX: forever). */
-uint64_t xprt_spin_budget(struct xprt_spin *sp);
+
+/* Nanoseconds to busy-poll now (0: block at once; UINT64_MAX: forever).
+ * Inline, as xprt_spin_result(): both run on every pass of a progress
+ * loop. */
+static inline uint64_t xprt_spin_budget(struct xprt_spin *sp)
+{
+	sp->gave = false; /* a new spin phase */
+	if (sp->always)
+		return UINT64_MAX;
+	if (sp->fails >= XPRT_SPIN_MAX_FAILS && (++sp->probe % XPRT_SPIN_PROBE) != 0)
+		return 0;
+	return sp->cur;
+}
+
 /* A spin ended: with activity (@success) or idle at its deadline. */
-void xprt_spin_result(struct xprt_spin *sp, bool success);
+static inline void xprt_spin_result(struct xprt_spin *sp, bool success)
+{
+	if (success && !sp->gave) {
+		sp->fails = 0;
+		sp->cross = true;
+	} else if (success) {
+		/* it came only once we let another task run: most likely the
+		 * peer shares our CPU, where a longer spin only delays it */
+		sp->fails = 0;
+		sp->cross = false;
+		sp->cur = sp->ns;
+	} else {
+		if (sp->fails < UINT32_MAX)
+			sp->fails++;
+		if (sp->fails >= XPRT_SPIN_MAX_FAILS)
+			sp->cross = false;
+	}
+	sp->gave = false;
+}
 /* The loop blocked (after an idle spin, or without spinning) and activity
  * came @waited_ns later: grow the budget when a longer spin would have
  * caught it (only while spins are seen to succeed on their own: a peer on
