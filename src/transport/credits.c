@@ -21,27 +21,4 @@ void xprt_credits_reset(struct xprt_credits *c)
 	c->on_wire = 0;
 }
 
-void xprt_credits_update(struct xprt_credits *c, uint32_t granted)
-{
-	if (granted == 0)
-		granted = 1; /* RFC 8166 §3.3.1 */
-	if (granted > c->max)
-		granted = c->max;
-	c->grant = granted;
-}
-
-bool xprt_credits_may_send(const struct xprt_credits *c)
-{
-	return c->on_wire < c->grant;
-}
-
-void xprt_credits_sent(struct xprt_credits *c)
-{
-	c->on_wire++;
-}
-
-void xprt_credits_done(struct xprt_credits *c)
-{
-	if (c->on_wire)
-		c->on_wire--;
-}
+/* xprt_credits_update/_may_send/_sent/_done are inline in xprt.h. */

@@ -100,12 +100,34 @@ struct xprt_credits {
 void xprt_credits_init(struct xprt_credits *c, uint32_t max);
 /* A new connection: start again at one outstanding call (RFC 8166 §3.3.1). */
 void xprt_credits_reset(struct xprt_credits *c);
+/* The per-call steps are inline (each runs once or twice per call): */
+
 /* Apply the rdma_credit of a received reply. */
-void xprt_credits_update(struct xprt_credits *c, uint32_t granted);
+static inline void xprt_credits_update(struct xprt_credits *c, uint32_t granted)
+{
+	if (granted == 0)
+		granted = 1; /* RFC 8166 §3.3.1 */
+	if (granted > c->max)
+		granted = c->max;
+	c->grant = granted;
+}
+
 /* May another call go on the wire now? */
-bool xprt_credits_may_send(const struct xprt_credits *c);
-void xprt_credits_sent(struct xprt_credits *c);
-void xprt_credits_done(struct xprt_credits *c);
+static inline bool xprt_credits_may_send(const struct xprt_credits *c)
+{
+	return c->on_wire < c->grant;
+}
+
+static inline void xprt_credits_sent(struct xprt_credits *c)
+{
+	c->on_wire++;
+}
+
+static inline void xprt_credits_done(struct xprt_credits *c)
+{
+	if (c->on_wire)
+		c->on_wire--;
+}
 
 /* ---- ddp.c: DDP-eligible items in XDR streams ---- */
 
