@@ -1051,7 +1051,15 @@ int siw_rx_process(struct siw_ep *ep)
 		/* what went past the placed payload landed in the stage */
 		rx->st_len = stage_n;
 		drained = (size_t)n < asked;
-		if (rx->state == SIW_RX_HDR && rx->hdr_have == 0 && rx->st_off == 0)
+		if (rx->state == SIW_RX_HDR && rx->hdr_have == 0 && rx->st_off == 0) {
 			rx_fast_sends(ep);
+			/* all of it taken and the socket empty: what the next
+			 * pass of the loop would find, without the pass */
+			if (drained && rx->st_off == rx->st_len && rx->state == SIW_RX_HDR &&
+			    rx->replay_off >= rx->replay_len) {
+				rx->st_off = rx->st_len = 0;
+				return 0;
+			}
+		}
 	}
 }
