@@ -141,8 +141,11 @@ static void short_msg(struct xprt_call *c, uint32_t credits)
 	c->nsge = 2;
 }
 
-int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t ddp_threshold,
-		 uint32_t credits)
+/* Every call but one without arguments and options (xprt_marshal): out of
+ * line, so that one needs none of this function's stack frame. */
+__attribute__((noinline)) static int marshal_full(struct xprt_call *c,
+						  const struct xprt_limits *lim,
+						  uint32_t ddp_threshold, uint32_t credits)
 {
 	struct xprt_ddp d;
 	struct rpcrdma1_segment p0 = {0};
@@ -152,18 +155,6 @@ int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t dd
 	bool in_pool = true, long_call;
 	int rc;
 
-	c->mr_used = 0;
-	c->nwrite = 0;
-	c->reply_offered = false;
-	/* A call without arguments and without call options (a NULL
-	 * procedure, say): what steps 1-5 below decide for it, directly. */
-	if (!c->xargs && !c->opts.comp_mask &&
-	    lim->inline_send >= XPRT_SHORT_HDR + XPRT_SHORT_CALL) {
-		xprt_short_call_hdr(c->msg, c->xid, c->prog, c->vers, c->proc);
-		c->msg_len = XPRT_SHORT_CALL;
-		short_msg(c, credits);
-		return 0;
-	}
 	/* 1. The RPC message, inline buffer first; a larger one only if it
 	 * does not fit (then it can only go as a Long Call). */
 	for (;;) {
@@ -318,4 +309,23 @@ void xprt_call_fini(struct xprt_call *c)
 	memset(c->mr, 0, sizeof(c->mr));
 	xprt_lbuf_fini(&c->lcall);
 	xprt_lbuf_fini(&c->lreply);
+}
+
+int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t ddp_threshold,
+		 uint32_t credits)
+{
+	c->mr_used = 0;
+	c->nwrite = 0;
+	c->reply_offered = false;
+	/* A call without arguments and without call options (a NULL
+	 * procedure, say): what steps 1-5 of marshal_full() decide for it,
+	 * directly. */
+	if (!c->xargs && !c->opts.comp_mask &&
+	    lim->inline_send >= XPRT_SHORT_HDR + XPRT_SHORT_CALL) {
+		xprt_short_call_hdr(c->msg, c->xid, c->prog, c->vers, c->proc);
+		c->msg_len = XPRT_SHORT_CALL;
+		short_msg(c, credits);
+		return 0;
+	}
+	return marshal_full(c, lim, ddp_threshold, credits);
 }

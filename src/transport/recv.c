@@ -14,8 +14,11 @@
 #include "rpcrdma/tirpc.h"
 #include "transport/xprt.h"
 
-int xprt_reply_process(struct xprt_call *c, const uint8_t *buf, size_t len,
-		       const struct rpcrdma1_hdr *h, struct rpcrdma_call_result *r)
+/* Everything but the short reply without results (xprt_reply_process):
+ * out of line, so that reply needs none of this function's stack frame. */
+__attribute__((noinline)) static int reply_process_full(struct xprt_call *c, const uint8_t *buf,
+							size_t len, const struct rpcrdma1_hdr *h,
+							struct rpcrdma_call_result *r)
 {
 	struct rpcrdma_rpc_reply rep;
 	struct rpcrdma_xdr x;
@@ -26,7 +29,6 @@ int xprt_reply_process(struct xprt_call *c, const uint8_t *buf, size_t len,
 	XDR xdrs;
 	int st;
 
-	r->reply_proc = h->proc;
 	if (h->proc == RPCRDMA1_ERROR) {
 		r->rdma_err = h->err;
 		if (h->err == RPCRDMA1_ERR_VERS) {
@@ -34,16 +36,6 @@ int xprt_reply_process(struct xprt_call *c, const uint8_t *buf, size_t len,
 			r->mismatch_high = h->vers_high;
 		}
 		return xprt_rdma_err_status(h->err);
-	}
-	/* The common Short reply: RDMA_MSG without any chunk (nothing
-	 * rpcrdma1_check_reply() could object to, nothing placed), an accepted
-	 * SUCCESS, no results to decode (short.c): done. */
-	if (h->proc == RPCRDMA1_MSG && !h->chunks.nreads && !h->chunks.nwrites &&
-	    !h->chunks.reply_present && !h->chunks.nreply && !c->xres && h->hdr_len <= len &&
-	    xprt_short_reply_ok(buf + h->hdr_len, len - h->hdr_len, c->xid)) {
-		r->reply_stat = RPCRDMA_RPC_MSG_ACCEPTED;
-		r->accept_stat = RPCRDMA_RPC_SUCCESS;
-		return 0;
 	}
 	if (rpcrdma1_check_reply(h))
 		return -EBADMSG;
@@ -103,4 +95,21 @@ results:
 		return -EBADMSG;
 	memcpy(r->recv_bulk_len, d.got, sizeof(r->recv_bulk_len));
 	return 0;
+}
+
+int xprt_reply_process(struct xprt_call *c, const uint8_t *buf, size_t len,
+		       const struct rpcrdma1_hdr *h, struct rpcrdma_call_result *r)
+{
+	r->reply_proc = h->proc;
+	/* The common Short reply: RDMA_MSG without any chunk (nothing
+	 * rpcrdma1_check_reply() could object to, nothing placed), an accepted
+	 * SUCCESS, no results to decode (short.c): done. */
+	if (h->proc == RPCRDMA1_MSG && !h->chunks.nreads && !h->chunks.nwrites &&
+	    !h->chunks.reply_present && !h->chunks.nreply && !c->xres && h->hdr_len <= len &&
+	    xprt_short_reply_ok(buf + h->hdr_len, len - h->hdr_len, c->xid)) {
+		r->reply_stat = RPCRDMA_RPC_MSG_ACCEPTED;
+		r->accept_stat = RPCRDMA_RPC_SUCCESS;
+		return 0;
+	}
+	return reply_process_full(c, buf, len, h, r);
 }
