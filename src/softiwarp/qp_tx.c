@@ -63,7 +63,8 @@ static void msg_tagged(struct siw_txmsg *m, uint8_t op, uint32_t stag, uint64_t 
 
 /* Local protection check of a work request's SGEs (RFC 5042 §5: local
  * accesses are checked like remote ones). */
-static bool sges_ok(struct siw_ep *ep, const struct rpcrdma_sge *sg, uint32_t n, uint32_t access)
+static inline bool sges_ok(struct siw_ep *ep, const struct rpcrdma_sge *sg, uint32_t n,
+			   uint32_t access)
 {
 	/* The MR found last time (sends reuse a few pool buffers): not freed
 	 * since (mr_gen), so the pointer is good; every check of

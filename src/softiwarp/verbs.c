@@ -837,7 +837,8 @@ static int send_check(const struct siw_ep *ep, const struct rpcrdma_send_wr *wr,
 }
 
 /* Post a checked send work request of @len bytes, device lock held. */
-static int post_send_locked(struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint64_t len)
+static inline int post_send_locked(struct siw_ep *ep, const struct rpcrdma_send_wr *wr,
+				   uint64_t len)
 {
 	struct siw_wqe *w;
 	ssize_t sent;
