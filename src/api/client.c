@@ -884,15 +884,16 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		bool evs = n > m;
 
 		pthread_mutex_lock(&c->lock);
-		for (int i = 0; i < m; i++)
-			handle_wc(c, &wc[i], &cbl);
-		while (m == 32) {
+		for (;;) {
+			/* one place that handles completions (inlined) */
+			for (int i = 0; i < m; i++)
+				handle_wc(c, &wc[i], &cbl);
+			if (m != 32)
+				break;
 			/* more completions than one batch: keep reaping */
 			pthread_mutex_unlock(&c->lock);
 			m = rpcrdma_cq_poll(c->cq, wc, 32);
 			pthread_mutex_lock(&c->lock);
-			for (int i = 0; i < m; i++)
-				handle_wc(c, &wc[i], &cbl);
 		}
 		t = api_now_ns();
 		c->now_ns = t;
