@@ -62,16 +62,23 @@ wire_capture_once() {
 	local env=$1 buf=$2 rc last size
 	wire_pick_port
 	rm -f "$pcap"
+	# Empty the log here, not only in tcpdump's redirection: that runs in
+	# the background child, maybe after the loop below has read the
+	# previous attempt's "listening on" (the program then ran uncaptured).
+	: >"$work/tcpdump.err"
 	tcpdump -i lo -s 0 -B "$buf" --immediate-mode -U -w "$pcap" "tcp port $port" \
 		2>"$work/tcpdump.err" &
 	tdpid=$!
-	for _ in $(seq 1 100); do
-		grep -q "listening on" "$work/tcpdump.err" 2>/dev/null && break
+	# A loaded machine (ASan, a fuzz job) can take seconds to start it.
+	for _ in $(seq 1 400); do
+		grep -q "listening on" "$work/tcpdump.err" && break
 		kill -0 "$tdpid" 2>/dev/null || break
 		sleep 0.05
 	done
-	grep -q "listening on" "$work/tcpdump.err" ||
+	if ! grep -q "listening on" "$work/tcpdump.err"; then
+		kill -0 "$tdpid" 2>/dev/null && fail "tcpdump not listening after 20 s"
 		skip "tcpdump cannot capture on lo: $(head -1 "$work/tcpdump.err")"
+	fi
 	env "$env=$port" "$wire_bin" >"$work/traffic.out" 2>&1
 	rc=$?
 	cat "$work/traffic.out"
