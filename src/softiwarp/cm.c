@@ -210,9 +210,13 @@ static int sock_open(const struct sockaddr *addr, socklen_t addrlen)
  * all connections to the kernel NFS server in the interop guest). An RPC
  * client holding one credit then waits for its first reply for ever.
  * So: if after RTS we sent at least one frame and nothing at all arrived
- * SIW_NUDGE_MS after the first, we send one zero-length RDMA Write, once per
- * connection, in the RFC 6581 RTR Write form (tagged, STag 0, TO 0, no
- * payload, Last; qp_tx.c builds it for ep->rtr_pending). A zero-length
+ * SIW_NUDGE_MS after the first, we send a zero-length RDMA Write in the
+ * RFC 6581 RTR Write form (tagged, STag 0, TO 0, no payload, Last; qp_tx.c
+ * builds it for ep->rtr_pending). A slow peer (a loaded emulated guest
+ * took 200 ms to establish) may switch even after that nudge arrived, so
+ * while nothing arrives it is repeated with the delay doubled each time,
+ * up to SIW_NUDGE_MAX nudges per connection (20, 40, ... 640 ms apart with
+ * the default: 1.26 s in all). A zero-length
  * tagged Write accesses no memory, so the data sink validates no STag:
  * Linux siw_proc_write() returns before its STag lookup when the segment
  * is empty, as qp_rx.c rx_hdr_tagged() does, in any state.
@@ -228,6 +232,7 @@ static int sock_open(const struct sockaddr *addr, socklen_t addrlen)
  */
 #define SIW_NUDGE_MS        20u
 #define SIW_NUDGE_WINDOW_MS 1000u
+#define SIW_NUDGE_MAX       6u
 
 enum siw_nudge_phase {
 	SIW_NUDGE_OFF = 0,
@@ -262,6 +267,7 @@ static void nudge_arm(struct siw_ep *ep)
 	uint64_t now;
 
 	ep->nudge_phase = SIW_NUDGE_OFF;
+	ep->nudges = 0;
 	if (!ep->nudge_ms || ep->rtr == RPCRDMA_RTR_READ)
 		return;
 	now = siw_now_ms();
@@ -294,6 +300,10 @@ static void nudge_check(struct siw_ep *ep, uint64_t now)
 	}
 	ep->rtr_pending = true;
 	(void)siw_tx_process(ep);
+	if (++ep->nudges < SIW_NUDGE_MAX && ep->state == SIW_EP_RTS) {
+		ep->nudge_phase = SIW_NUDGE_DUE;
+		ep->deadline_ms = now + ((uint64_t)ep->nudge_ms << ep->nudges);
+	}
 }
 
 int siw_cm_connect(struct siw_ep *ep, const struct sockaddr *addr, socklen_t addrlen,

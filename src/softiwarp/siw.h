@@ -480,6 +480,7 @@ struct siw_ep {
 	uint64_t nudge_until;
 	uint64_t nudge_tx_mark, nudge_rx_mark;
 	uint8_t nudge_phase;
+	uint8_t nudges; /* sent on this connection (at most SIW_NUDGE_MAX) */
 
 	struct siw_tx tx;
 	bool tx_deferred; /* RPCRDMA_SEND_DEFER work queued, not yet pushed */

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The first-frame nudge between two provider processes (src/softiwarp/cm.c:
- * the active side sends one zero-length RDMA Write when nothing arrived
- * for 20 ms after its first frame; Linux 6.1 siw can leave that frame
+ * the active side sends a zero-length RDMA Write when nothing arrived for
+ * 20 ms after its first frame, and again with the delay doubled while
+ * nothing arrives, at most 6 in all; Linux 6.1 siw can leave that frame
  * unread otherwise). The child connects and sends one 64-byte Send right
  * after ESTABLISHED; the parent (passive) receives it and stays silent for
  * 250 ms before it answers with a Send.
  *
  * Asserts, per connection:
- *  - round 0 (default period): the child sent exactly two FPDUs by the
- *    time the answer arrived (its Send and one nudge), the parent received
- *    exactly two (the nudge placed nothing, raised no completion, no event,
- *    no Terminate on either side), the Send's and the answer's bytes
+ *  - round 0 (default period): by the time the answer arrived the child
+ *    sent its Send and at least one nudge (about three in 250 ms: 20, 60,
+ *    140 ms; the exact schedule is test_siw_rawpeer's "nudge" case), at
+ *    most 6, and the parent received the Send and at least one nudge
+ *    (the nudges placed nothing, raised no completion, no event, no
+ *    Terminate on either side); the Send's and the answer's bytes
  *    checksummed across;
  *  - round 1 (RPCRDMA_SIW_NUDGE_MS=0 in the child): one FPDU each way, no
  *    nudge.
@@ -40,7 +43,9 @@ static int post_recv(struct siwt_node *n, void *arg)
 	return siwt_post_recv1(n, 1, buf[1], MSG_LEN, rpcrdma_mr_stag(mr));
 }
 
-static void check_stats(struct siwt_node *n, const char *who, uint64_t tx_fpdus, uint64_t rx_fpdus)
+/* FPDU counts within [min, max] each way */
+static void check_stats(struct siwt_node *n, const char *who, uint64_t tx_min, uint64_t tx_max,
+			uint64_t rx_min, uint64_t rx_max)
 {
 	struct rpcrdma_ep_stats st;
 
@@ -50,8 +55,12 @@ static void check_stats(struct siwt_node *n, const char *who, uint64_t tx_fpdus,
 	}
 	printf("%s: tx %llu FPDUs, rx %llu FPDUs\n", who, (unsigned long long)st.tx_fpdus,
 	       (unsigned long long)st.rx_fpdus);
-	SIWT_EQ(st.tx_fpdus, tx_fpdus);
-	SIWT_EQ(st.rx_fpdus, rx_fpdus);
+	SIWT_CHECK(st.tx_fpdus >= tx_min && st.tx_fpdus <= tx_max,
+		   "%s: tx %llu FPDUs, want %llu..%llu", who, (unsigned long long)st.tx_fpdus,
+		   (unsigned long long)tx_min, (unsigned long long)tx_max);
+	SIWT_CHECK(st.rx_fpdus >= rx_min && st.rx_fpdus <= rx_max,
+		   "%s: rx %llu FPDUs, want %llu..%llu", who, (unsigned long long)st.rx_fpdus,
+		   (unsigned long long)rx_min, (unsigned long long)rx_max);
 	SIWT_EQ(st.terminates_tx, 0);
 	SIWT_EQ(st.terminates_rx, 0);
 	SIWT_EQ(st.crc_errors, 0);
@@ -91,7 +100,10 @@ static int child_main(int ctl, void *arg)
 				   "answer bytes differ");
 			verified += MSG_LEN;
 		}
-		check_stats(&n, round ? "child, nudge off" : "child", round ? 1 : 2, 1);
+		if (round)
+			check_stats(&n, "child, nudge off", 1, 1, 1, 1);
+		else
+			check_stats(&n, "child", 2, 1 + 6, 1, 1);
 		SIWT_CHECK(n.ev_n == 0, "child: event %s", siwt_event_str(n.ev[0].type));
 		siwt_send4(ctl, MSG_ROUND, round, 0, 0);
 		if (siwt_expect_pumped(&n, ctl, MSG_DONE, &m) == 0) {
@@ -141,7 +153,10 @@ int main(void)
 		}
 		/* silent: the child's nudge (round 0) arrives meanwhile */
 		siwt_pump_for(&n, SILENT_MS);
-		check_stats(&n, round ? "parent, nudge off" : "parent", 0, round ? 1 : 2);
+		if (round)
+			check_stats(&n, "parent, nudge off", 0, 0, 1, 1);
+		else
+			check_stats(&n, "parent", 0, 0, 2, 1 + 6);
 		SIWT_CHECK(n.ev_n == 0, "parent: event %s", siwt_event_str(n.ev[0].type));
 		SIWT_CHECK(n.rwc_n == 0, "parent: a completion for the nudge");
 		struct rpcrdma_sge sg = {(uintptr_t)buf[0], MSG_LEN, rpcrdma_mr_stag(mr)};
