@@ -386,6 +386,35 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
  * but the last are posted with RPCRDMA_SEND_DEFER, so calls queued together
  * (by completion callbacks that issue new calls, or after a credit grant)
  * leave in one transmit; the last post rings the doorbell. */
+enum tx_res { TX_SENT, TX_FAILED, TX_LOST };
+
+/* Send @s, which is not (or no longer) in the transmit queue. TX_FAILED:
+ * the call failed and is completed; TX_LOST: the connection is lost and
+ * the call waits at the head of the queue for the next one. */
+static enum tx_res tx_one(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more,
+			  struct cb_list *cbl)
+{
+	bool recv_failed = false;
+	int rc = transmit(c, s, more, &recv_failed);
+
+	if (recv_failed) {
+		/* As a failed re-post in handle_wc: the connection is lost;
+		 * the call, not sent, goes first on the next. */
+		s->need_tx = true;
+		s->qnext = c->txq_head;
+		c->txq_head = s;
+		if (!c->txq_tail)
+			c->txq_tail = s;
+		conn_lost(c, cbl);
+		return TX_LOST;
+	}
+	if (rc) {
+		slot_complete(c, s, rc, cbl);
+		return TX_FAILED;
+	}
+	return TX_SENT;
+}
+
 static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	bool held = false;
@@ -400,23 +429,11 @@ static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl)
 			c->txq_tail = NULL;
 		s->need_tx = false;
 		s->qnext = NULL;
-		bool recv_failed = false;
-		int rc = transmit(c, s, more ? RPCRDMA_SEND_DEFER : 0u, &recv_failed);
+		enum tx_res r = tx_one(c, s, more ? RPCRDMA_SEND_DEFER : 0u, cbl);
 
-		if (recv_failed) {
-			/* As a failed re-post in handle_wc: the connection is
-			 * lost; the call, not sent, goes first on the next. */
-			s->need_tx = true;
-			s->qnext = c->txq_head;
-			c->txq_head = s;
-			if (!c->txq_tail)
-				c->txq_tail = s;
-			conn_lost(c, cbl);
+		if (r == TX_LOST)
 			break;
-		}
-		if (rc)
-			slot_complete(c, s, rc, cbl);
-		else
+		if (r == TX_SENT)
 			held = more;
 	}
 	if (held && c->ep)
@@ -1340,20 +1357,26 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 	c->st.calls++;
 	if (async)
 		c->nasync++;
-	txq_push(c, s);
+	*out = s;
 	if (from_cb) {
 		c->cb_issued++;
 		if (!c->cb_last) {
-			c->cb_queued++;
-			*out = s; /* the last callback's call takes it along */
+			txq_push(c, s);
+			c->cb_queued++; /* the last callback's call takes it along */
 			return 0;
 		}
 		c->cb_queued = 0; /* all go now, this one last (kick_tx) */
 	}
+	if (!c->txq_head && c->state == C_UP && xprt_credits_may_send(&c->cr)) {
+		/* nothing waits before it: what kick_tx would do, directly */
+		if (tx_one(c, s, 0, cbl) == TX_LOST)
+			c->st.credit_stalls++; /* waits for a connection */
+		return 0;
+	}
+	txq_push(c, s);
 	kick_tx(c, cbl);
 	if (s->need_tx)
 		c->st.credit_stalls++; /* waits for a credit or a connection */
-	*out = s;
 	return 0;
 }
 
