@@ -21,7 +21,7 @@ bin=${1:?usage: bidi_wire.sh TRAFFIC_BINARY}
 . "$(dirname "$0")/../lib/wire_capture.sh"
 
 wire_init bidi "$bin"
-wire_capture BIDI_PORT 32768 || fail "tcpdump dropped packets in 3 captures: capture incomplete"
+wire_capture BIDI_PORT 32768 || fail "tcpdump dropped packets in 5 captures: capture incomplete"
 
 # Our programs are unknown to Wireshark: ts has rpc decode them anyway.
 malformed=$(ts -Y "_ws.malformed" | wc -l)

@@ -118,7 +118,7 @@ capture() {
 }
 
 complete=0
-for attempt in 1 2 3; do
+for attempt in 1 2 3 4 5; do
 	if capture "$@"; then
 		complete=1
 		break
