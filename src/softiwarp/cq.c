@@ -34,10 +34,16 @@ static void efd_drain(int fd)
 
 int siw_cq_push(struct siw_dev *dev, struct siw_cq *cq, const struct rpcrdma_wc *wc)
 {
-	if (cq->count == cq->cap)
-		return -ENOSPC;
-	cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
-	cq->count++;
+	if (cq == dev->reap_cq && !cq->count && dev->reap_n < dev->reap_cap) {
+		/* the progress pass that reaps this CQ takes it at once: in
+		 * order, as nothing older waits in the ring */
+		dev->reap_wc[dev->reap_n++] = *wc;
+	} else {
+		if (cq->count == cq->cap)
+			return -ENOSPC;
+		cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
+		cq->count++;
+	}
 	dev->produced++;
 	if (cq->armed && (!cq->solicited_only || wc->status != RPCRDMA_WC_SUCCESS ||
 			  (wc->wc_flags & RPCRDMA_WC_F_SOLICITED))) {

@@ -129,6 +129,13 @@ struct siw_dev {
 	struct siw_creq *creqs; /* every pending connection request */
 
 	int produced; /* completions + events made during one progress call */
+	/* Direct reaping (verbs.c progress_once, for rpcrdma_dev_progress_poll):
+	 * during its lock round, completions of reap_cq that find its ring
+	 * empty go straight into reap_wc[reap_n++] (< reap_cap), not through
+	 * the ring (cq.c siw_cq_push). NULL outside that round. */
+	struct siw_cq *reap_cq;
+	struct rpcrdma_wc *reap_wc;
+	int reap_cap, reap_n;
 	/* endpoints holding RPCRDMA_SEND_DEFER work (ep->tx_deferred); read
 	 * without the lock by progress (atomic), changed with it */
 	uint32_t ndeferred;

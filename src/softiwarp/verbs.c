@@ -159,6 +159,14 @@ static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq
 		return 0; /* an idle busy-poll iteration: no lock round */
 	pthread_mutex_lock(&dev->lock);
 	dev->produced = 0;
+	if (pcq) {
+		/* completions of pcq made in this round go straight to @wc
+		 * while its ring is empty (siw_cq_push) */
+		dev->reap_cq = pcq;
+		dev->reap_wc = wc;
+		dev->reap_cap = nwc;
+		dev->reap_n = 0;
+	}
 	for (int i = 0; i < n; i++) {
 		uint64_t tag = evs[i].data.u64;
 		uint32_t slot = (uint32_t)tag;
@@ -199,8 +207,16 @@ static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq
 		}
 	}
 	produced = dev->produced;
-	if (pcq && produced > 0)
-		*npolled = siw_cq_take(pcq, wc, nwc); /* same lock round */
+	if (pcq) {
+		int got = dev->reap_n;
+
+		dev->reap_cq = NULL;
+		/* what went through the ring (it was not empty, or @wc was
+		 * full), after what was reaped directly: same lock round */
+		if (produced > 0 && pcq->count && got < nwc)
+			got += siw_cq_take(pcq, wc + got, nwc - got);
+		*npolled = got;
+	}
 	pthread_mutex_unlock(&dev->lock);
 	return produced;
 }
