@@ -40,9 +40,24 @@ cat "$TMP/vers.out"
 [ $rc -eq 1 ] || fail "PROG_MISMATCH: exit status $rc, want 1"
 grep -q "low version = 1, high version = 1" "$TMP/vers.out" || fail "no version range"
 
+# every thread of process $1 is stopped (state T): SIGSTOP stops a
+# process's threads one by one as each next runs, after kill returned; on
+# a loaded machine the progress thread answered a ping in between.
+all_stopped() {
+	for st in /proc/"$1"/task/*/stat; do
+		[ "$(sed 's/.*) \(.\).*/\1/' "$st" 2>/dev/null)" = T ] || return 1
+	done
+}
+
 # a server that does not answer (stopped: the kernel still accepts the TCP
 # connection, nobody answers the MPA request): timed out, exit 1
 kill -STOP "$SPID"
+i=0
+until all_stopped "$SPID"; do
+	i=$((i + 1))
+	[ $i -le 100 ] || { kill -CONT "$SPID"; fail "server threads not stopped 10 s after SIGSTOP"; }
+	sleep 0.1
+done
 "$PING" 127.0.0.1 -p "$RPORT" -w 1 >"$TMP/stopped.out" 2>&1
 rc=$?
 kill -CONT "$SPID"
