@@ -83,11 +83,20 @@ wire_capture_once() {
 	rc=$?
 	cat "$work/traffic.out"
 	[ $rc -eq 0 ] || fail "traffic program failed ($rc)"
-	# Let tcpdump write out what it has, then stop it.
+	# Let tcpdump write out what it has, then stop it: after SIGINT it may
+	# not read what is still in its ring, and those frames count as
+	# neither captured nor dropped. So wait until the file has not grown
+	# for 0.5 s (a loaded machine can hold tcpdump off the CPU for 0.1 s).
+	local stable=0
 	last=-1
-	for _ in $(seq 1 40); do
+	for _ in $(seq 1 100); do
 		size=$(stat -c %s "$pcap" 2>/dev/null || echo 0)
-		[ "$size" = "$last" ] && break
+		if [ "$size" = "$last" ]; then
+			stable=$((stable + 1))
+			[ $stable -ge 5 ] && break
+		else
+			stable=0
+		fi
 		last=$size
 		sleep 0.1
 	done
