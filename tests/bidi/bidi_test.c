@@ -13,6 +13,7 @@
 
 int bt_failures;
 int bt_slow_budget;
+int bt_slow_hold, bt_slow_hold_expired, bt_slow_entered;
 
 uint64_t bt_now_ns(void)
 {
@@ -492,6 +493,14 @@ static void cb_dispatch(struct rpcrdma_bc_req *req, uint32_t proc, XDR *args, vo
 		u_int ms = 0;
 
 		rpcrdma_bc_getargs(req, (xdrproc_t)xdr_u_int, &ms);
+		__atomic_add_fetch(&bt_slow_entered, 1, __ATOMIC_SEQ_CST);
+		for (int i = 0; __atomic_load_n(&bt_slow_hold, __ATOMIC_SEQ_CST); i++) {
+			if (i == 3000) {
+				__atomic_store_n(&bt_slow_hold_expired, 1, __ATOMIC_SEQ_CST);
+				break;
+			}
+			usleep(10000);
+		}
 		if (__atomic_fetch_sub(&bt_slow_budget, 1, __ATOMIC_SEQ_CST) > 0)
 			usleep(ms * 1000u);
 		rpcrdma_bc_reply(req, NULL, NULL);

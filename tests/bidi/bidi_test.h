@@ -112,8 +112,12 @@ int bt_server_start(struct tl_server *srv, const struct bt_srv_cfg *cfg);
 int bt_server_stop(struct tl_server *srv);
 
 /* The client side: a client with a backchannel (@bc may be NULL) and the
- * CB program registered. CB_SLOW sleeps while *bt_slow_budget > 0. */
+ * CB program registered. CB_SLOW sleeps while *bt_slow_budget > 0. While
+ * bt_slow_hold is set, CB_SLOW first waits for it to clear (at most 30 s;
+ * then it sets bt_slow_hold_expired); bt_slow_entered counts the CB_SLOW
+ * calls that reached the callback. (Atomic access.) */
 extern int bt_slow_budget;
+extern int bt_slow_hold, bt_slow_hold_expired, bt_slow_entered;
 int bt_client(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
 	      struct rpcrdma_clnt **out);
 int bt_ctl(struct rpcrdma_clnt *c, uint32_t op, uint32_t a, uint32_t b, uint32_t cc,
