@@ -742,6 +742,17 @@ int siwt_wc(struct siwt_node *n, bool recv, struct rpcrdma_wc *wc, int timeout_m
 	}
 }
 
+void siwt_forget(struct siwt_node *n)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n->ev_n; i++)
+		if (n->ev[i].type == RPCRDMA_EV_CONNECT_REQUEST)
+			n->ev[k++] = n->ev[i];
+	n->ev_n = k;
+	n->swc_n = n->rwc_n = 0;
+}
+
 int siwt_event(struct siwt_node *n, struct rpcrdma_event *ev, int timeout_ms)
 {
 	uint64_t deadline = siwt_now_ms() + (uint64_t)timeout_ms;

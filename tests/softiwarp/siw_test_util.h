@@ -190,6 +190,10 @@ int siwt_pump(struct siwt_node *n, int timeout_ms);
 /* Pops the oldest completion of the send (recv=false) or receive CQ,
  * pumping up to timeout_ms. -ETIMEDOUT when none came. */
 int siwt_wc(struct siwt_node *n, bool recv, struct rpcrdma_wc *wc, int timeout_ms);
+/* Forgets the collected completions and events of a connection that
+ * ended, but keeps CONNECT_REQUESTs: those belong to the listener, and a
+ * peer that reconnects at once may already have sent the next one. */
+void siwt_forget(struct siwt_node *n);
 /* Pops the oldest event, pumping up to timeout_ms. */
 int siwt_event(struct siwt_node *n, struct rpcrdma_event *ev, int timeout_ms);
 /* Waits for an event of type want; an event of another type fails the

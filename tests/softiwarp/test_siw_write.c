@@ -342,7 +342,10 @@ static int parent_conn(struct siwt_node *n, int ctl, uint8_t *reg, uint8_t *mode
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
 	rpcrdma_mr_dereg(rmr);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	/* (the child reconnects as soon as it has MSG_BYE: its next
+	 * CONNECT_REQUEST may be queued already; dropping it made the next
+	 * accept wait 15 s, once under load) */
+	siwt_forget(n);
 	return 0;
 }
 
