@@ -293,7 +293,7 @@ static void parent_orderly(struct siwt_node *n, int ctl, uint8_t *big)
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n); /* keeps a next CONNECT_REQUEST */
 }
 
 static void parent_abort(struct siwt_node *n, int ctl, uint8_t *big)
@@ -332,7 +332,7 @@ static void parent_abort(struct siwt_node *n, int ctl, uint8_t *big)
 	}
 	siwt_send4(ctl, MSG_NEXT, 0, 0, 0);
 	rpcrdma_mr_dereg(mr);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n); /* keeps a next CONNECT_REQUEST */
 }
 
 int main(void)

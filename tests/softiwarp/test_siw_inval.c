@@ -218,7 +218,7 @@ static void parent_refused(struct siwt_node *n, int ctl, bool foreign)
 	siwt_send4(ctl, MSG_NEXT, 0, 0, 0);
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n); /* keeps a next CONNECT_REQUEST */
 }
 
 int main(void)
@@ -290,7 +290,7 @@ int main(void)
 	siwt_send4(ctl, MSG_NEXT, 0, 0, 0);
 	rpcrdma_ep_destroy(n.ep);
 	n.ep = NULL;
-	n.swc_n = n.rwc_n = n.ev_n = 0;
+	siwt_forget(&n); /* keeps a next CONNECT_REQUEST */
 
 	if (!siwt_failures)
 		parent_refused(&n, ctl, true);

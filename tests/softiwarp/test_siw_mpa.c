@@ -472,7 +472,7 @@ static void parent_case(struct siwt_node *n, int ctl, unsigned c)
 		rpcrdma_ep_destroy(n->ep);
 		n->ep = NULL;
 	}
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n); /* keeps a next CONNECT_REQUEST */
 }
 
 int main(void)

@@ -169,7 +169,7 @@ int main(void)
 		siwt_expect_event(&n, RPCRDMA_EV_DISCONNECTED, &ev, 10000);
 		rpcrdma_ep_destroy(n.ep);
 		n.ep = NULL;
-		n.swc_n = n.rwc_n = n.ev_n = 0;
+		siwt_forget(&n); /* keeps a next CONNECT_REQUEST */
 	}
 out:
 	siwt_wait_child(pid, siwt_failures ? 1 : 30);

@@ -327,7 +327,7 @@ static int parent_case(struct siwt_node *n, int ctl, const char *name, const uin
 	siwt_send4(ctl, MSG_NEXT, 0, 0, 0);
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n); /* keeps a next CONNECT_REQUEST */
 	return 0;
 }
 
