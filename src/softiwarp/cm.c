@@ -247,17 +247,7 @@ static uint32_t nudge_step(const struct siw_ep *ep)
 
 static uint32_t nudge_period(void)
 {
-	const char *e = getenv("RPCRDMA_SIW_NUDGE_MS");
-	char *end;
-	unsigned long v;
-
-	if (!e || !*e)
-		return SIW_NUDGE_MS;
-	errno = 0;
-	v = strtoul(e, &end, 10);
-	if (errno || *end || v > 60000ul)
-		return SIW_NUDGE_MS;
-	return (uint32_t)v;
+	return siw_env_u32("RPCRDMA_SIW_NUDGE_MS", SIW_NUDGE_MS, 0, 60000u);
 }
 
 /* At RTS (active side). Not with a Read RTR: its Read Response is the

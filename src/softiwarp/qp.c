@@ -114,7 +114,6 @@ void siw_ep_enter_rts(struct siw_ep *ep)
 {
 	const char *e = getenv("RPCRDMA_SIW_RX_PREDICT");
 	const char *w = getenv("RPCRDMA_SIW_RX_PREDICT_WRITE");
-	const char *b = getenv("RPCRDMA_SIW_TX_BATCH");
 
 	ep->state = SIW_EP_RTS;
 	ep->deadline_ms = 0;
@@ -125,14 +124,9 @@ void siw_ep_enter_rts(struct siw_ep *ep)
 		ep->rx.pred_off = true;
 	if (w && strcmp(w, "1") == 0)
 		ep->rx.pred_write = true;
-	ep->tx_cap = SIW_TX_BYTES;
-	ep->tx_cap_crc = SIW_TX_BYTES_CRC;
-	if (b && *b) {
-		unsigned long v = strtoul(b, NULL, 0);
-
-		if (v >= 4096 && v <= SIW_TX_BYTES_MAX)
-			ep->tx_cap = ep->tx_cap_crc = (uint32_t)v;
-	}
+	ep->tx_cap = siw_env_u32("RPCRDMA_SIW_TX_BATCH", SIW_TX_BYTES, 4096, SIW_TX_BYTES_MAX);
+	ep->tx_cap_crc =
+	    siw_env_u32("RPCRDMA_SIW_TX_BATCH", SIW_TX_BYTES_CRC, 4096, SIW_TX_BYTES_MAX);
 	if (ep->rx.state == SIW_RX_MPA) {
 		ep->rx.state = SIW_RX_HDR;
 		ep->rx.hdr_have = 0;

@@ -630,6 +630,9 @@ uint32_t siw_mpa_build(uint8_t *buf, bool reply, uint16_t flags, uint8_t rev, bo
 int siw_mpa_read(int fd, struct siw_mpa_in *in, const char *key);
 /* Socket setup for data transfer. */
 void siw_sock_tune(int fd, uint32_t sockbuf);
+/* verbs.c: the environment variable NAME as an unsigned number (C notation)
+ * within [min, max]; def when unset, empty or not such a number */
+uint32_t siw_env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max);
 
 /* cq.c: ops */
 int siw_cq_create(struct rpcrdma_dev *d, const struct rpcrdma_cq_attr *attr,

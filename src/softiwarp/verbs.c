@@ -493,21 +493,18 @@ static uint32_t attr_or(uint32_t mask, uint32_t bit, uint32_t v, uint32_t def)
 	return (mask & bit) ? v : def;
 }
 
-/* The socket buffer size when the endpoint attributes leave it unset:
- * RPCRDMA_SIW_SOCKBUF (bytes, 0 = the kernel's autotuning) if set, else
- * SIW_DEF_SOCKBUF. For measuring (bench/provider/README.md). */
-static uint32_t default_sockbuf(void)
+uint32_t siw_env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max)
 {
-	const char *e = getenv("RPCRDMA_SIW_SOCKBUF");
+	const char *e = getenv(name);
 	char *end;
 	unsigned long v;
 
 	if (!e || !*e)
-		return SIW_DEF_SOCKBUF;
+		return def;
 	errno = 0;
 	v = strtoul(e, &end, 0);
-	if (errno || *end || v > (256ul << 20))
-		return SIW_DEF_SOCKBUF;
+	if (errno || *end || v < min || v > max)
+		return def;
 	return (uint32_t)v;
 }
 
@@ -576,7 +573,11 @@ int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_
 	ep->max_ulpdu = ulpdu;
 	ep->timeout_ms =
 	    attr_or(m, RPCRDMA_EP_ATTR_TIMEOUT, attr->connect_timeout_ms, SIW_DEF_TIMEOUT);
-	ep->sockbuf = (m & RPCRDMA_EP_ATTR_SOCKBUF) ? attr->sockbuf : default_sockbuf();
+	/* unset: RPCRDMA_SIW_SOCKBUF (bytes, 0 = the kernel's autotuning),
+	 * for measuring (bench/provider/README.md) */
+	ep->sockbuf = (m & RPCRDMA_EP_ATTR_SOCKBUF)
+			  ? attr->sockbuf
+			  : siw_env_u32("RPCRDMA_SIW_SOCKBUF", SIW_DEF_SOCKBUF, 0, 256u << 20);
 	ep->tx_cap = SIW_TX_BYTES; /* siw_ep_enter_rts() may override */
 	ep->tx_cap_crc = SIW_TX_BYTES_CRC;
 	ep->want_crc = (m & RPCRDMA_EP_ATTR_CRC) ? attr->mpa_crc : true;
