@@ -204,6 +204,26 @@ static int mpa_connect(struct raw *r, uint16_t port, uint16_t bits, uint16_t ird
 	return rbits;
 }
 
+static uint16_t g_port; /* the provider's listening port (main) */
+
+/* The provider accepts (CMD_ACCEPT in *m: its IRD 4, MPA rev 2, IRD/ORD
+ * 4/4 wanted, no private data) and we connect with the MPA flags @bits.
+ * Returns the reply's flags, or -1 (a failure is already counted). The
+ * reply to the command is in cmd_reply. */
+static int raw_connect44(int ctl, struct siwt_msg *m, struct raw *r, uint16_t bits, uint16_t *rird,
+			 uint16_t *rord, uint8_t *rpd, size_t *rpdlen)
+{
+	m->u[0] = 4;
+	m->u[1] = 2;
+	m->u[2] = 4;
+	m->u[3] = 4;
+	siwt_send_msg(ctl, m);
+	int got = mpa_connect(r, g_port, bits, 4, 4, NULL, 0, rird, rord, rpd, rpdlen);
+	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || got < 0)
+		return -1;
+	return got;
+}
+
 /* Reads FPDUs until a Terminate (skipping others, e.g. Read Responses);
  * returns the Terminate ULPDU length or -errno. */
 static int read_terminate(struct raw *r, uint8_t *u, size_t cap)
@@ -273,8 +293,6 @@ static void expect_close(struct raw *r)
 	close(r->fd);
 	r->fd = -1;
 }
-
-static uint16_t g_port;
 
 /* R1: request/reply fields, Send, Write, Read, bad CRC -> Terminate. */
 static void case_basic(int ctl)
@@ -405,14 +423,8 @@ static void case_bad_stag(int ctl, bool read)
 	uint16_t rird = 0, rord = 0;
 	size_t rpdlen = 0;
 
-	m.u[0] = 4;
-	m.u[1] = 2;
-	m.u[2] = 4;
-	m.u[3] = 4;
-	siwt_send_msg(ctl, &m);
-	int bits =
-	    mpa_connect(&r, g_port, SIWT_MPA_H | 2, 4, 4, NULL, 0, &rird, &rord, rpd, &rpdlen);
-	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+	int bits = raw_connect44(ctl, &m, &r, SIWT_MPA_H | 2, &rird, &rord, rpd, &rpdlen);
+	if (bits < 0)
 		return;
 	SIWT_EQ(bits, SIWT_MPA_H | 2); /* neither side asked for CRC */
 	uint8_t hdr[64];
@@ -548,14 +560,7 @@ static void case_bad_header(int ctl, unsigned which)
 	uint16_t rird = 0, rord = 0;
 	size_t rpdlen = 0, h = 0;
 
-	m.u[0] = 4;
-	m.u[1] = 2;
-	m.u[2] = 4;
-	m.u[3] = 4;
-	siwt_send_msg(ctl, &m);
-	if (mpa_connect(&r, g_port, SIWT_MPA_H | 2, 4, 4, NULL, 0, &rird, &rord, rpd, &rpdlen) <
-		0 ||
-	    siwt_expect(ctl, MSG_OK, &cmd_reply))
+	if (raw_connect44(ctl, &m, &r, SIWT_MPA_H | 2, &rird, &rord, rpd, &rpdlen) < 0)
 		return;
 	uint32_t rw_stag = (uint32_t)cmd_reply.u[0];
 	uint64_t rw_to = cmd_reply.u[1];
@@ -619,14 +624,7 @@ static void case_batch(int ctl, unsigned bad)
 	size_t rpdlen = 0, bl = 0, hl = 0;
 	uint16_t seglen = 0;
 
-	m.u[0] = 4;
-	m.u[1] = 2;
-	m.u[2] = 4;
-	m.u[3] = 4;
-	siwt_send_msg(ctl, &m);
-	if (mpa_connect(&r, g_port, SIWT_MPA_H | 2, 4, 4, NULL, 0, &rird, &rord, rpd, &rpdlen) <
-		0 ||
-	    siwt_expect(ctl, MSG_OK, &cmd_reply))
+	if (raw_connect44(ctl, &m, &r, SIWT_MPA_H | 2, &rird, &rord, rpd, &rpdlen) < 0)
 		return;
 	/* one Send alone first: the connection is up (RFC 6581 §6) */
 	siwt_fill(pl[0], 20, 0x4200);
@@ -1240,14 +1238,7 @@ static void case_nudge_rx(int ctl)
 	uint16_t rird = 0, rord = 0;
 	size_t rpdlen = 0;
 
-	m.u[0] = 4;
-	m.u[1] = 2;
-	m.u[2] = 4;
-	m.u[3] = 4;
-	siwt_send_msg(ctl, &m);
-	int bits = mpa_connect(&r, g_port, SIWT_MPA_C | SIWT_MPA_H | 2, 4, 4, NULL, 0, &rird, &rord,
-			       rpd, &rpdlen);
-	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+	if (raw_connect44(ctl, &m, &r, SIWT_MPA_C | SIWT_MPA_H | 2, &rird, &rord, rpd, &rpdlen) < 0)
 		return;
 	uint8_t p[40];
 	siwt_fill(p, sizeof(p), 0x7b);
@@ -1368,14 +1359,8 @@ static int wp_connect(int ctl, struct raw *r, unsigned mode, bool crc, uint32_t 
 	*stag = (uint32_t)cmd_reply.u[0];
 	*to = cmd_reply.u[1];
 	siwt_fill(wp_model, WP_BUF, WP_SEED);
-	m.u[0] = 4;
-	m.u[1] = 2;
-	m.u[2] = 4;
-	m.u[3] = 4;
-	siwt_send_msg(ctl, &m);
-	int bits = mpa_connect(r, g_port, (uint16_t)((crc ? SIWT_MPA_C : 0) | SIWT_MPA_H | 2), 4, 4,
-			       NULL, 0, &rird, &rord, rpd, &rpdlen);
-	if (siwt_expect(ctl, MSG_OK, &cmd_reply) || bits < 0)
+	if (raw_connect44(ctl, &m, r, (uint16_t)((crc ? SIWT_MPA_C : 0) | SIWT_MPA_H | 2), &rird,
+			  &rord, rpd, &rpdlen) < 0)
 		return -1;
 	*ro_stag = (uint32_t)cmd_reply.u[2];
 	*ro_to = cmd_reply.u[3];
