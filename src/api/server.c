@@ -150,6 +150,12 @@ struct rpcrdma_svc {
 	 * the progress thread touches it). */
 	uint32_t nheld;
 	uint64_t held_since; /* api_now_ns() of the oldest held reply */
+	/* The request the progress thread runs now is the last of its batch:
+	 * its reply leaves at once instead of being held (progress thread
+	 * only). */
+	bool batch_last;
+	uint32_t done_waiters; /* threads in a wait on done_cv */
+	uint64_t ncalls;       /* st.calls, counted without the lock (atomic) */
 	pthread_t pthr;
 	pthread_t *wthr;
 	uint32_t nwthr;
@@ -169,6 +175,27 @@ static bool on_progress_thread(const struct rpcrdma_svc *s)
 	return s->started && pthread_equal(pthread_self(), s->pthr);
 }
 
+/* Lock held: wake the threads waiting on done_cv, if there are any. */
+static void done_wake(struct rpcrdma_svc *s)
+{
+	if (s->done_waiters)
+		pthread_cond_broadcast(&s->done_cv);
+}
+
+/* Lock held: wait on done_cv (until @ts when not NULL); ETIMEDOUT or 0. */
+static int done_wait(struct rpcrdma_svc *s, const struct timespec *ts)
+{
+	int rc;
+
+	s->done_waiters++;
+	if (ts)
+		rc = pthread_cond_timedwait(&s->done_cv, &s->lock, ts);
+	else
+		rc = pthread_cond_wait(&s->done_cv, &s->lock);
+	s->done_waiters--;
+	return rc;
+}
+
 /* ------------------------------------------------------------------ */
 /* Sending (lock held)                                                 */
 /* ------------------------------------------------------------------ */
@@ -186,7 +213,11 @@ static void send_buf_put(struct svc_conn *c, uint32_t idx)
 	c->sfree[c->nsfree++] = idx;
 }
 
-static int post_send_buf(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t inv_stag)
+/* Post the Send of send buffer @sidx; with @ridx >= 0, receive buffer
+ * @ridx is re-posted first, in the same provider step (the receive is in
+ * place before the reply leaves; see the top of this file). */
+static int post_send_buf(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t inv_stag,
+			 int64_t ridx)
 {
 	struct rpcrdma_sge sge = xprt_pool_sge(&c->sendp, sidx, 0, len);
 	struct rpcrdma_send_wr wr = {
@@ -202,13 +233,27 @@ static int post_send_buf(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t
 		wr.flags |= RPCRDMA_SEND_INVALIDATE;
 		wr.invalidate_stag = inv_stag;
 	}
-	if (on_progress_thread(c->svc)) {
+	if (on_progress_thread(c->svc) && !c->svc->batch_last) {
 		wr.flags |= RPCRDMA_SEND_DEFER; /* progress_main flushes */
 		c->tx_held = true;
 		if (!c->svc->nheld++)
 			c->svc->held_since = api_now_ns();
 	}
-	rc = rpcrdma_post_send(c->ep, &wr);
+	if (ridx >= 0) {
+		struct rpcrdma_sge rs = xprt_pool_sge(&c->recvp, (uint32_t)ridx, 0, c->recvp.size);
+		struct rpcrdma_recv_wr rw = {
+		    .wr_id = mk_wrid(WR_RECV, (uint32_t)ridx), .sg = &rs, .num_sge = 1};
+		unsigned int np = 0;
+
+		rc = rpcrdma_post_send_recv(c->ep, &wr, &rw, 1, &np);
+		if (np < 1) {
+			/* the receive failed, the Send was not posted */
+			rpcrdma_disconnect(c->ep);
+			rc = rc ? rc : -EIO;
+		}
+	} else {
+		rc = rpcrdma_post_send(c->ep, &wr);
+	}
 	if (rc)
 		send_buf_put(c, sidx);
 	return rc;
@@ -225,7 +270,7 @@ static void send_error(struct svc_conn *c, uint32_t xid, uint32_t err)
 		return;
 	len =
 	    xprt_encode_error(xprt_pool_buf(&c->sendp, sidx), c->sendp.size, xid, s->credits, err);
-	if (len < 0 || post_send_buf(c, sidx, (size_t)len, 0)) {
+	if (len < 0 || post_send_buf(c, sidx, (size_t)len, 0, -1)) {
 		return;
 	}
 	if (err == RPCRDMA1_ERR_VERS)
@@ -259,7 +304,7 @@ static void req_end(struct rpcrdma_svc_req *r, bool repost)
 		repost_recv(c, r->ridx);
 	c->held--;
 	c->svc->st.outstanding--;
-	pthread_cond_broadcast(&c->svc->done_cv);
+	done_wake(c->svc);
 }
 
 /* ------------------------------------------------------------------ */
@@ -704,7 +749,7 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 	case WR_SEND:
 		if (idx < s->credits + SVC_SEND_EXTRA)
 			send_buf_put(c, idx);
-		pthread_cond_broadcast(&s->done_cv);
+		done_wake(s);
 		break;
 	case WR_READ:
 		if (idx < c->nrecv) {
@@ -730,7 +775,7 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 			if (r->writes_pending)
 				r->writes_pending--;
 		}
-		pthread_cond_broadcast(&s->done_cv);
+		done_wake(s);
 		break;
 	default:
 		break;
@@ -796,9 +841,7 @@ static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 		pthread_mutex_unlock(&s->lock);
 		return;
 	}
-	pthread_mutex_lock(&s->lock);
-	s->st.calls++;
-	pthread_mutex_unlock(&s->lock);
+	__atomic_fetch_add(&s->ncalls, 1, __ATOMIC_RELAXED);
 	if (rpcrdma_rpc_check_call(&r->call, RPCRDMA_RPC_FLAVORS_DEFAULT, &rep) == 1) {
 		do_reply(r, &rep, NULL, NULL);
 		return;
@@ -873,9 +916,13 @@ static void flush_held(struct rpcrdma_svc *s)
  * delay the replies of the calls answered before it. */
 #define SVC_HOLD_NS 20000u
 
-static void process_batched(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
+static void process_batched(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r, bool last)
 {
+	/* The last call of a batch sends its reply at once (with the held
+	 * ones before it, in order): nothing follows to share a transmit. */
+	s->batch_last = last;
 	process(s, r);
+	s->batch_last = false;
 	if (s->nheld && api_now_ns() - s->held_since >= SVC_HOLD_NS)
 		flush_held(s);
 }
@@ -895,7 +942,8 @@ static void run_list(struct rpcrdma_svc *s, struct rpcrdma_svc_req *list)
 	while (rev) {
 		struct rpcrdma_svc_req *n = rev->next;
 
-		process_batched(s, rev);
+		/* qhead: only this thread queues there when workers == 0 */
+		process_batched(s, rev, !n && (s->workers || !s->qhead));
 		rev = n;
 	}
 }
@@ -1018,7 +1066,7 @@ static void wait_writes(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000L;
 			}
-			pthread_cond_timedwait(&s->done_cv, &s->lock, &ts);
+			done_wait(s, &ts);
 		}
 	}
 	/* Calls that became ready meanwhile (built newest first): queue them
@@ -1074,7 +1122,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 			pthread_mutex_unlock(&s->lock);
 			return -ENOBUFS;
 		}
-		pthread_cond_wait(&s->done_cv, &s->lock);
+		done_wait(s, NULL);
 	}
 	pthread_mutex_unlock(&s->lock);
 
@@ -1178,15 +1226,16 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		pthread_mutex_unlock(&s->lock);
 		return c->dead ? -ENOTCONN : rc;
 	}
-	/* Receive first, then the Send (see the top of this file). */
-	req_end(r, true);
+	/* Receive first, then the Send (see the top of this file): both in
+	 * one provider step. */
+	req_end(r, false);
 	if (!long_reply) {
 		s->st.short_msgs++;
 		s->st.inline_bytes_tx += hsize + mlen;
 	}
 	if (inv)
 		s->st.remote_invalidations++;
-	rc = post_send_buf(c, sidx, long_reply ? hsize : hsize + mlen, inv);
+	rc = post_send_buf(c, sidx, long_reply ? hsize : hsize + mlen, inv, r->ridx);
 	if (!rc)
 		s->st.replies++;
 	if (rep->reply_stat != RPCRDMA_RPC_MSG_ACCEPTED || rep->accept_stat != RPCRDMA_RPC_SUCCESS)
@@ -1370,7 +1419,7 @@ static void handle_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow
 				c->up = false;
 				/* Flushed Reads end their requests;
 				 * the rest end as they are answered. */
-				pthread_cond_broadcast(&s->done_cv);
+				done_wake(s);
 			}
 			break;
 		case RPCRDMA_EV_TERMINATE:
@@ -1404,7 +1453,7 @@ static void *progress_main(void *arg)
 	struct xprt_spin sp;
 	uint64_t spin_end = 0, next_reap = 0, budget = 0, bytes = 0;
 	uint64_t blocked_at = 0; /* when the loop started blocking, 0: not blocked */
-	uint32_t idle = 0;
+	uint32_t idle = 0, quiet = 0;
 	bool spinning = false;
 
 	xprt_spin_init(&sp, SVC_SPIN_NS, s->progress == RPCRDMA_PROGRESS_BUSY_POLL);
@@ -1442,19 +1491,25 @@ static void *progress_main(void *arg)
 
 		int m = 0;
 
-		pthread_mutex_lock(&s->lock);
-		for (struct svc_conn *c = s->conns; c; c = c->next)
-			m += poll_conn(c, &runnow);
-		/* progress counts completions and events: look for events only
-		 * when it produced more than the completions just reaped (or
-		 * now and then). */
-		if (n > m || t >= next_reap)
-			handle_events(s, &runnow);
-		if (t >= next_reap) {
-			reap_conns(s);
-			next_reap = t + 5000000ull;
+		/* An idle spin iteration (progress produced nothing) looks at
+		 * the CQs only every 16th time: what appears there without
+		 * progress are completions of posts (Sends that TCP took at
+		 * once), which only free send buffers. */
+		if (n != 0 || tmo != 0 || (++quiet & 15) == 0) {
+			pthread_mutex_lock(&s->lock);
+			for (struct svc_conn *c = s->conns; c; c = c->next)
+				m += poll_conn(c, &runnow);
+			/* progress counts completions and events: look for
+			 * events only when it produced more than the
+			 * completions just reaped (or now and then). */
+			if (n > m || t >= next_reap)
+				handle_events(s, &runnow);
+			if (t >= next_reap) {
+				reap_conns(s);
+				next_reap = t + 5000000ull;
+			}
+			pthread_mutex_unlock(&s->lock);
 		}
-		pthread_mutex_unlock(&s->lock);
 		if (n > 0 || runnow) {
 			/* Activity: a spin that saw it paid off; spin again
 			 * after handling it. */
@@ -1481,7 +1536,7 @@ static void *progress_main(void *arg)
 			while (q) {
 				struct rpcrdma_svc_req *nx = q->next;
 
-				process_batched(s, q);
+				process_batched(s, q, !nx);
 				q = nx;
 			}
 		}
@@ -1733,7 +1788,7 @@ int rpcrdma_svc_stop(struct rpcrdma_svc *s, int timeout_ms)
 			held += c->held;
 		if (!held)
 			break;
-		if (pthread_cond_timedwait(&s->done_cv, &s->lock, &dl) == ETIMEDOUT) {
+		if (done_wait(s, &dl) == ETIMEDOUT) {
 			rc = -ETIMEDOUT;
 			break;
 		}
@@ -1795,6 +1850,7 @@ int rpcrdma_svc_stats(struct rpcrdma_svc *s, struct rpcrdma_xprt_stats *st)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
 	*st = s->st;
+	st->calls = __atomic_load_n(&s->ncalls, __ATOMIC_RELAXED);
 	st->credits = s->credits;
 	st->inline_send = s->inline_send;
 	st->inline_recv = s->inline_recv;
@@ -1914,11 +1970,12 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 		}
 		mlen = rpcrdma_xdr_getpos(&x);
 	}
-	/* Receive first, then the Send (see the top of this file). */
-	req_end(r, true);
+	/* Receive first, then the Send (see the top of this file): both in
+	 * one provider step. */
+	req_end(r, false);
 	s->st.short_msgs++;
 	s->st.inline_bytes_tx += XPRT_SHORT_HDR + mlen;
-	rc = post_send_buf(c, sidx, XPRT_SHORT_HDR + mlen, 0);
+	rc = post_send_buf(c, sidx, XPRT_SHORT_HDR + mlen, 0, r->ridx);
 	if (!rc)
 		s->st.replies++;
 	pthread_mutex_unlock(&s->lock);
