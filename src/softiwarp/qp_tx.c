@@ -481,11 +481,11 @@ static void tx_took(struct siw_ep *ep, uint64_t n)
 }
 
 /*
- * siw_post_send()'s direct path, device lock held: a lone unsignaled Send
- * (no SIW_TX_IOV overflow, one FPDU, no CRC) on an idle transmitter goes
- * out with one sendmsg() before it becomes a send-queue entry; one that
- * completes successfully unsignaled leaves no completion, so when TCP takes
- * every byte there is nothing more to do. Returns 0: sent completely; -1:
+ * siw_post_send()'s direct path, device lock held: a lone plain Send (no
+ * invalidate, solicited event or fence; no SIW_TX_IOV overflow, one FPDU, no
+ * CRC) on an idle transmitter goes out with one sendmsg() before it becomes
+ * a send-queue entry; when TCP takes every byte, the caller only pushes the
+ * completion of a signaled one. Returns 0: sent completely; -1:
  * not that case, or nothing sent (queue it as usual, siw_tx_process()
  * retries and deals with the error); n > 0: TCP took n bytes only (queue
  * it, then siw_tx_direct_rest(ep, n)). The FPDU is what
@@ -501,8 +501,8 @@ ssize_t siw_tx_direct(struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint6
 	ssize_t r;
 
 	if (wr->opcode != RPCRDMA_WR_SEND ||
-	    (wr->flags & (RPCRDMA_SEND_SIGNALED | RPCRDMA_SEND_INVALIDATE | RPCRDMA_SEND_SOLICITED |
-			  RPCRDMA_SEND_FENCE | RPCRDMA_SEND_DEFER)) ||
+	    (wr->flags & (RPCRDMA_SEND_INVALIDATE | RPCRDMA_SEND_SOLICITED | RPCRDMA_SEND_FENCE |
+			  RPCRDMA_SEND_DEFER)) ||
 	    ep->sq_head != ep->sq_tail || ep->state != SIW_EP_RTS || tx->blocked || ep->crc ||
 	    ep->fd < 0 || tx->left || tx->mpa_off < tx->mpa_len || ep->tx_deferred ||
 	    ep->term_pending || ep->rtr_pending || ep->irq_tx != ep->irq_tail ||

@@ -880,11 +880,27 @@ static inline int post_send_locked(struct siw_ep *ep, const struct rpcrdma_send_
 
 	if (!ep->used)
 		return -ENOTCONN;
-	/* A lone unsignaled Send on an idle connection: straight to TCP
-	 * (qp_tx.c); queued below only if TCP did not take all of it. */
+	/* A lone Send on an idle connection: straight to TCP (qp_tx.c);
+	 * queued below only if TCP did not take all of it. Its completion
+	 * (signaled) follows every earlier one: the send queue is empty. */
 	sent = siw_tx_direct(ep, wr, len);
-	if (sent == 0)
+	if (sent == 0) {
+		if (wr->flags & RPCRDMA_SEND_SIGNALED) {
+			struct rpcrdma_wc wc = {
+			    .wr_id = wr->wr_id,
+			    .status = RPCRDMA_WC_SUCCESS,
+			    .opcode = RPCRDMA_WC_SEND,
+			    .byte_len = (uint32_t)len,
+			    .ep = &ep->base,
+			};
+
+			if (siw_cq_push(ep->dev, ep->scq, &wc)) {
+				ep->cq_overrun = true;
+				siw_ep_check_overrun(ep);
+			}
+		}
 		return 0;
+	}
 	if (ep->sq_tail - ep->sq_head >= ep->max_send_wr)
 		return -ENOMEM;
 	w = &ep->sq[ep->sq_tail % ep->max_send_wr];
