@@ -632,10 +632,15 @@ void siwt_ep_attr(struct siwt_node *n, struct rpcrdma_ep_attr *a)
 	a->send_cq = n->scq;
 	a->recv_cq = n->rcq;
 	a->evch = n->evch;
-	/* The wire test runs with CRC on; everything else takes defaults. */
+	/* The wire test runs with CRC on; SIWT_CRC=off asks for none on both
+	 * sides (then CRC is off: the provider's CRC-less paths, such as the
+	 * direct Send); everything else takes defaults (CRC on). */
 	if (getenv("SIWT_WIRE")) {
 		a->comp_mask |= RPCRDMA_EP_ATTR_CRC;
 		a->mpa_crc = true;
+	} else if (getenv("SIWT_CRC") && !strcmp(getenv("SIWT_CRC"), "off")) {
+		a->comp_mask |= RPCRDMA_EP_ATTR_CRC;
+		a->mpa_crc = false;
 	}
 }
 
