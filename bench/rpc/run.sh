@@ -171,46 +171,88 @@ case_run sweep_r --workload read --sizes $sweep --peer both --tcp-server svc \
 	--plot "$out/sweep-read.png"
 
 
-# client user-space instructions per NULL call: the difference of two runs
-# (n1 and n2 calls, one in flight) divided by n2 - n1, so set-up and
-# teardown cancel out. perf stat if the PMU counts instructions:u here,
-# else callgrind.
-instr_rdma= instr_tcp= instr_how="skipped"
+# user-space instructions per NULL call, client and server: the difference
+# of two runs (n1 and n2 calls, one in flight) divided by n2 - n1, so
+# set-up and teardown cancel out. The side counted runs under the counter,
+# the other side natively: the client against the server started above;
+# the server (a second one, started under the counter for each run: RDMA
+# and svc_run threads in one process, as above) against a native client.
+# perf stat if the PMU counts instructions:u here, else callgrind.
+instr_rdma= instr_tcp= sinstr_rdma= sinstr_tcp= instr_how="skipped"
 if [ $instr = 1 ]; then
+	# $W: the counter's command prefix; counted FILE-SUFFIX: its count
 	if perf stat -x, -e instructions:u true 2>&1 | grep -q '^[0-9]'; then
 		instr_how="perf stat -e instructions:u (least of 3 pairs)"
-		count_instr() {
-			timeout 600 $pre perf stat -x, -e instructions:u -o "$out/pstat" $C0 --workload null --count "$1" \
-				--no-progress "$2" >/dev/null 2>&1 || return 1
-			sed -n 's/^\([0-9]*\),.*instructions.*/\1/p' "$out/pstat" | head -1
-		}
+		W="perf stat -x, -e instructions:u -o $out/pstat"
+		counted() { sed -n 's/^\([0-9]*\),.*instructions.*/\1/p' "$out/pstat" | head -1; }
 	elif command -v valgrind >/dev/null 2>&1; then
-		instr_how="valgrind --tool=callgrind (Ir, all client threads, least of 3 pairs)"
-		count_instr() {
-			timeout 600 $pre valgrind --tool=callgrind --callgrind-out-file=/dev/null $C0 --workload null \
-				--count "$1" --no-progress "$2" >/dev/null 2>"$out/cg.err" || return 1
-			sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/cg.err" | head -1
-		}
+		instr_how="valgrind --tool=callgrind (Ir, all threads of the counted process, least of 3 pairs)"
+		W="valgrind --tool=callgrind --callgrind-out-file=/dev/null --log-file=$out/cg.err.%p"
+		# the counted process's own log (the fork server's acceptor
+		# child writes its own)
+		counted() { sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/cg.err.$1" | head -1; }
 	else
 		instr_how="unsupported (no PMU for perf stat, no valgrind)"
 	fi
+	count_instr() {
+		rm -f "$out"/cg.err.*
+		timeout 600 $pre $W $C0 --workload null --count "$1" --no-progress "$2" >/dev/null 2>&1 ||
+			return 1
+		# one process: its log is the only one
+		counted "$(ls "$out" | sed -n 's/^cg\.err\.//p' | head -1)"
+	}
+	# the same for a server started under the counter, against a native
+	# client
+	count_server_instr() {
+		slog="$out/cserver.log" ok=1
+		: >"$slog"
+		rm -f "$out"/cg.err.*
+		timeout 600 $pre $W "$perf" server --port 0 --tcp-port 0 --threads "$sthreads" $sarg \
+			>"$slog" 2>&1 &
+		wpid=$!
+		i=0
+		until grep -q "rdma port" "$slog" 2>/dev/null; do
+			i=$((i + 1))
+			if [ $i -gt 300 ] || ! kill -0 "$wpid" 2>/dev/null; then
+				kill "$wpid" 2>/dev/null || true
+				return 1
+			fi
+			sleep 0.1
+		done
+		l=$(grep "rdma port" "$slog")
+		cp=$(echo "$l" | sed -n 's/.* pid \([0-9]*\) .*/\1/p')
+		crp=$(echo "$l" | sed -n 's/.* rdma port \([0-9]*\).*/\1/p')
+		ctp=$(echo "$l" | sed -n 's/.* tcp port \([0-9]*\) (svc_run).*/\1/p')
+		cfp=$(echo "$l" | sed -n 's/.* tcp-fork port \([0-9]*\).*/\1/p')
+		timeout 300 $pre "$perf" client 127.0.0.1 --port "$crp" --tcp-port "$ctp" \
+			--tcp-fork-port "$cfp" $carg --workload null --count "$1" --no-progress "$2" \
+			>/dev/null 2>&1 || ok=0
+		kill -TERM "$cp" 2>/dev/null || true
+		wait "$wpid" 2>/dev/null || true
+		[ $ok = 1 ] || return 1
+		counted "$cp"
+	}
 	if [ "$instr_how" != "${instr_how#perf}" ] || [ "$instr_how" != "${instr_how#valgrind}" ]; then
 		echo "  instructions per NULL call: $instr_how" >&2
 		# Idle busy-poll iterations of the client's progress loop are
 		# counted too, and how many there are depends on how soon the
 		# server answers (load on the machine only adds some): the least
 		# of three pairs is the figure, for both transports alike.
-		for peer in rdma tcp; do
-			best=
-			for rep in 1 2 3; do
-				a=$(count_instr $n1 "--peer=$peer" || true)
-				b=$(count_instr $n2 "--peer=$peer" || true)
-				[ -n "$a" ] && [ -n "$b" ] || continue
-				v=$(awk -v a="$a" -v b="$b" -v n1=$n1 -v n2=$n2 'BEGIN { printf "%.0f", (b - a) / (n2 - n1) }')
-				echo "    $peer pair $rep: $v per call" >&2
-				[ -z "$best" ] || [ "$v" -lt "$best" ] && best=$v
+		for side in client server; do
+			fn=count_instr var=instr
+			[ $side = server ] && fn=count_server_instr var=sinstr
+			for peer in rdma tcp; do
+				best=
+				for rep in 1 2 3; do
+					a=$($fn $n1 "--peer=$peer" || true)
+					b=$($fn $n2 "--peer=$peer" || true)
+					[ -n "$a" ] && [ -n "$b" ] || continue
+					v=$(awk -v a="$a" -v b="$b" -v n1=$n1 -v n2=$n2 'BEGIN { printf "%.0f", (b - a) / (n2 - n1) }')
+					echo "    $side $peer pair $rep: $v per call" >&2
+					[ -z "$best" ] || [ "$v" -lt "$best" ] && best=$v
+				done
+				[ -n "$best" ] && eval "${var}_$peer=$best"
 			done
-			[ -n "$best" ] && eval "instr_$peer=$best"
 		done
 	fi
 fi
@@ -225,6 +267,7 @@ echo "placement: server CPU ${scpu:-unpinned}, client CPU ${ccpu:-unpinned} ($pl
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); per-case output and CSV in $out"
 echo
 awk -F, -v instr_rdma="$instr_rdma" -v instr_tcp="$instr_tcp" -v instr_how="$instr_how" \
+	-v sinstr_rdma="$sinstr_rdma" -v sinstr_tcp="$sinstr_tcp" \
 	-v prov_read="$prov_read" -v prov_write="$prov_write" \
 	-v rss1="$(jnum server_rss_kb_1 "$out/conn.json")" \
 	-v rssn="$(jnum server_rss_kb_n "$out/conn.json")" \
@@ -274,6 +317,12 @@ END {
 	    "libtirpc 1 thr " best_p50_how, best_p50 ? p / best_p50 : 0, "<=", 1)
 	row("NULL user-space instructions/call (client)", instr_rdma, instr_tcp, "libtirpc 1 thread",
 	    instr_tcp ? instr_rdma / instr_tcp : 0, "<", 1)
+	row("NULL user-space instructions/call (server)", sinstr_rdma, sinstr_tcp, "libtirpc svc_run",
+	    sinstr_tcp ? sinstr_rdma / sinstr_tcp : 0, "<", 1)
+	ca = (instr_rdma != "" && sinstr_rdma != "") ? instr_rdma + sinstr_rdma : ""
+	cb = (instr_tcp != "" && sinstr_tcp != "") ? instr_tcp + sinstr_tcp : ""
+	row("NULL user-space instructions/call (both)", ca, cb, "libtirpc client + svc_run",
+	    cb ? ca / cb : 0, "<", 1)
 	a = mb["bulk_q1/rdma/write/1048576"]; b = mb["bulk_q1/tcp/write/1048576"]
 	row("WRITE 1 MiB MB/s, 1 thread (Read chunk)", sprintf("%.0f", a), sprintf("%.0f", b), "libtirpc 1 thr svc_run", b ? a / b : 0, ">=", 1.5)
 	a = mb["bulkr_q1/rdma/read/1048576"]; b = mb["bulkr_q1/tcp/read/1048576"]
