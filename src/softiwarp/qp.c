@@ -127,6 +127,8 @@ void siw_ep_enter_rts(struct siw_ep *ep)
 	ep->tx_cap = siw_env_u32("RPCRDMA_SIW_TX_BATCH", SIW_TX_BYTES, 4096, SIW_TX_BYTES_MAX);
 	ep->tx_cap_crc =
 	    siw_env_u32("RPCRDMA_SIW_TX_BATCH", SIW_TX_BYTES_CRC, 4096, SIW_TX_BYTES_MAX);
+	ep->tx_cap_rresp =
+	    siw_env_u32("RPCRDMA_SIW_TX_RRESP", SIW_TX_RRESP_BYTES, 4096, SIW_TX_BYTES_MAX);
 	if (ep->rx.state == SIW_RX_MPA) {
 		ep->rx.state = SIW_RX_HDR;
 		ep->rx.hdr_have = 0;

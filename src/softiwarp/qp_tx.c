@@ -29,8 +29,8 @@
  * RDMA Writes and Sends are batched up to SIW_TX_BYTES (512 KiB, siw.h):
  * smaller pieces measured slower for one RPC READ of 1 MiB (p50 103-118 us
  * whole, 116-126 us in 256 KiB pieces) but larger ones lose bandwidth
- * with many Writes in flight. */
-#define TX_RRESP_BYTES (256u << 10)
+ * with many Writes in flight. The piece is SIW_TX_RRESP_BYTES (siw.h),
+ * ep->tx_cap_rresp. */
 
 static void msg_src(struct siw_txmsg *m, const struct rpcrdma_sge *sge, uint32_t nsge)
 {
@@ -577,7 +577,7 @@ static void tx_build_batch(struct siw_ep *ep)
 		/* a message that does not fit stays in tx->msg for the next
 		 * batch */
 		cap = ep->crc                             ? ep->tx_cap_crc
-		      : tx->msg.kind == SIW_TXM_READ_RESP ? TX_RRESP_BYTES
+		      : tx->msg.kind == SIW_TXM_READ_RESP ? ep->tx_cap_rresp
 							  : ep->tx_cap;
 		if (tx->left >= cap || !tx_build_fpdu(ep))
 			break;

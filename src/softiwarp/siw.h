@@ -56,6 +56,9 @@
 #endif
 #define SIW_TX_BYTES_CRC (256u << 10)
 #define SIW_TX_BYTES_MAX (64u << 20)
+/* Read Responses without CRC go in pieces of this many bytes (qp_tx.c);
+ * RPCRDMA_SIW_TX_RRESP=BYTES overrides (qp.c). */
+#define SIW_TX_RRESP_BYTES (256u << 10)
 /* rx staging: headers and trailers are read through this; bulk payload is
  * received straight into the target memory (qp_rx.c). */
 #define SIW_RX_STAGE 512u
@@ -494,6 +497,7 @@ struct siw_ep {
 	/* bytes of Writes/Sends gathered into one sendmsg(), CRC off/on
 	 * (SIW_TX_BYTES, SIW_TX_BYTES_CRC; RPCRDMA_SIW_TX_BATCH overrides) */
 	uint32_t tx_cap, tx_cap_crc;
+	uint32_t tx_cap_rresp; /* Read Responses, CRC off (SIW_TX_RRESP_BYTES) */
 	struct siw_rx rx;
 
 	/* connection management (cm.c) */

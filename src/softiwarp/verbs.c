@@ -580,6 +580,7 @@ int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_
 			  : siw_env_u32("RPCRDMA_SIW_SOCKBUF", SIW_DEF_SOCKBUF, 0, 256u << 20);
 	ep->tx_cap = SIW_TX_BYTES; /* siw_ep_enter_rts() may override */
 	ep->tx_cap_crc = SIW_TX_BYTES_CRC;
+	ep->tx_cap_rresp = SIW_TX_RRESP_BYTES;
 	ep->want_crc = (m & RPCRDMA_EP_ATTR_CRC) ? attr->mpa_crc : true;
 	ep->want_rev = (m & RPCRDMA_EP_ATTR_MPA_REV) ? attr->mpa_rev : (uint8_t)MPA_REV2;
 	ep->want_rtr = (m & RPCRDMA_EP_ATTR_RTR) ? attr->rtr : RPCRDMA_RTR_NONE;
