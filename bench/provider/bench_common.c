@@ -45,7 +45,8 @@ static void usage(void)
 		"  --qd N            operations in flight (default 16)\n"
 		"  --timeout S       kill this process after S seconds (default 60)\n"
 		"  --yield           poll mode: sched_yield() when a poll finds nothing\n"
-		"  --progress-wait   softiwarp block mode: rpcrdma_dev_progress(dev, 1000) waits\n",
+		"  --progress-wait   block mode: the provider's own wait (rpcrdma_dev_progress(dev,\n"
+		"                    1000) / fi_cq_sread()) instead of poll() on its fd\n",
 		bench_prog);
 	exit(2);
 }

@@ -334,7 +334,7 @@ static void worker_argv(const struct run *r, int server, unsigned port, const ch
 	ARG("%u", timeout);
 	if (r->mode == BENCH_POLL && same_cpu())
 		av[n++] = "--yield";
-	if (r->impl == IMPL_SIW && G.progress_wait)
+	if ((r->impl == IMPL_SIW || r->impl == IMPL_FABRIC) && G.progress_wait)
 		av[n++] = "--progress-wait";
 	if (!server) {
 		av[n++] = "--port";
@@ -496,8 +496,9 @@ static void usage(void)
 	    "  --instr-iters N        round trips under callgrind (default 2000)\n"
 	    "  --timeout S            per worker process (default 60)\n"
 	    "  --repeat N             run every case N times, interleaved; report medians\n"
-	    "  --progress-wait        softiwarp blocking mode waits in rpcrdma_dev_progress(dev,\n"
-	    "                         1000) instead of poll() on its fd + progress(dev, 0)\n"
+	    "  --progress-wait        blocking mode waits in each provider's own call:\n"
+	    "                         rpcrdma_dev_progress(dev, 1000) / fi_cq_sread(), instead\n"
+	    "                         of poll() on the provider's fd + a non-blocking poll\n"
 	    "  --quick                short run: 0.3 s per bandwidth test, 3000 round trips\n");
 	exit(2);
 }
@@ -941,6 +942,10 @@ static void print_table(void)
 		       G.progress_wait
 			   ? "rpcrdma_dev_progress(dev, 1000) waits on the device fd"
 			   : "poll() on rpcrdma_dev_fd(), then rpcrdma_dev_progress(dev, 0)");
+	if (G.impls & 2)
+		printf("libfabric blocking mode: %s\n",
+		       G.progress_wait ? "fi_cq_sread() waits on the CQ"
+				       : "fi_trywait() + poll() on the CQ's fd, then fi_cq_read()");
 	if (same_cpu() && (G.modes & 2))
 		printf("busy-polling on one CPU: workers sched_yield() after an empty poll\n");
 	printf("RTT: 64-byte Send round trip; bandwidth: 1 MiB ops, %u in flight, %.1f s each; "

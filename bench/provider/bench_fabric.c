@@ -226,7 +226,18 @@ static int progress(void)
 		}
 		if (n != -FI_EAGAIN)
 			bench_die("fi_cq_read: %s", fi_strerror((int)-n));
-		if (opt.mode == BENCH_BLOCK) {
+		if (opt.mode == BENCH_BLOCK && opt.progress_wait) {
+			/* libfabric's own blocking wait (the counterpart of
+			 * softiwarp's rpcrdma_dev_progress(dev, 1000)) */
+			n = fi_cq_sread(F.cq, ce, 16, NULL, 1000);
+			if (n > 0)
+				break;
+			if (n == -FI_EAGAIN || n == -FI_EINTR)
+				continue;
+			if (n != -FI_EAVAIL)
+				bench_die("fi_cq_sread: %s", fi_strerror((int)-n));
+			continue; /* fi_cq_read reports the error entry */
+		} else if (opt.mode == BENCH_BLOCK) {
 			struct fid *fids[1] = {&F.cq->fid};
 
 			if (fi_trywait(F.fabric, fids, 1) == FI_SUCCESS) {
