@@ -31,23 +31,24 @@ void bench_die(const char *fmt, ...)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: %s --server|--client [options]\n"
-		"  --host A          peer / listen address (default 127.0.0.1)\n"
-		"  --port N          server port (client: required; server: 0 = any)\n"
-		"  --mode block|poll completion waiting: fd-driven or busy polling\n"
-		"  --crc 0|1         MPA CRC32c (softiwarp only)\n"
-		"  --cpu N           pin this process to CPU N (-1: no pinning)\n"
-		"  --tests LIST      rtt,write,read (client)\n"
-		"  --rtt-iters N     measured 64 B round trips (default 20000)\n"
-		"  --rtt-warmup N    unmeasured round trips first (default 1000)\n"
-		"  --seconds S       seconds per bandwidth test (default 1.5)\n"
-		"  --qd N            operations in flight (default 16)\n"
-		"  --timeout S       kill this process after S seconds (default 60)\n"
-		"  --yield           poll mode: sched_yield() when a poll finds nothing\n"
-		"  --progress-wait   block mode: the provider's own wait (rpcrdma_dev_progress(dev,\n"
-		"                    1000) / fi_cq_sread()) instead of poll() on its fd\n",
-		bench_prog);
+	fprintf(
+	    stderr,
+	    "usage: %s --server|--client [options]\n"
+	    "  --host A          peer / listen address (default 127.0.0.1)\n"
+	    "  --port N          server port (client: required; server: 0 = any)\n"
+	    "  --mode block|poll completion waiting: fd-driven or busy polling\n"
+	    "  --crc 0|1         MPA CRC32c (softiwarp only)\n"
+	    "  --cpu N           pin this process to CPU N (-1: no pinning)\n"
+	    "  --tests LIST      rtt,write,read (client)\n"
+	    "  --rtt-iters N     measured 64 B round trips (default 20000)\n"
+	    "  --rtt-warmup N    unmeasured round trips first (default 1000)\n"
+	    "  --seconds S       seconds per bandwidth test (default 1.5)\n"
+	    "  --qd N            operations in flight (default 16)\n"
+	    "  --timeout S       kill this process after S seconds (default 60)\n"
+	    "  --yield           poll mode: sched_yield() when a poll finds nothing\n"
+	    "  --progress-wait   block mode: the provider's own wait (rpcrdma_dev_progress(dev,\n"
+	    "                    1000) / fi_cq_sread()) instead of poll() on its fd\n",
+	    bench_prog);
 	exit(2);
 }
 
