@@ -43,6 +43,14 @@ enum { WR_RECV = 1, WR_SEND, WR_READ, WR_WRITE };
 #define SVC_MAX_PROGS  32
 #define SVC_STASH      64 /* staging buffers kept for reuse, at most */
 #define SVC_SEND_EXTRA 8
+/* Every SVC_SIGNAL_EVERY-th Send is signaled (and every one while fewer
+ * send buffers are free): its completion frees the buffers of the
+ * unsignaled Sends posted before it (send queue order). At most
+ * SVC_SIGNAL_EVERY - 1 buffers wait for it, fewer than SVC_SEND_EXTRA. */
+#define SVC_SIGNAL_EVERY 4
+/* The wr_id index of the signaled marker posted once a connection is
+ * down: its (flush) completion comes after every earlier Send's. */
+#define SVC_DRAIN_IDX 0xffffffu
 
 struct svc_prog {
 	uint32_t prog, vers;
@@ -98,6 +106,10 @@ struct svc_conn {
 	struct xprt_pool recvp, sendp;
 	uint32_t *sfree;
 	uint32_t nsfree;
+	/* send buffers of posted Sends, in posting order (a ring of nsend):
+	 * back to sfree when a signaled Send at or after them completes */
+	uint32_t *sinfl;
+	uint32_t infl_head, ninfl, unsig;
 	struct xprt_limits lim;
 	struct rpcrdma_svc_req *reqs;
 	bool up, dead;
@@ -213,6 +225,47 @@ static void send_buf_put(struct svc_conn *c, uint32_t idx)
 	c->sfree[c->nsfree++] = idx;
 }
 
+static uint32_t svc_nsend(const struct svc_conn *c)
+{
+	return c->svc->credits + SVC_SEND_EXTRA;
+}
+
+/* A Send completed (signaled, or flushed): it and every Send posted
+ * before it are done with their buffers. SVC_DRAIN_IDX: all of them. */
+static void send_done(struct svc_conn *c, uint32_t idx)
+{
+	uint32_t n = svc_nsend(c), k = 0;
+
+	if (idx != SVC_DRAIN_IDX) {
+		while (k < c->ninfl && c->sinfl[(c->infl_head + k) % n] != idx)
+			k++;
+		if (k == c->ninfl)
+			return; /* freed already (by a later completion) */
+		k++;
+	} else {
+		k = c->ninfl;
+	}
+	while (k--) {
+		send_buf_put(c, c->sinfl[c->infl_head]);
+		c->infl_head = (c->infl_head + 1) % n;
+		c->ninfl--;
+	}
+}
+
+/* The connection is down: a signaled marker after the Sends still
+ * unaccounted for; its flush completion frees their buffers. */
+static void send_drain(struct svc_conn *c)
+{
+	struct rpcrdma_send_wr wr = {
+	    .wr_id = mk_wrid(WR_SEND, SVC_DRAIN_IDX),
+	    .opcode = RPCRDMA_WR_SEND,
+	    .flags = RPCRDMA_SEND_SIGNALED,
+	};
+
+	if (c->ninfl && rpcrdma_post_send(c->ep, &wr))
+		send_done(c, SVC_DRAIN_IDX); /* nothing can complete any more */
+}
+
 /* Post the Send of send buffer @sidx; with @ridx >= 0, receive buffer
  * @ridx is re-posted first, in the same provider step (the receive is in
  * place before the reply leaves; see the top of this file). */
@@ -220,10 +273,11 @@ static int post_send_buf(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t
 			 int64_t ridx)
 {
 	struct rpcrdma_sge sge = xprt_pool_sge(&c->sendp, sidx, 0, len);
+	bool sig = c->unsig + 1 >= SVC_SIGNAL_EVERY || c->nsfree < SVC_SIGNAL_EVERY;
 	struct rpcrdma_send_wr wr = {
 	    .wr_id = mk_wrid(WR_SEND, sidx),
 	    .opcode = RPCRDMA_WR_SEND,
-	    .flags = RPCRDMA_SEND_SIGNALED,
+	    .flags = sig ? RPCRDMA_SEND_SIGNALED : 0,
 	    .sg = &sge,
 	    .num_sge = 1,
 	};
@@ -254,9 +308,13 @@ static int post_send_buf(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t
 	} else {
 		rc = rpcrdma_post_send(c->ep, &wr);
 	}
-	if (rc)
+	if (rc) {
 		send_buf_put(c, sidx);
-	return rc;
+		return rc;
+	}
+	c->sinfl[(c->infl_head + c->ninfl++) % svc_nsend(c)] = sidx;
+	c->unsig = sig ? 0 : c->unsig + 1;
+	return 0;
 }
 
 /* RFC 8166 §4.5: answer a call we will not run. */
@@ -747,8 +805,7 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 			handle_call(c, idx, wc->byte_len, runnow);
 		break;
 	case WR_SEND:
-		if (idx < s->credits + SVC_SEND_EXTRA)
-			send_buf_put(c, idx);
+		send_done(c, idx);
 		done_wake(s);
 		break;
 	case WR_READ:
@@ -1281,6 +1338,7 @@ static void conn_destroy(struct svc_conn *c)
 	xprt_pool_fini(&c->recvp);
 	xprt_pool_fini(&c->sendp);
 	free(c->sfree);
+	free(c->sinfl);
 	free(c);
 }
 
@@ -1328,7 +1386,8 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	if (!rc) {
 		c->reqs = calloc(c->nrecv, sizeof(*c->reqs));
 		c->sfree = calloc(nsend, sizeof(*c->sfree));
-		if (!c->reqs || !c->sfree)
+		c->sinfl = calloc(nsend, sizeof(*c->sinfl));
+		if (!c->reqs || !c->sfree || !c->sinfl)
 			rc = -ENOMEM;
 	}
 	for (uint32_t i = 0; !rc && i < nsend; i++)
@@ -1411,6 +1470,7 @@ static void handle_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow
 			if (c && !c->dead) {
 				poll_conn(c, runnow);
 				c->dead = true;
+				send_drain(c);
 				pull_drop_conn(s, c);
 				if (c->bc)
 					bc_svc_conn_down(c->bc); /* RFC 8167 §5.4 */
@@ -1487,9 +1547,14 @@ static void *progress_main(void *arg)
 
 		if (tmo && !blocked_at)
 			blocked_at = t;
-		int n = rpcrdma_dev_progress(s->dev, tmo);
-
+		/* The first connection's completions made in this progress
+		 * round come back with it (one provider lock round); the
+		 * list of connections changes only on this thread. */
+		struct svc_conn *c0 = s->conns;
+		struct rpcrdma_wc wc0[32];
 		int m = 0;
+		int n = c0 ? rpcrdma_dev_progress_poll(s->dev, tmo, c0->cq, wc0, 32, &m)
+			   : rpcrdma_dev_progress(s->dev, tmo);
 
 		/* An idle spin iteration (progress produced nothing) looks at
 		 * the CQs only every 16th time: what appears there without
@@ -1497,6 +1562,8 @@ static void *progress_main(void *arg)
 		 * once), which only free send buffers. */
 		if (n != 0 || tmo != 0 || (++quiet & 15) == 0) {
 			pthread_mutex_lock(&s->lock);
+			for (int i = 0; i < m; i++)
+				handle_wc(c0, &wc0[i], &runnow);
 			for (struct svc_conn *c = s->conns; c; c = c->next)
 				m += poll_conn(c, &runnow);
 			/* progress counts completions and events: look for
