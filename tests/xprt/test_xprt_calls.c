@@ -339,10 +339,5 @@ int main(void)
 	       (unsigned long long)st.remote_invalidations);
 	rpcrdma_clnt_destroy(c);
 	XT_CHECK(xt_server_stop(&srv) == 0);
-	if (xt_failures) {
-		fprintf(stderr, "%d check(s) failed\n", xt_failures);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	return xt_result();
 }

@@ -68,8 +68,5 @@ int main(void)
 		rpcrdma_clnt_destroy(c);
 	}
 	XT_CHECK(xt_server_stop(&srv) == 0);
-	if (xt_failures)
-		return 1;
-	printf("ok\n");
-	return 0;
+	return xt_result();
 }

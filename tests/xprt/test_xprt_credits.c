@@ -78,8 +78,5 @@ int main(void)
 	       st.max_outstanding, (unsigned long long)st.credit_stalls);
 	rpcrdma_clnt_destroy(c);
 	XT_CHECK(xt_server_stop(&srv) == 0);
-	if (xt_failures)
-		return 1;
-	printf("ok\n");
-	return 0;
+	return xt_result();
 }

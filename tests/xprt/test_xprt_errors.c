@@ -384,8 +384,5 @@ int main(void)
 	XT_CHECK(strcmp(rpcrdma_strerror(-EREMOTEIO), "RDMA_ERROR ERR_CHUNK") == 0);
 	rpcrdma_clnt_destroy(c);
 	XT_CHECK(xt_server_stop(&srv) == 0);
-	if (xt_failures)
-		return 1;
-	printf("ok\n");
-	return 0;
+	return xt_result();
 }

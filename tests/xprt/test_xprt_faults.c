@@ -229,8 +229,5 @@ int main(void)
 	free(wbuf);
 	free(rbuf);
 	free(exp);
-	if (xt_failures)
-		return 1;
-	printf("ok\n");
-	return 0;
+	return xt_result();
 }

@@ -131,8 +131,5 @@ int main(void)
 	XT_CHECK(xt_server_stop(&srv) == 0);
 	free(buf);
 	free(bbuf);
-	if (xt_failures)
-		return 1;
-	printf("ok\n");
-	return 0;
+	return xt_result();
 }

@@ -102,8 +102,5 @@ int main(void)
 	rpcrdma_clnt_destroy(c);
 	free(buf);
 	free(exp);
-	if (xt_failures)
-		return 1;
-	printf("ok\n");
-	return 0;
+	return xt_result();
 }

@@ -109,8 +109,5 @@ int main(void)
 	free(buf);
 	free(in);
 	free(exp);
-	if (xt_failures)
-		return 1;
-	printf("ok\n");
-	return 0;
+	return xt_result();
 }

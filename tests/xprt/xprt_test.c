@@ -226,3 +226,13 @@ int xt_server_stop(struct tl_server *srv)
 {
 	return tl_server_stop(srv, 5000);
 }
+
+int xt_result(void)
+{
+	if (xt_failures) {
+		fprintf(stderr, "%d check(s) failed\n", xt_failures);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}

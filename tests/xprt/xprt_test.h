@@ -89,6 +89,9 @@ int xt_server_start_port(struct tl_server *srv, uint16_t port, const struct rpcr
 			 void (*extra)(struct rpcrdma_svc *svc));
 /* Stop the child; returns its exit status (0 = it saw no failure). */
 int xt_server_stop(struct tl_server *srv);
+/* A test's exit status: 1 after failed checks (counted on stderr), else
+ * 0 and "ok". */
+int xt_result(void);
 
 extern int xt_failures;
 #define XT_CHECK(c)                                                                                \
