@@ -99,10 +99,16 @@ until grep -q "rdma port" "$out/server.log" 2>/dev/null; do
 	fi
 	sleep 0.1
 done
-sline=$(grep "rdma port" "$out/server.log")
-rport=$(echo "$sline" | sed -n 's/.* rdma port \([0-9]*\).*/\1/p')
-tport=$(echo "$sline" | sed -n 's/.* tcp port \([0-9]*\) (svc_run).*/\1/p')
-fport=$(echo "$sline" | sed -n 's/.* tcp-fork port \([0-9]*\).*/\1/p')
+# server_ports LOG: the pid and ports of the server's ready line in LOG
+# (spid_of, rport, tport, fport)
+server_ports() {
+	sline=$(grep "rdma port" "$1")
+	spid_of=$(echo "$sline" | sed -n 's/.* pid \([0-9]*\) .*/\1/p')
+	rport=$(echo "$sline" | sed -n 's/.* rdma port \([0-9]*\).*/\1/p')
+	tport=$(echo "$sline" | sed -n 's/.* tcp port \([0-9]*\) (svc_run).*/\1/p')
+	fport=$(echo "$sline" | sed -n 's/.* tcp-fork port \([0-9]*\).*/\1/p')
+}
+server_ports "$out/server.log"
 C0="$perf client 127.0.0.1 --port $rport --tcp-port $tport --tcp-fork-port $fport $carg"
 # every client run has a deadline, so a wedged server cannot hang the run
 C="timeout 300 $pre $C0"
@@ -204,7 +210,7 @@ if [ $instr = 1 ]; then
 	# the same for a server started under the counter, against a native
 	# client
 	count_server_instr() {
-		slog="$out/cserver.log" ok=1
+		slog="$out/cserver.log"
 		: >"$slog"
 		rm -f "$out"/cg.err.*
 		timeout 600 $pre $W "$perf" server --port 0 --tcp-port 0 --threads "$sthreads" $sarg \
@@ -219,17 +225,18 @@ if [ $instr = 1 ]; then
 			fi
 			sleep 0.1
 		done
-		l=$(grep "rdma port" "$slog")
-		cp=$(echo "$l" | sed -n 's/.* pid \([0-9]*\) .*/\1/p')
-		crp=$(echo "$l" | sed -n 's/.* rdma port \([0-9]*\).*/\1/p')
-		ctp=$(echo "$l" | sed -n 's/.* tcp port \([0-9]*\) (svc_run).*/\1/p')
-		cfp=$(echo "$l" | sed -n 's/.* tcp-fork port \([0-9]*\).*/\1/p')
-		timeout 300 $pre "$perf" client 127.0.0.1 --port "$crp" --tcp-port "$ctp" \
-			--tcp-fork-port "$cfp" $carg --workload null --count "$1" --no-progress "$2" \
-			>/dev/null 2>&1 || ok=0
-		kill -TERM "$cp" 2>/dev/null || true
+		# in a subshell: the main server's ports stay as they are
+		cp=$(
+			server_ports "$slog"
+			ok=1
+			timeout 300 $pre "$perf" client 127.0.0.1 --port "$rport" --tcp-port "$tport" \
+				--tcp-fork-port "$fport" $carg --workload null --count "$1" --no-progress \
+				"$2" >/dev/null 2>&1 || ok=0
+			kill -TERM "$spid_of" 2>/dev/null || true
+			[ $ok = 0 ] || echo "$spid_of"
+		)
 		wait "$wpid" 2>/dev/null || true
-		[ $ok = 1 ] || return 1
+		[ -n "$cp" ] || return 1
 		counted "$cp"
 	}
 	if [ "$instr_how" != "${instr_how#perf}" ] || [ "$instr_how" != "${instr_how#valgrind}" ]; then
