@@ -62,7 +62,8 @@ int main(void)
 				strerror(-rc));
 			break;
 		}
-		printf("client %u accepted after %llu ms\n", k, (unsigned long long)(now_ms() - t0));
+		printf("client %u accepted after %llu ms\n", k,
+		       (unsigned long long)(now_ms() - t0));
 		for (int i = 0; i < ncalls[k]; i++)
 			XT_CHECK(rpcrdma_clnt_call(c, XT_NULL, NULL, NULL, NULL, NULL, NULL) == 0);
 		rpcrdma_clnt_destroy(c);
