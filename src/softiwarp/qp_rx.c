@@ -706,10 +706,10 @@ void siw_ep_rx_pred_stats(struct rpcrdma_ep *rep, uint64_t *fpdus, uint64_t *mis
 {
 	struct siw_ep *ep = to_siw_ep(rep);
 
-	pthread_mutex_lock(&ep->dev->lock);
+	siw_dev_lock(ep->dev);
 	*fpdus = ep->rx.pred_fpdus;
 	*miss = ep->rx.pred_miss;
-	pthread_mutex_unlock(&ep->dev->lock);
+	siw_dev_unlock(ep->dev);
 }
 
 static int rx_replay_from(struct siw_ep *ep, const struct iovec *iov, uint32_t niov, uint32_t idx,
