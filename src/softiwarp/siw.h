@@ -17,11 +17,14 @@
 #ifndef SIW_H
 #define SIW_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "provider/provider_int.h"
 #include "softiwarp/iwarp.h"
@@ -89,6 +92,40 @@ struct siw_poll_slot {
 	struct siw_pollable *p; /* NULL when free */
 	uint32_t gen;
 };
+
+/* ---------------- raw system calls ---------------- */
+
+/*
+ * syscall(2) with its contract (the result, or -1 and errno), for the
+ * system calls of the fast paths (epoll_pwait with a zero timeout, recvfrom,
+ * sendmsg, futex). They are made raw because glibc's wrappers of the first
+ * three are cancellation points, bookkeeping a non-blocking call does not
+ * need. On x86-64 the syscall instruction is issued inline, which also
+ * saves the call into libc's syscall() and its argument shuffle; elsewhere
+ * (and for the static analyzer, which cannot see what the instruction
+ * writes) it is syscall() itself.
+ */
+static inline long siw_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+#if defined(__x86_64__) && !defined(__clang_analyzer__)
+	long ret;
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	if (__builtin_expect(ret < 0 && ret > -4096, 0)) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+#else
+	return syscall(nr, a1, a2, a3, a4, a5, a6);
+#endif
+}
 
 /* ---------------- device lock ---------------- */
 

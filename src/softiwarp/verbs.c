@@ -113,13 +113,13 @@ void siw_timer_rearm(struct siw_dev *dev)
 void siw_lock_wait(struct siw_lock *l)
 {
 	while (__atomic_exchange_n(&l->state, 2u, __ATOMIC_ACQUIRE) != 0u)
-		(void)syscall(SYS_futex, &l->state, FUTEX_WAIT_PRIVATE, 2u, NULL, NULL, 0);
+		(void)siw_syscall(SYS_futex, (long)&l->state, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0);
 }
 
 /* Unlocked from the contended state: wake one sleeper. */
 void siw_lock_wake(struct siw_lock *l)
 {
-	(void)syscall(SYS_futex, &l->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	(void)siw_syscall(SYS_futex, (long)&l->state, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
 /* ---------------- progress ---------------- */
@@ -150,31 +150,16 @@ void siw_flush_deferred(struct siw_dev *dev)
 	}
 }
 
-static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq,
-			 struct rpcrdma_wc *wc, int nwc, int *npolled)
+/* The events one epoll_wait() returned, handled in one lock round. Out of
+ * line: an idle busy-poll iteration (no event) pays only progress_once()'s
+ * small frame. */
+__attribute__((noinline)) static int progress_events(struct siw_dev *dev,
+						     const struct epoll_event *evs, int n,
+						     struct siw_cq *pcq, struct rpcrdma_wc *wc,
+						     int nwc, int *npolled)
 {
-	struct epoll_event evs[64];
-	int n, produced;
+	int produced;
 
-	/* Work held by RPCRDMA_SEND_DEFER goes before we wait for anything
-	 * (provider.h: at the latest with the next progress call). */
-	if (__atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED)) {
-		siw_dev_lock(dev);
-		siw_flush_deferred(dev);
-		siw_dev_unlock(dev);
-	}
-	/* A zero timeout never blocks, so it need not be a cancellation
-	 * point: the raw system call skips glibc's cancellation bookkeeping
-	 * (~90 instructions), which busy-poll loops pay on every iteration.
-	 * A wait that can block stays a cancellation point (epoll_wait()). */
-	if (timeout_ms == 0)
-		n = (int)syscall(SYS_epoll_pwait, dev->epfd, evs, 64, 0, NULL, (size_t)8);
-	else
-		n = epoll_wait(dev->epfd, evs, 64, timeout_ms);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return 0; /* an idle busy-poll iteration: no lock round */
 	siw_dev_lock(dev);
 	dev->produced = 0;
 	if (pcq) {
@@ -237,6 +222,34 @@ static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq
 	}
 	siw_dev_unlock(dev);
 	return produced;
+}
+
+static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq,
+			 struct rpcrdma_wc *wc, int nwc, int *npolled)
+{
+	struct epoll_event evs[64];
+	int n;
+
+	/* Work held by RPCRDMA_SEND_DEFER goes before we wait for anything
+	 * (provider.h: at the latest with the next progress call). */
+	if (__atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED)) {
+		siw_dev_lock(dev);
+		siw_flush_deferred(dev);
+		siw_dev_unlock(dev);
+	}
+	/* A zero timeout never blocks, so it need not be a cancellation
+	 * point: the raw system call skips glibc's cancellation bookkeeping
+	 * (~90 instructions), which busy-poll loops pay on every iteration.
+	 * A wait that can block stays a cancellation point (epoll_wait()). */
+	if (timeout_ms == 0)
+		n = (int)siw_syscall(SYS_epoll_pwait, dev->epfd, (long)evs, 64, 0, 0, 8);
+	else
+		n = epoll_wait(dev->epfd, evs, 64, timeout_ms);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return 0; /* an idle busy-poll iteration: no lock round */
+	return progress_events(dev, evs, n, pcq, wc, nwc, npolled);
 }
 
 static void *progress_thread(void *arg)
