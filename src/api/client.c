@@ -887,6 +887,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 				m = rpcrdma_cq_poll(c->cq, wc, 32);
 				break;
 			}
+			xprt_spin_hint();
 			/* The clock every 4th idle iteration: each one is a
 			 * system call already, so the spin overshoots its end by
 			 * three of them at most. */
