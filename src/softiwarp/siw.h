@@ -127,6 +127,28 @@ static inline long siw_syscall(long nr, long a1, long a2, long a3, long a4, long
 #endif
 }
 
+/* The same with four arguments (rdi, rsi, rdx, r10): r8 and r9 keep the
+ * caller's values across the call. */
+static inline long siw_syscall4(long nr, long a1, long a2, long a3, long a4)
+{
+#if defined(__x86_64__) && !defined(__clang_analyzer__)
+	long ret;
+	register long r10 __asm__("r10") = a4;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+			 : "rcx", "r11", "memory");
+	if (__builtin_expect(ret < 0 && ret > -4096, 0)) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+#else
+	return syscall(nr, a1, a2, a3, a4);
+#endif
+}
+
 /* ---------------- device lock ---------------- */
 
 /*

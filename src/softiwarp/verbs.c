@@ -224,8 +224,10 @@ __attribute__((noinline)) static int progress_events(struct siw_dev *dev,
 	return produced;
 }
 
-static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq,
-			 struct rpcrdma_wc *wc, int nwc, int *npolled)
+/* progress_once() when it may block or has deferred work to flush. */
+__attribute__((noinline)) static int progress_wait(struct siw_dev *dev, int timeout_ms,
+						   struct siw_cq *pcq, struct rpcrdma_wc *wc,
+						   int nwc, int *npolled)
 {
 	struct epoll_event evs[64];
 	int n;
@@ -248,7 +250,32 @@ static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq
 	if (n < 0)
 		return -errno;
 	if (n == 0)
-		return 0; /* an idle busy-poll iteration: no lock round */
+		return 0;
+	return progress_events(dev, evs, n, pcq, wc, nwc, npolled);
+}
+
+/* One progress round. The busy-poll case (zero timeout, nothing deferred)
+ * is kept small, since most of its calls find nothing: one raw system call
+ * and no lock round. */
+static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq,
+			 struct rpcrdma_wc *wc, int nwc, int *npolled)
+{
+	struct epoll_event evs[64];
+	int n;
+
+	if (timeout_ms != 0 || __atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED))
+		return progress_wait(dev, timeout_ms, pcq, wc, nwc, npolled);
+#ifdef SYS_epoll_wait
+	/* epoll_wait: epoll_pwait's effect without a signal mask, in four
+	 * registers (fewer of ours to keep around the call) */
+	n = (int)siw_syscall4(SYS_epoll_wait, dev->epfd, (long)evs, 64, 0);
+#else
+	n = (int)siw_syscall(SYS_epoll_pwait, dev->epfd, (long)evs, 64, 0, 0, 8);
+#endif
+	if (n == 0)
+		return 0; /* an idle busy-poll iteration */
+	if (n < 0)
+		return -errno;
 	return progress_events(dev, evs, n, pcq, wc, nwc, npolled);
 }
 
