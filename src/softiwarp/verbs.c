@@ -257,8 +257,10 @@ __attribute__((noinline)) static int progress_wait(struct siw_dev *dev, int time
 /* One progress round. The busy-poll case (zero timeout, nothing deferred)
  * is kept small, since most of its calls find nothing: one raw system call
  * and no lock round. */
-static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq,
-			 struct rpcrdma_wc *wc, int nwc, int *npolled)
+static inline __attribute__((always_inline)) int progress_once(struct siw_dev *dev, int timeout_ms,
+							       struct siw_cq *pcq,
+							       struct rpcrdma_wc *wc, int nwc,
+							       int *npolled)
 {
 	struct epoll_event evs[64];
 	int n;
