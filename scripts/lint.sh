@@ -12,7 +12,10 @@ if ! clang-format --dry-run --Werror "${files[@]}"; then
 fi
 mapfile -t srcs < <(git ls-files 'src/*.c')
 if [ ${#srcs[@]} -gt 0 ]; then
-	if ! printf '%s\n' "${srcs[@]}" | xargs -P "$(nproc)" -n 4 clang-tidy -p "$build" --quiet 2>/dev/null; then
+	# -ffat-lto-objects (the LTO of a Release/RelWithDebInfo build with GCC,
+	# CMakeLists.txt) is a GCC option clang does not know: not a finding.
+	if ! printf '%s\n' "${srcs[@]}" | xargs -P "$(nproc)" -n 4 clang-tidy -p "$build" --quiet \
+		--extra-arg=-Wno-ignored-optimization-argument 2>/dev/null; then
 		echo "lint: clang-tidy found problems"
 		rc=1
 	fi

@@ -146,7 +146,7 @@ struct rpcrdma_bc_req {
 
 struct bc_clnt {
 	struct rpcrdma_clnt *c;
-	pthread_mutex_t *lock; /* the client's */
+	struct api_mutex *lock; /* the client's */
 	struct rpcrdma_pd *pd;
 	uint32_t credits; /* reverse credits we grant */
 	bool chunks;
@@ -174,7 +174,7 @@ struct bc_clnt {
 	 * callback that blocks on the dispatch thread cannot hold it up. */
 	pthread_t ethr;
 	bool thr_started, ethr_started, stop;
-	pthread_cond_t cv;
+	struct api_cond cv;
 	struct rpcrdma_bc_stats st;
 	struct rpcrdma1_hdr scratch;
 };
@@ -273,7 +273,7 @@ static void queue_ready(struct bc_clnt *b, struct rpcrdma_bc_req *r)
 	else
 		b->qhead = r;
 	b->qtail = r;
-	pthread_cond_broadcast(&b->cv);
+	api_cond_broadcast(&b->cv);
 }
 
 /* Lock held: pull the Read chunks of @r (RFC 8166 §3.4.5) into r->rd. */
@@ -437,7 +437,7 @@ void bc_clnt_up(struct bc_clnt *b, struct rpcrdma_ep *ep, const struct xprt_limi
 	 * we take reverse calls (as NFSv4.1 BIND_CONN_TO_SESSION). */
 	if (reconnect && b->enabled) {
 		b->reenable_pending = true;
-		pthread_cond_broadcast(&b->cv);
+		api_cond_broadcast(&b->cv);
 	}
 }
 
@@ -485,20 +485,20 @@ static void req_dispatch(struct bc_clnt *b, struct rpcrdma_bc_req *r)
 	}
 	if (xprt_bc_splice(&r->cur, base, blen, r->rc, r->nrc) ||
 	    rpcrdma_rpc_decode_call(&r->cur, &r->call)) {
-		pthread_mutex_lock(b->lock);
+		api_mutex_lock(b->lock);
 		b->st.dropped++;
 		if (r->gen == b->gen && b->up)
 			req_err_chunk(b, r);
 		else
 			req_free(b, r);
-		pthread_mutex_unlock(b->lock);
+		api_mutex_unlock(b->lock);
 		return;
 	}
 	if (rpcrdma_rpc_check_call(&r->call, RPCRDMA_RPC_FLAVORS_DEFAULT, &rep) == 1) {
 		req_answer(r, &rep, NULL, NULL);
 		return;
 	}
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	for (uint32_t i = 0; i < b->nprogs; i++) {
 		if (b->progs[i].prog != r->call.prog)
 			continue;
@@ -508,7 +508,7 @@ static void req_dispatch(struct bc_clnt *b, struct rpcrdma_bc_req *r)
 		if (b->progs[i].vers == r->call.vers)
 			p = &b->progs[i];
 	}
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	if (!p) {
 		if (known)
 			rpcrdma_rpc_reply_prog_mismatch(&rep, r->call.xid, low, high);
@@ -530,12 +530,12 @@ void bc_clnt_run_inline(struct bc_clnt *b)
 {
 	struct rpcrdma_bc_req *list;
 
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	list = b->ihead;
 	b->ihead = b->itail = NULL;
 	for (struct rpcrdma_bc_req *r = list; r; r = r->next)
 		r->state = RQ_DISPATCHED;
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	while (list) {
 		struct rpcrdma_bc_req *n = list->next;
 
@@ -552,11 +552,11 @@ static void clnt_reenable(struct bc_clnt *b)
 	a.flags = b->chunks ? BC_F_CHUNKS : 0;
 	rc = clnt_call_prog(b->c, RPCRDMA_BC_PROG, RPCRDMA_BC_VERS, RPCRDMA_BC_PROC_ENABLE,
 			    (xdrproc_t)xdr_bc_enable_args, &a, NULL, NULL, NULL);
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	b->st.enables++;
 	if (!rc && b->up)
 		b->st.enabled = 1;
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 }
 
 /* RFC 8167 §6 after a reconnect (as NFSv4.1 BIND_CONN_TO_SESSION). */
@@ -564,18 +564,18 @@ static void *enable_thread(void *arg)
 {
 	struct bc_clnt *b = arg;
 
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	while (!b->stop) {
 		if (b->reenable_pending) {
 			b->reenable_pending = false;
-			pthread_mutex_unlock(b->lock);
+			api_mutex_unlock(b->lock);
 			clnt_reenable(b);
-			pthread_mutex_lock(b->lock);
+			api_mutex_lock(b->lock);
 			continue;
 		}
-		pthread_cond_wait(&b->cv, b->lock);
+		api_cond_wait(&b->cv, b->lock);
 	}
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	return NULL;
 }
 
@@ -583,7 +583,7 @@ static void *clnt_thread(void *arg)
 {
 	struct bc_clnt *b = arg;
 
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	while (!b->stop) {
 		if (b->qhead) {
 			struct rpcrdma_bc_req *r = b->qhead;
@@ -592,18 +592,18 @@ static void *clnt_thread(void *arg)
 			if (!b->qhead)
 				b->qtail = NULL;
 			r->state = RQ_DISPATCHED;
-			pthread_mutex_unlock(b->lock);
+			api_mutex_unlock(b->lock);
 			req_dispatch(b, r);
-			pthread_mutex_lock(b->lock);
+			api_mutex_lock(b->lock);
 			continue;
 		}
-		pthread_cond_wait(&b->cv, b->lock);
+		api_cond_wait(&b->cv, b->lock);
 	}
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	return NULL;
 }
 
-int bc_clnt_new(struct rpcrdma_clnt *c, pthread_mutex_t *lock, struct rpcrdma_pd *pd,
+int bc_clnt_new(struct rpcrdma_clnt *c, struct api_mutex *lock, struct rpcrdma_pd *pd,
 		uint32_t inline_send, const struct rpcrdma_bc_opts *o, struct bc_clnt **out)
 {
 	struct bc_clnt *b;
@@ -632,7 +632,7 @@ int bc_clnt_new(struct rpcrdma_clnt *c, pthread_mutex_t *lock, struct rpcrdma_pd
 	clock_gettime(CLOCK_REALTIME, &ts);
 	b->id = ((uint64_t)ts.tv_sec << 32 ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid() << 16) *
 		0x9e3779b97f4a7c15ull;
-	pthread_cond_init(&b->cv, NULL);
+	api_cond_init(&b->cv);
 	b->reqs = calloc(b->nreq, sizeof(*b->reqs));
 	rc = b->reqs ? 0 : -ENOMEM;
 	if (!rc)
@@ -664,10 +664,10 @@ void bc_clnt_free(struct bc_clnt *b)
 {
 	if (!b)
 		return;
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	b->stop = true;
-	pthread_cond_broadcast(&b->cv);
-	pthread_mutex_unlock(b->lock);
+	api_cond_broadcast(&b->cv);
+	api_mutex_unlock(b->lock);
 	if (b->thr_started)
 		pthread_join(b->thr, NULL);
 	if (b->ethr_started)
@@ -687,7 +687,6 @@ void bc_clnt_free(struct bc_clnt *b)
 		free(b->reqs);
 	}
 	xprt_pool_fini(&b->sendp);
-	pthread_cond_destroy(&b->cv);
 	free(b);
 }
 
@@ -728,16 +727,16 @@ static int req_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *
 	bool long_reply = false;
 	int rc;
 
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	if (r->gen != b->gen || !b->up) {
 		/* Its connection is gone: the server sends the call again
 		 * on the next one (RFC 8167 §5.4). */
 		req_free(b, r);
-		pthread_mutex_unlock(b->lock);
+		api_mutex_unlock(b->lock);
 		return -ENOTCONN;
 	}
 	cap = b->lim.inline_send < b->sendp.size ? b->lim.inline_send : b->sendp.size;
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 
 	/* The reply's chunk lists: the Reply chunk echoed (RFC 8166
 	 * §3.4.7), lengths set below; no Read list, no Write list (a call
@@ -760,16 +759,16 @@ static int req_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *
 		long_reply = rc == 0;
 	}
 
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	if (r->gen != b->gen || !b->up) {
 		req_free(b, r);
-		pthread_mutex_unlock(b->lock);
+		api_mutex_unlock(b->lock);
 		return -ENOTCONN;
 	}
 	if (rc) {
 		/* Fits nowhere the server allowed (RFC 8166 §4.5.2). */
 		req_err_chunk(b, r);
-		pthread_mutex_unlock(b->lock);
+		api_mutex_unlock(b->lock);
 		return -EMSGSIZE;
 	}
 	*rch = ech;
@@ -781,7 +780,7 @@ static int req_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *
 			rc = write_reply_chunk(b, r, r->lrep.buf, mlen, rch->reply, rch->nreply);
 		if (rc) {
 			req_free(b, r);
-			pthread_mutex_unlock(b->lock);
+			api_mutex_unlock(b->lock);
 			return rc;
 		}
 		b->st.long_replies++;
@@ -798,11 +797,11 @@ static int req_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *
 		rc = rpcrdma1_encode_msg(&hx, r->h.xid, b->credits, rch);
 	if (rc) {
 		req_free(b, r);
-		pthread_mutex_unlock(b->lock);
+		api_mutex_unlock(b->lock);
 		return rc;
 	}
 	rc = req_send(b, r, long_reply ? hsize : hsize + mlen);
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	return rc;
 }
 
@@ -825,7 +824,7 @@ int rpcrdma_clnt_bc_register(struct rpcrdma_clnt *c, uint32_t prog, uint32_t ver
 
 	if (!b || !fn)
 		return -EINVAL;
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	for (uint32_t i = 0; i < b->nprogs; i++)
 		if (b->progs[i].prog == prog && b->progs[i].vers == vers)
 			rc = -EEXIST;
@@ -833,7 +832,7 @@ int rpcrdma_clnt_bc_register(struct rpcrdma_clnt *c, uint32_t prog, uint32_t ver
 		rc = -ENOSPC;
 	if (!rc)
 		b->progs[b->nprogs++] = (struct bc_prog){prog, vers, fn, ctx};
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	return rc;
 }
 
@@ -845,22 +844,22 @@ int rpcrdma_clnt_bc_enable(struct rpcrdma_clnt *c)
 
 	if (!b)
 		return -EINVAL;
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	/* From now on every new connection is enabled again by itself. */
 	b->enabled = true;
 	a.id = b->id;
 	a.credits = b->credits;
 	a.flags = b->chunks ? BC_F_CHUNKS : 0;
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	rc = clnt_call_prog(c, RPCRDMA_BC_PROG, RPCRDMA_BC_VERS, RPCRDMA_BC_PROC_ENABLE,
 			    (xdrproc_t)xdr_bc_enable_args, &a, NULL, NULL, NULL);
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	b->st.enables++;
 	if (rc)
 		b->enabled = false;
 	else if (b->up)
 		b->st.enabled = 1;
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	return rc;
 }
 
@@ -870,9 +869,9 @@ int rpcrdma_clnt_bc_stats(struct rpcrdma_clnt *c, struct rpcrdma_bc_stats *st)
 
 	if (!b || !st)
 		return -EINVAL;
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	*st = b->st;
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	return 0;
 }
 

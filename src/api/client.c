@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "api/api_int.h"
+#include "api/api_sync.h"
 #include "api/backchannel_int.h"
 #include "transport/xprt.h"
 
@@ -87,13 +88,13 @@ struct clnt_slot {
 	void *cb_arg;
 	struct clnt_slot *qnext; /* transmit queue */
 	struct rpcrdma_call_result result;
-	pthread_cond_t cv;
+	struct api_cond cv;
 };
 
 struct rpcrdma_clnt {
-	pthread_mutex_t lock;
-	pthread_cond_t slot_cv; /* a slot was freed */
-	pthread_cond_t bg_cv;   /* work for the background thread */
+	struct api_mutex lock;
+	struct api_cond slot_cv; /* a slot was freed */
+	struct api_cond bg_cv;   /* work for the background thread */
 	struct sockaddr_storage addr;
 	socklen_t alen;
 	uint32_t prog, vers;
@@ -185,7 +186,7 @@ static void slot_free(struct rpcrdma_clnt *c, struct clnt_slot *s)
 	s->done = false;
 	c->nfree++;
 	if (c->nfree == 1 || c->stop)
-		pthread_cond_broadcast(&c->slot_cv);
+		api_cond_broadcast(&c->slot_cv);
 }
 
 /* The call's owner is finished with @s. A slot still on the wire keeps its
@@ -256,14 +257,14 @@ static void slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int statu
 		} else if (s->cb) {
 			/* Callback list full: run it here (rare; the lock is
 			 * dropped around it). */
-			pthread_mutex_unlock(&c->lock);
+			api_mutex_unlock(&c->lock);
 			s->cb(c, status, s->call.res, s->cb_arg);
-			pthread_mutex_lock(&c->lock);
+			api_mutex_lock(&c->lock);
 		}
 		slot_release(c, s);
 	} else if (s->waiting) {
 		/* Its caller sleeps (another thread leads): wake it. */
-		pthread_cond_signal(&s->cv);
+		api_cond_signal(&s->cv);
 	}
 }
 
@@ -302,10 +303,10 @@ static void lead_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 				struct cb_list failed;
 
 				failed.n = 0;
-				pthread_mutex_lock(&c->lock);
+				api_mutex_lock(&c->lock);
 				c->cb_queued = 0;
 				kick_tx(c, &failed);
-				pthread_mutex_unlock(&c->lock);
+				api_mutex_unlock(&c->lock);
 				run_callbacks(c, &failed);
 				t0 = now;
 			}
@@ -499,7 +500,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 
 				xprt_negotiate(ev.private_data, ev.private_data_len, c->inline_send,
 					       c->inline_recv, c->remote_inv, &lim);
-				pthread_mutex_lock(&c->lock);
+				api_mutex_lock(&c->lock);
 				c->ep = ep;
 				c->lim = lim;
 				c->st.inline_send = lim.inline_send;
@@ -511,7 +512,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 				/* RFC 8167 §6: re-enabled on every new connection. */
 				if (c->bc)
 					bc_clnt_up(c->bc, ep, &lim, gen, gen != 0);
-				pthread_mutex_unlock(&c->lock);
+				api_mutex_unlock(&c->lock);
 				return 0;
 			}
 			rc = ev.status ? ev.status : -ECONNREFUSED;
@@ -610,9 +611,9 @@ static void fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
 			slot_complete(c, s, status, cbl);
 		}
 		if (cbl->n == CB_MAX) {
-			pthread_mutex_unlock(&c->lock);
+			api_mutex_unlock(&c->lock);
 			run_callbacks(c, cbl);
-			pthread_mutex_lock(&c->lock);
+			api_mutex_lock(&c->lock);
 		}
 	}
 }
@@ -627,7 +628,7 @@ static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	int rc = -ECONNRESET;
 
 	c->ep = NULL;
-	pthread_mutex_unlock(&c->lock);
+	api_mutex_unlock(&c->lock);
 	if (old) {
 		rpcrdma_ep_destroy(old);
 		drain_cq(c);
@@ -639,7 +640,7 @@ static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		if (attempt + 1 < c->retries)
 			usleep(100000u * (attempt + 1));
 	}
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	if (!rc) {
 		c->state = C_UP;
 		c->st.reconnects++;
@@ -864,7 +865,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		}
 		if (c->state == C_DEAD)
 			break; /* nothing to drive; callers fail */
-		pthread_mutex_unlock(&c->lock);
+		api_mutex_unlock(&c->lock);
 	unlocked:;
 		int tmo, n, m = 0;
 
@@ -886,6 +887,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 				m = rpcrdma_cq_poll(c->cq, wc, 32);
 				break;
 			}
+			xprt_spin_hint();
 			/* The clock every 4th idle iteration: each one is a
 			 * system call already, so the spin overshoots its end by
 			 * three of them at most. */
@@ -900,7 +902,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		}
 		bool evs = n > m;
 
-		pthread_mutex_lock(&c->lock);
+		api_mutex_lock(&c->lock);
 		for (;;) {
 			/* one place that handles completions (inlined) */
 			for (int i = 0; i < m; i++)
@@ -908,9 +910,9 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			if (m != 32)
 				break;
 			/* more completions than one batch: keep reaping */
-			pthread_mutex_unlock(&c->lock);
+			api_mutex_unlock(&c->lock);
 			m = rpcrdma_cq_poll(c->cq, wc, 32);
-			pthread_mutex_lock(&c->lock);
+			api_mutex_lock(&c->lock);
 		}
 		t = api_now_ns();
 		c->now_ns = t;
@@ -938,15 +940,15 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			}
 		}
 		if (evs || t >= next_tmo) {
-			pthread_mutex_unlock(&c->lock);
+			api_mutex_unlock(&c->lock);
 			while (rpcrdma_evch_get(c->evch, &ev) == 0) {
-				pthread_mutex_lock(&c->lock);
+				api_mutex_lock(&c->lock);
 				if (ev.ep == c->ep && (ev.type == RPCRDMA_EV_DISCONNECTED ||
 						       ev.type == RPCRDMA_EV_TERMINATE))
 					conn_lost(c, &cbl);
-				pthread_mutex_unlock(&c->lock);
+				api_mutex_unlock(&c->lock);
 			}
-			pthread_mutex_lock(&c->lock);
+			api_mutex_lock(&c->lock);
 		}
 		if (t >= next_tmo) {
 			next_tmo = t + CLNT_TMO_CHECK_NS;
@@ -968,22 +970,22 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			 * not sent one by one (call_start): the last callback's
 			 * call takes them along, in one transmit (kick_tx). */
 			c->cb_issued = 0;
-			pthread_mutex_unlock(&c->lock);
+			api_mutex_unlock(&c->lock);
 			tl_cb_clnt = c;
 			lead_callbacks(c, &cbl);
 			tl_cb_clnt = NULL;
 			if (stream && c->cb_issued && !c->cb_queued)
 				goto unlocked; /* issued and sent: nasync > 0 */
-			pthread_mutex_lock(&c->lock);
+			api_mutex_lock(&c->lock);
 			c->cb_queued = 0;
 			if (c->txq_head)
 				kick_tx(c, &cbl);
 		}
 		/* RPCRDMA_BC_OPT_INLINE: reverse calls are dispatched here. */
 		if (c->bc && bc_clnt_inline_pending(c->bc)) {
-			pthread_mutex_unlock(&c->lock);
+			api_mutex_unlock(&c->lock);
 			bc_clnt_run_inline(c->bc);
-			pthread_mutex_lock(&c->lock);
+			api_mutex_lock(&c->lock);
 		}
 	}
 }
@@ -1000,13 +1002,13 @@ static void handoff(struct rpcrdma_clnt *c)
 			struct clnt_slot *s = &c->slots[i];
 
 			if (s->waiting && !s->done) {
-				pthread_cond_signal(&s->cv);
+				api_cond_signal(&s->cv);
 				return;
 			}
 		}
 	}
 	if (bg_has_work(c))
-		pthread_cond_signal(&c->bg_cv);
+		api_cond_signal(&c->bg_cv);
 }
 
 /* Synchronous caller, lock held: wait for @s, leading when no one does. */
@@ -1020,7 +1022,7 @@ static void wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
 		} else if (!s->done) {
 			s->waiting = true;
 			c->nwaiting++;
-			pthread_cond_wait(&s->cv, &c->lock);
+			api_cond_wait(&s->cv, &c->lock);
 			c->nwaiting--;
 			s->waiting = false;
 		}
@@ -1041,7 +1043,7 @@ static void *bg_main(void *arg)
 		CPU_SET(c->cpu, &set);
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	while (!c->stop) {
 		if (c->leader || c->nwaiting || !bg_has_work(c)) {
 			struct timespec ts;
@@ -1052,7 +1054,7 @@ static void *bg_main(void *arg)
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000L;
 			}
-			pthread_cond_timedwait(&c->bg_cv, &c->lock, &ts);
+			(void)api_cond_timedwait(&c->bg_cv, &c->lock, &ts);
 			continue;
 		}
 		c->leader = true;
@@ -1060,7 +1062,7 @@ static void *bg_main(void *arg)
 		c->leader = false;
 		handoff(c);
 	}
-	pthread_mutex_unlock(&c->lock);
+	api_mutex_unlock(&c->lock);
 	return NULL;
 }
 
@@ -1138,7 +1140,6 @@ static void clnt_free(struct rpcrdma_clnt *c)
 	if (c->slots) {
 		for (uint32_t i = 0; i < c->nslots; i++) {
 			xprt_call_fini(&c->slots[i].call);
-			pthread_cond_destroy(&c->slots[i].cv);
 		}
 		free(c->slots);
 	}
@@ -1154,9 +1155,6 @@ static void clnt_free(struct rpcrdma_clnt *c)
 		rpcrdma_pd_free(c->pd);
 	if (c->dev)
 		rpcrdma_dev_close(c->dev);
-	pthread_cond_destroy(&c->slot_cv);
-	pthread_cond_destroy(&c->bg_cv);
-	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
@@ -1179,9 +1177,9 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 		free(c);
 		return c ? -EINVAL : -ENOMEM;
 	}
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->slot_cv, NULL);
-	pthread_cond_init(&c->bg_cv, NULL);
+	api_mutex_init(&c->lock);
+	api_cond_init(&c->slot_cv);
+	api_cond_init(&c->bg_cv);
 	rc = apply_opts(c, opts);
 	if (!rc)
 		rc = resolve(host, port ? port : RPCRDMA_DEFAULT_PORT, &c->addr, &c->alen);
@@ -1229,7 +1227,7 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 		struct clnt_slot *s = &c->slots[i];
 
 		s->index = i;
-		pthread_cond_init(&s->cv, NULL);
+		api_cond_init(&s->cv);
 		s->call.pd = c->pd;
 		s->call.hdr = xprt_pool_buf(&c->sendp, 2 * i);
 		s->call.msg = xprt_pool_buf(&c->sendp, 2 * i + 1);
@@ -1263,20 +1261,20 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 
 	if (!c)
 		return;
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	c->stop = true;
-	pthread_cond_broadcast(&c->bg_cv);
-	pthread_mutex_unlock(&c->lock);
+	api_cond_broadcast(&c->bg_cv);
+	api_mutex_unlock(&c->lock);
 	if (c->thr_started)
 		pthread_join(c->thr, NULL);
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	fail_all(c, -ECANCELED, &cbl);
-	pthread_mutex_unlock(&c->lock);
+	api_mutex_unlock(&c->lock);
 	run_callbacks(c, &cbl);
 	/* Synchronous callers still waiting wake with -ECANCELED and give
 	 * their slots back (a leader among them leaves the provider within
 	 * CLNT_BLOCK_MS); wait for them. */
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	for (;;) {
 		uint32_t busy = 0;
 
@@ -1285,9 +1283,9 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 				busy++;
 		if (!busy && !c->leader)
 			break;
-		pthread_cond_wait(&c->slot_cv, &c->lock);
+		api_cond_wait(&c->slot_cv, &c->lock);
 	}
-	pthread_mutex_unlock(&c->lock);
+	api_mutex_unlock(&c->lock);
 	if (c->ep)
 		rpcrdma_disconnect(c->ep);
 	clnt_free(c);
@@ -1311,7 +1309,7 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 	while (!c->nfree) {
 		if (c->stop)
 			return -ECANCELED;
-		pthread_cond_wait(&c->slot_cv, &c->lock);
+		api_cond_wait(&c->slot_cv, &c->lock);
 	}
 	if (c->stop)
 		return -ECANCELED;
@@ -1390,7 +1388,7 @@ int rpcrdma_clnt_call(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 	if (!c)
 		return -EINVAL;
 	cbl.n = 0;
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	rc = call_start(c, c->prog, c->vers, proc, xargs, args, xres, res, opts, NULL, NULL, false,
 			&s, &cbl);
 	if (!rc) {
@@ -1398,7 +1396,7 @@ int rpcrdma_clnt_call(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 		rc = s->status;
 		slot_release(c, s);
 	}
-	pthread_mutex_unlock(&c->lock);
+	api_mutex_unlock(&c->lock);
 	if (cbl.n)
 		run_callbacks(c, &cbl);
 	return rc;
@@ -1415,14 +1413,14 @@ int rpcrdma_clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xar
 	if (!c)
 		return -EINVAL;
 	cbl.n = 0;
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	rc = call_start(c, c->prog, c->vers, proc, xargs, args, xres, res, opts, cb, cb_arg, true,
 			&s, &cbl);
 	/* Nobody may be polling: the background thread leads for async
 	 * calls (no syscall when it already does). */
 	if (!rc && !c->leader)
-		pthread_cond_signal(&c->bg_cv);
-	pthread_mutex_unlock(&c->lock);
+		api_cond_signal(&c->bg_cv);
+	api_mutex_unlock(&c->lock);
 	if (cbl.n)
 		run_callbacks(c, &cbl);
 	return rc;
@@ -1432,27 +1430,27 @@ int rpcrdma_clnt_stats(struct rpcrdma_clnt *c, struct rpcrdma_xprt_stats *st)
 {
 	if (!c || !st)
 		return -EINVAL;
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	*st = c->st;
-	pthread_mutex_unlock(&c->lock);
+	api_mutex_unlock(&c->lock);
 	return 0;
 }
 
 void rpcrdma_clnt_set_testhook(struct rpcrdma_clnt *c, const struct clnt_testhook *h)
 {
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	c->hook = *h;
-	pthread_mutex_unlock(&c->lock);
+	api_mutex_unlock(&c->lock);
 }
 
 int rpcrdma_clnt_test_disconnect(struct rpcrdma_clnt *c)
 {
 	int rc = -ENOTCONN;
 
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	if (c->ep && c->state == C_UP)
 		rc = rpcrdma_disconnect(c->ep);
-	pthread_mutex_unlock(&c->lock);
+	api_mutex_unlock(&c->lock);
 	return rc;
 }
 
@@ -1473,7 +1471,7 @@ int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_
 	int rc;
 
 	cbl.n = 0;
-	pthread_mutex_lock(&c->lock);
+	api_mutex_lock(&c->lock);
 	rc = call_start(c, prog, vers, proc, xargs, args, xres, res, opts, NULL, NULL, false, &s,
 			&cbl);
 	if (!rc) {
@@ -1481,7 +1479,7 @@ int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_
 		rc = s->status;
 		slot_release(c, s);
 	}
-	pthread_mutex_unlock(&c->lock);
+	api_mutex_unlock(&c->lock);
 	if (cbl.n)
 		run_callbacks(c, &cbl);
 	return rc;

@@ -83,9 +83,9 @@ int siw_cq_create(struct rpcrdma_dev *d, const struct rpcrdma_cq_attr *attr,
 	cq->base.dev = d;
 	if (attr->comp_mask & RPCRDMA_CQ_ATTR_CONTEXT)
 		cq->base.context = attr->context;
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	dev->nobjs++;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	*out = &cq->base;
 	return 0;
 }
@@ -95,13 +95,13 @@ int siw_cq_destroy(struct rpcrdma_cq *c)
 	struct siw_cq *cq = to_siw_cq(c);
 	struct siw_dev *dev = to_siw_dev(c->dev);
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	if (cq->refs) {
-		pthread_mutex_unlock(&dev->lock);
+		siw_dev_unlock(dev);
 		return -EBUSY;
 	}
 	dev->nobjs--;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	close(cq->efd);
 	free(cq->ring);
 	free(cq);
@@ -132,9 +132,9 @@ int siw_cq_poll(struct rpcrdma_cq *c, struct rpcrdma_wc *wc, int n)
 	 * one had come a moment earlier. */
 	if (!__atomic_load_n(&cq->count, __ATOMIC_RELAXED))
 		return 0;
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	got = siw_cq_take(cq, wc, n);
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	return got;
 }
 
@@ -143,10 +143,10 @@ int siw_cq_req_notify(struct rpcrdma_cq *c, bool solicited_only)
 	struct siw_cq *cq = to_siw_cq(c);
 	struct siw_dev *dev = to_siw_dev(c->dev);
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	cq->armed = true;
 	cq->solicited_only = solicited_only;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	return 0;
 }
 
@@ -160,12 +160,12 @@ int siw_cq_ack_notify(struct rpcrdma_cq *c)
 	struct siw_cq *cq = to_siw_cq(c);
 	struct siw_dev *dev = to_siw_dev(c->dev);
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	if (cq->fd_signaled) {
 		cq->fd_signaled = false;
 		efd_drain(cq->efd);
 	}
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	return 0;
 }
 
@@ -208,9 +208,9 @@ int siw_evch_create(struct rpcrdma_dev *d, const struct rpcrdma_evch_attr *attr,
 	ch->base.dev = d;
 	if (attr && (attr->comp_mask & RPCRDMA_EVCH_ATTR_CONTEXT))
 		ch->base.context = attr->context;
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	dev->nobjs++;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	*out = &ch->base;
 	return 0;
 }
@@ -221,13 +221,13 @@ int siw_evch_destroy(struct rpcrdma_evch *c)
 	struct siw_dev *dev = to_siw_dev(c->dev);
 	struct siw_ev_node *n;
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	if (ch->refs) {
-		pthread_mutex_unlock(&dev->lock);
+		siw_dev_unlock(dev);
 		return -EBUSY;
 	}
 	dev->nobjs--;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	while ((n = ch->head)) {
 		ch->head = n->next;
 		free(n);
@@ -243,7 +243,7 @@ int siw_evch_get(struct rpcrdma_evch *c, struct rpcrdma_event *ev)
 	struct siw_dev *dev = to_siw_dev(c->dev);
 	struct siw_ev_node *n;
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	n = ch->head;
 	if (n) {
 		ch->head = n->next;
@@ -255,7 +255,7 @@ int siw_evch_get(struct rpcrdma_evch *c, struct rpcrdma_event *ev)
 			}
 		}
 	}
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	if (!n)
 		return -EAGAIN;
 	*ev = n->ev;

@@ -206,7 +206,7 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 	struct siw_dev *dev = f->dev;
 	struct siw_ep *ep = to_siw_ep(f->ep);
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	ep->fuzz = true;
 	ep->rx.pred_write = cfg->pred_write;
 	if (cfg->mode == SIW_FUZZ_MPA_RESPONDER) {
@@ -267,7 +267,7 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 		if (!rc)
 			(void)siw_tx_process(ep);
 	}
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	if (rc) {
 		close(sv[0]);
 		siw_fuzz_destroy(f);
@@ -358,12 +358,12 @@ void siw_fuzz_destroy(struct siw_fuzz *f)
 	if (f->dev) {
 		struct siw_creq *r, *rn;
 
-		pthread_mutex_lock(&f->dev->lock);
+		siw_dev_lock(f->dev);
 		for (r = f->dev->creqs; r; r = rn) {
 			rn = r->next;
 			siw_cm_creq_free(r);
 		}
-		pthread_mutex_unlock(&f->dev->lock);
+		siw_dev_unlock(f->dev);
 	}
 	if (f->ep)
 		rpcrdma_ep_destroy(f->ep);

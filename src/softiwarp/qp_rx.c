@@ -706,10 +706,10 @@ void siw_ep_rx_pred_stats(struct rpcrdma_ep *rep, uint64_t *fpdus, uint64_t *mis
 {
 	struct siw_ep *ep = to_siw_ep(rep);
 
-	pthread_mutex_lock(&ep->dev->lock);
+	siw_dev_lock(ep->dev);
 	*fpdus = ep->rx.pred_fpdus;
 	*miss = ep->rx.pred_miss;
-	pthread_mutex_unlock(&ep->dev->lock);
+	siw_dev_unlock(ep->dev);
 }
 
 static int rx_replay_from(struct siw_ep *ep, const struct iovec *iov, uint32_t niov, uint32_t idx,
@@ -956,8 +956,8 @@ static void rx_fast_sends(struct siw_ep *ep)
 static void rx_drain(struct siw_ep *ep)
 {
 	for (;;) {
-		ssize_t n = (ssize_t)syscall(SYS_recvfrom, ep->fd, ep->dev->scratch,
-					     sizeof(ep->dev->scratch), MSG_DONTWAIT, NULL, NULL);
+		ssize_t n = (ssize_t)siw_syscall(SYS_recvfrom, ep->fd, (long)ep->dev->scratch,
+						 sizeof(ep->dev->scratch), MSG_DONTWAIT, 0, 0);
 
 		if (n > 0)
 			continue;
@@ -1028,10 +1028,10 @@ int siw_rx_process(struct siw_ep *ep)
 		} else if (rx->state == SIW_RX_DATA) {
 			n = rx_recv_direct(ep, &stage_n, &asked);
 		} else {
-			/* syscall(): glibc's recv() is a cancellation point,
+			/* raw: glibc's recv() is a cancellation point,
 			 * bookkeeping a non-blocking call does not need */
-			n = (ssize_t)syscall(SYS_recvfrom, ep->fd, rx->stage, SIW_RX_STAGE,
-					     MSG_DONTWAIT, NULL, NULL);
+			n = (ssize_t)siw_syscall(SYS_recvfrom, ep->fd, (long)rx->stage,
+						 SIW_RX_STAGE, MSG_DONTWAIT, 0, 0);
 			stage_n = n > 0 ? (uint32_t)n : 0;
 		}
 		if (n == 0) {

@@ -534,7 +534,8 @@ ssize_t siw_tx_direct(struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint6
 	mh.msg_iov = iov;
 	mh.msg_iovlen = n;
 	/* raw system call: see siw_tx_process() */
-	r = (ssize_t)syscall(SYS_sendmsg, ep->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	r = (ssize_t)siw_syscall(SYS_sendmsg, ep->fd, (long)&mh, MSG_NOSIGNAL | MSG_DONTWAIT, 0, 0,
+				 0);
 	if (r <= 0)
 		return -1;
 	ep->stats.tx_bytes += (uint64_t)r;
@@ -639,7 +640,8 @@ int siw_tx_process(struct siw_ep *ep)
 		 * point, and a thread cancelled here would leave the device
 		 * lock held (it also skips the cancellation bookkeeping on
 		 * every message). Same result and errno. */
-		n = (ssize_t)syscall(SYS_sendmsg, ep->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = (ssize_t)siw_syscall(SYS_sendmsg, ep->fd, (long)&mh,
+					 MSG_NOSIGNAL | MSG_DONTWAIT, 0, 0, 0);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

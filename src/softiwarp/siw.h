@@ -4,8 +4,8 @@
  * completion queues, event channels, endpoints (queue pair + connection),
  * listeners and pending connection requests. Wire format lives in iwarp.h.
  *
- * Locking: one mutex per device (dev->lock) guards every object of the
- * device. Public entry points take it; everything named siw_*_locked or
+ * Locking: one mutex per device (dev->lock, struct siw_lock below) guards
+ * every object of the device. Public entry points take it; everything named siw_*_locked or
  * documented "lock held" expects it. The lock is never held across a
  * blocking wait (epoll_wait is called without it).
  *
@@ -17,11 +17,14 @@
 #ifndef SIW_H
 #define SIW_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "provider/provider_int.h"
 #include "softiwarp/iwarp.h"
@@ -93,6 +96,101 @@ struct siw_poll_slot {
 	uint32_t gen;
 };
 
+/* ---------------- raw system calls ---------------- */
+
+/*
+ * syscall(2) with its contract (the result, or -1 and errno), for the
+ * system calls of the fast paths (epoll_pwait with a zero timeout, recvfrom,
+ * sendmsg, futex). They are made raw because glibc's wrappers of the first
+ * three are cancellation points, bookkeeping a non-blocking call does not
+ * need. On x86-64 the syscall instruction is issued inline, which also
+ * saves the call into libc's syscall() and its argument shuffle; elsewhere
+ * (and for the static analyzer, which cannot see what the instruction
+ * writes) it is syscall() itself.
+ */
+static inline long siw_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+#if defined(__x86_64__) && !defined(__clang_analyzer__)
+	long ret;
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	if (__builtin_expect(ret < 0 && ret > -4096, 0)) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+#else
+	return syscall(nr, a1, a2, a3, a4, a5, a6);
+#endif
+}
+
+/* The same with four arguments (rdi, rsi, rdx, r10): r8 and r9 keep the
+ * caller's values across the call. */
+static inline long siw_syscall4(long nr, long a1, long a2, long a3, long a4)
+{
+#if defined(__x86_64__) && !defined(__clang_analyzer__)
+	long ret;
+	register long r10 __asm__("r10") = a4;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+			 : "rcx", "r11", "memory");
+	if (__builtin_expect(ret < 0 && ret > -4096, 0)) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+#else
+	return syscall(nr, a1, a2, a3, a4);
+#endif
+}
+
+/* ---------------- device lock ---------------- */
+
+/*
+ * The device lock: a plain (not recursive, not error-checking, not robust)
+ * mutex, as a default pthread_mutex_t is, on a private futex. No condition
+ * variable ever waits on it. Uncontended, a lock round is two atomic
+ * instructions inline instead of two calls into libc (about 55
+ * instructions). state: 0 free, 1 held, 2 held and a thread may sleep on it.
+ * A thread that finds it held marks it 2 and sleeps in FUTEX_WAIT until the
+ * holder's unlock sees 2 and wakes one sleeper (verbs.c).
+ */
+struct siw_lock {
+	uint32_t state;
+};
+
+void siw_lock_wait(struct siw_lock *l);
+void siw_lock_wake(struct siw_lock *l);
+
+static inline void siw_lock_init(struct siw_lock *l)
+{
+	__atomic_store_n(&l->state, 0u, __ATOMIC_RELAXED);
+}
+
+static inline void siw_lock_acquire(struct siw_lock *l)
+{
+	uint32_t expected = 0;
+
+	if (__builtin_expect(!__atomic_compare_exchange_n(&l->state, &expected, 1u, false,
+							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED),
+			     0))
+		siw_lock_wait(l);
+}
+
+static inline void siw_lock_release(struct siw_lock *l)
+{
+	if (__builtin_expect(__atomic_exchange_n(&l->state, 0u, __ATOMIC_RELEASE) == 2u, 0))
+		siw_lock_wake(l);
+}
+
 /* ---------------- device ---------------- */
 
 struct siw_ep;
@@ -101,7 +199,7 @@ struct siw_listener;
 
 struct siw_dev {
 	struct rpcrdma_dev base;
-	pthread_mutex_t lock;
+	struct siw_lock lock;
 	int epfd;
 	int timerfd;
 	int wakefd;
@@ -148,6 +246,16 @@ struct siw_dev {
 static inline struct siw_dev *to_siw_dev(struct rpcrdma_dev *d)
 {
 	return container_of(d, struct siw_dev, base);
+}
+
+static inline void siw_dev_lock(struct siw_dev *dev)
+{
+	siw_lock_acquire(&dev->lock);
+}
+
+static inline void siw_dev_unlock(struct siw_dev *dev)
+{
+	siw_lock_release(&dev->lock);
 }
 
 /* ---------------- memory ---------------- */

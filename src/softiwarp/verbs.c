@@ -6,6 +6,7 @@
  * (connection setup), qp_tx.c / qp_rx.c (data) and qp.c (state).
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -104,6 +105,23 @@ void siw_timer_rearm(struct siw_dev *dev)
 	(void)timerfd_settime(dev->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* ---------------- device lock (siw.h) ---------------- */
+
+/* The lock was found held: mark it contended (2) and sleep until it is
+ * free. Whoever takes it here leaves it at 2, so its unlock wakes the next
+ * sleeper, if any (a spare wake-up at most). */
+void siw_lock_wait(struct siw_lock *l)
+{
+	while (__atomic_exchange_n(&l->state, 2u, __ATOMIC_ACQUIRE) != 0u)
+		(void)siw_syscall(SYS_futex, (long)&l->state, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0);
+}
+
+/* Unlocked from the contended state: wake one sleeper. */
+void siw_lock_wake(struct siw_lock *l)
+{
+	(void)siw_syscall(SYS_futex, (long)&l->state, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
 /* ---------------- progress ---------------- */
 
 static void ep_ready(struct siw_ep *ep, uint32_t events)
@@ -132,32 +150,17 @@ void siw_flush_deferred(struct siw_dev *dev)
 	}
 }
 
-static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq,
-			 struct rpcrdma_wc *wc, int nwc, int *npolled)
+/* The events one epoll_wait() returned, handled in one lock round. Out of
+ * line: an idle busy-poll iteration (no event) pays only progress_once()'s
+ * small frame. */
+__attribute__((noinline)) static int progress_events(struct siw_dev *dev,
+						     const struct epoll_event *evs, int n,
+						     struct siw_cq *pcq, struct rpcrdma_wc *wc,
+						     int nwc, int *npolled)
 {
-	struct epoll_event evs[64];
-	int n, produced;
+	int produced;
 
-	/* Work held by RPCRDMA_SEND_DEFER goes before we wait for anything
-	 * (provider.h: at the latest with the next progress call). */
-	if (__atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED)) {
-		pthread_mutex_lock(&dev->lock);
-		siw_flush_deferred(dev);
-		pthread_mutex_unlock(&dev->lock);
-	}
-	/* A zero timeout never blocks, so it need not be a cancellation
-	 * point: the raw system call skips glibc's cancellation bookkeeping
-	 * (~90 instructions), which busy-poll loops pay on every iteration.
-	 * A wait that can block stays a cancellation point (epoll_wait()). */
-	if (timeout_ms == 0)
-		n = (int)syscall(SYS_epoll_pwait, dev->epfd, evs, 64, 0, NULL, (size_t)8);
-	else
-		n = epoll_wait(dev->epfd, evs, 64, timeout_ms);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return 0; /* an idle busy-poll iteration: no lock round */
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	dev->produced = 0;
 	if (pcq) {
 		/* completions of pcq made in this round go straight to @wc
@@ -217,8 +220,65 @@ static int progress_once(struct siw_dev *dev, int timeout_ms, struct siw_cq *pcq
 			got += siw_cq_take(pcq, wc + got, nwc - got);
 		*npolled = got;
 	}
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	return produced;
+}
+
+/* progress_once() when it may block or has deferred work to flush. */
+__attribute__((noinline)) static int progress_wait(struct siw_dev *dev, int timeout_ms,
+						   struct siw_cq *pcq, struct rpcrdma_wc *wc,
+						   int nwc, int *npolled)
+{
+	struct epoll_event evs[64];
+	int n;
+
+	/* Work held by RPCRDMA_SEND_DEFER goes before we wait for anything
+	 * (provider.h: at the latest with the next progress call). */
+	if (__atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED)) {
+		siw_dev_lock(dev);
+		siw_flush_deferred(dev);
+		siw_dev_unlock(dev);
+	}
+	/* A zero timeout never blocks, so it need not be a cancellation
+	 * point: the raw system call skips glibc's cancellation bookkeeping
+	 * (~90 instructions), which busy-poll loops pay on every iteration.
+	 * A wait that can block stays a cancellation point (epoll_wait()). */
+	if (timeout_ms == 0)
+		n = (int)siw_syscall(SYS_epoll_pwait, dev->epfd, (long)evs, 64, 0, 0, 8);
+	else
+		n = epoll_wait(dev->epfd, evs, 64, timeout_ms);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return 0;
+	return progress_events(dev, evs, n, pcq, wc, nwc, npolled);
+}
+
+/* One progress round. The busy-poll case (zero timeout, nothing deferred)
+ * is kept small, since most of its calls find nothing: one raw system call
+ * and no lock round. */
+static inline __attribute__((always_inline)) int progress_once(struct siw_dev *dev, int timeout_ms,
+							       struct siw_cq *pcq,
+							       struct rpcrdma_wc *wc, int nwc,
+							       int *npolled)
+{
+	struct epoll_event evs[64];
+	int n;
+
+	if (timeout_ms != 0 || __atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED))
+		return progress_wait(dev, timeout_ms, pcq, wc, nwc, npolled);
+#ifdef SYS_epoll_wait
+	/* epoll_wait: epoll_pwait's effect without a signal mask, in four
+	 * registers (fewer of ours to keep around the call) */
+	n = (int)siw_syscall4(SYS_epoll_wait, dev->epfd, (long)evs, 64, 0);
+#else
+	n = (int)siw_syscall(SYS_epoll_pwait, dev->epfd, (long)evs, 64, 0, 0, 8);
+#endif
+	if (n == 0)
+		return 0; /* an idle busy-poll iteration */
+	if (n < 0)
+		return -errno;
+	return progress_events(dev, evs, n, pcq, wc, nwc, npolled);
 }
 
 static void *progress_thread(void *arg)
@@ -276,7 +336,6 @@ static void dev_free(struct siw_dev *dev)
 		close(dev->wakefd);
 	siw_mem_fini(dev);
 	free(dev->polls);
-	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }
 
@@ -288,7 +347,7 @@ int siw_dev_create(bool fuzz, const struct rpcrdma_dev_attr *attr, struct siw_de
 
 	if (!dev)
 		return -ENOMEM;
-	pthread_mutex_init(&dev->lock, NULL);
+	siw_lock_init(&dev->lock);
 	dev->base.ops = &siw_ops;
 	dev->base.name = SIW_PROVIDER_NAME;
 	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -329,12 +388,12 @@ static int siw_close(struct rpcrdma_dev *d)
 {
 	struct siw_dev *dev = to_siw_dev(d);
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	if (dev->nobjs) {
-		pthread_mutex_unlock(&dev->lock);
+		siw_dev_unlock(dev);
 		return -EBUSY;
 	}
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	if (dev->thread_mode) {
 		uint64_t one = 1;
 		ssize_t r;
@@ -374,10 +433,10 @@ static int siw_pd_alloc(struct rpcrdma_dev *d, struct rpcrdma_pd **out)
 	if (!pd)
 		return -ENOMEM;
 	pd->base.dev = d;
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	pd->id = ++dev->next_pd_id;
 	dev->nobjs++;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	*out = &pd->base;
 	return 0;
 }
@@ -387,13 +446,13 @@ static int siw_pd_free(struct rpcrdma_pd *p)
 	struct siw_pd *pd = to_siw_pd(p);
 	struct siw_dev *dev = to_siw_dev(p->dev);
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	if (pd->refs) {
-		pthread_mutex_unlock(&dev->lock);
+		siw_dev_unlock(dev);
 		return -EBUSY;
 	}
 	dev->nobjs--;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	free(pd);
 	return 0;
 }
@@ -413,11 +472,11 @@ static int siw_mr_reg(struct rpcrdma_pd *p, void *addr, size_t length, unsigned 
 	mr->len = length;
 	mr->access = access;
 	mr->valid = true;
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	rc = siw_mem_add(dev, mr);
 	if (!rc)
 		mr->pd->refs++;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	if (rc) {
 		free(mr);
 		return rc;
@@ -431,14 +490,14 @@ static int siw_mr_rereg(struct rpcrdma_mr *m, void *addr, size_t length, unsigne
 	struct siw_mr *mr = to_siw_mr(m);
 	struct siw_dev *dev = to_siw_dev(m->pd->dev);
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	/* RFC 5042 §5.3: same index, new key */
 	mr->stag = (mr->stag & ~0xffu) | siw_mem_next_key(dev, (uint8_t)mr->stag);
 	mr->addr = (uint64_t)(uintptr_t)addr;
 	mr->len = length;
 	mr->access = access;
 	mr->valid = true;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	return 0;
 }
 
@@ -446,9 +505,9 @@ static int siw_mr_invalidate(struct rpcrdma_mr *m)
 {
 	struct siw_dev *dev = to_siw_dev(m->pd->dev);
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	to_siw_mr(m)->valid = false;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	return 0;
 }
 
@@ -457,11 +516,11 @@ static int siw_mr_dereg(struct rpcrdma_mr *m)
 	struct siw_mr *mr = to_siw_mr(m);
 	struct siw_dev *dev = to_siw_dev(m->pd->dev);
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	siw_mem_del(dev, mr);
 	dev->mr_gen++; /* drops every endpoint's cached MR (qp_tx.c) */
 	mr->pd->refs--;
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	free(mr);
 	return 0;
 }
@@ -626,9 +685,9 @@ static int siw_ep_create(struct rpcrdma_pd *p, const struct rpcrdma_ep_attr *att
 	struct siw_ep *ep;
 	int rc;
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	rc = siw_ep_init(dev, to_siw_pd(p), attr, &ep);
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	if (!rc)
 		*out = &ep->base;
 	return rc;
@@ -639,7 +698,7 @@ static int siw_ep_destroy(struct rpcrdma_ep *e)
 	struct siw_ep *ep = to_siw_ep(e);
 	struct siw_dev *dev = ep->dev;
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	if (ep->fd >= 0)
 		siw_ep_close_socket(ep, true);
 	ep->state = SIW_EP_CLOSED;
@@ -663,7 +722,7 @@ static int siw_ep_destroy(struct rpcrdma_ep *e)
 	ep->pd->refs--;
 	dev->nobjs--;
 	siw_timer_rearm(dev);
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	siw_ep_free(ep);
 	return 0;
 }
@@ -672,9 +731,9 @@ static int siw_ep_query_stats(struct rpcrdma_ep *e, struct rpcrdma_ep_stats *st)
 {
 	struct siw_ep *ep = to_siw_ep(e);
 
-	pthread_mutex_lock(&ep->dev->lock);
+	siw_dev_lock(ep->dev);
 	*st = ep->stats;
-	pthread_mutex_unlock(&ep->dev->lock);
+	siw_dev_unlock(ep->dev);
 	return 0;
 }
 
@@ -683,7 +742,7 @@ static int siw_ep_query_conn(struct rpcrdma_ep *e, struct rpcrdma_ep_conn_info *
 	struct siw_ep *ep = to_siw_ep(e);
 	int rc = 0;
 
-	pthread_mutex_lock(&ep->dev->lock);
+	siw_dev_lock(ep->dev);
 	if (ep->state != SIW_EP_RTS && ep->state != SIW_EP_CLOSING) {
 		rc = -ENOTCONN;
 	} else {
@@ -696,7 +755,7 @@ static int siw_ep_query_conn(struct rpcrdma_ep *e, struct rpcrdma_ep_conn_info *
 		ci->local = ep->local;
 		ci->peer = ep->peer;
 	}
-	pthread_mutex_unlock(&ep->dev->lock);
+	siw_dev_unlock(ep->dev);
 	return rc;
 }
 
@@ -706,9 +765,9 @@ static int siw_connect(struct rpcrdma_ep *e, const struct sockaddr *addr, sockle
 	struct siw_ep *ep = to_siw_ep(e);
 	int rc;
 
-	pthread_mutex_lock(&ep->dev->lock);
+	siw_dev_lock(ep->dev);
 	rc = siw_cm_connect(ep, addr, addrlen, pdata, len);
-	pthread_mutex_unlock(&ep->dev->lock);
+	siw_dev_unlock(ep->dev);
 	return rc;
 }
 
@@ -719,9 +778,9 @@ static int siw_listen(struct rpcrdma_dev *d, struct rpcrdma_evch *evch, const st
 	struct siw_listener *l;
 	int rc;
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	rc = siw_cm_listen(dev, to_siw_evch(evch), addr, addrlen, backlog, context, &l);
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	if (!rc)
 		*out = &l->base;
 	return rc;
@@ -732,9 +791,9 @@ static int siw_listener_destroy(struct rpcrdma_listener *lb)
 	struct siw_listener *l = container_of(lb, struct siw_listener, base);
 	struct siw_dev *dev = l->dev;
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	siw_cm_listener_destroy(l);
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	return 0;
 }
 
@@ -753,9 +812,9 @@ static int siw_accept(struct rpcrdma_conn_req *r, struct rpcrdma_ep *e, const vo
 	struct siw_dev *dev = req->dev;
 	int rc;
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	rc = siw_cm_accept(req, to_siw_ep(e), pdata, len);
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	return rc;
 }
 
@@ -765,9 +824,9 @@ static int siw_reject(struct rpcrdma_conn_req *r, const void *pdata, size_t len)
 	struct siw_dev *dev = req->dev;
 	int rc;
 
-	pthread_mutex_lock(&dev->lock);
+	siw_dev_lock(dev);
 	rc = siw_cm_reject(req, pdata, len);
-	pthread_mutex_unlock(&dev->lock);
+	siw_dev_unlock(dev);
 	return rc;
 }
 
@@ -775,7 +834,7 @@ static int siw_disconnect(struct rpcrdma_ep *e)
 {
 	struct siw_ep *ep = to_siw_ep(e);
 
-	pthread_mutex_lock(&ep->dev->lock);
+	siw_dev_lock(ep->dev);
 	if (ep->state == SIW_EP_RTS || ep->state == SIW_EP_MPA_REP_SENT) {
 		/* Orderly release: hand TCP what fits now, then FIN after it
 		 * (a close() with unread input would send RST, which can
@@ -797,7 +856,7 @@ static int siw_disconnect(struct rpcrdma_ep *e)
 		   ep->state != SIW_EP_CLOSING) {
 		siw_ep_fail(ep, 0, RPCRDMA_WC_WR_FLUSH_ERR, 0);
 	}
-	pthread_mutex_unlock(&ep->dev->lock);
+	siw_dev_unlock(ep->dev);
 	return 0;
 }
 
@@ -844,9 +903,9 @@ static int siw_post_recv(struct rpcrdma_ep *e, uint64_t wr_id, const struct rpcr
 	struct siw_ep *ep = to_siw_ep(e);
 	int rc;
 
-	pthread_mutex_lock(&ep->dev->lock);
+	siw_dev_lock(ep->dev);
 	rc = post_recv_locked(ep, wr_id, sg, num_sge);
-	pthread_mutex_unlock(&ep->dev->lock);
+	siw_dev_unlock(ep->dev);
 	return rc;
 }
 
@@ -954,9 +1013,9 @@ static int siw_post_send(struct rpcrdma_ep *e, const struct rpcrdma_send_wr *wr)
 
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&ep->dev->lock);
+	siw_dev_lock(ep->dev);
 	rc = post_send_locked(ep, wr, len);
-	pthread_mutex_unlock(&ep->dev->lock);
+	siw_dev_unlock(ep->dev);
 	return rc;
 }
 
@@ -971,7 +1030,7 @@ static int siw_post_send_recv(struct rpcrdma_ep *e, const struct rpcrdma_send_wr
 	int rc = 0, src = wr ? send_check(ep, wr, &len) : 0;
 	unsigned int i;
 
-	pthread_mutex_lock(&ep->dev->lock);
+	siw_dev_lock(ep->dev);
 	for (i = 0; i < nrwr; i++) {
 		rc = post_recv_locked(ep, rwr[i].wr_id, rwr[i].sg, rwr[i].num_sge);
 		if (rc)
@@ -979,7 +1038,7 @@ static int siw_post_send_recv(struct rpcrdma_ep *e, const struct rpcrdma_send_wr
 	}
 	if (!rc && wr)
 		rc = src ? src : post_send_locked(ep, wr, len);
-	pthread_mutex_unlock(&ep->dev->lock);
+	siw_dev_unlock(ep->dev);
 	if (nposted)
 		*nposted = i;
 	return rc;
@@ -989,7 +1048,7 @@ static int siw_doorbell(struct rpcrdma_ep *e)
 {
 	struct siw_ep *ep = to_siw_ep(e);
 
-	pthread_mutex_lock(&ep->dev->lock);
+	siw_dev_lock(ep->dev);
 	if (ep->tx_deferred) {
 		if (ep->state == SIW_EP_RTS && !ep->tx.blocked) {
 			(void)siw_tx_process(ep);
@@ -1003,7 +1062,7 @@ static int siw_doorbell(struct rpcrdma_ep *e)
 					 __ATOMIC_RELAXED);
 		}
 	}
-	pthread_mutex_unlock(&ep->dev->lock);
+	siw_dev_unlock(ep->dev);
 	return 0;
 }
 

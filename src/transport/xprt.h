@@ -300,6 +300,18 @@ static inline uint64_t xprt_spin_budget(struct xprt_spin *sp)
 	return sp->cur;
 }
 
+/* The CPU's spin-wait hint, once per idle busy-poll iteration (x86 pause,
+ * Arm yield): a few dozen cycles at most, next to the system call of the
+ * iteration, that leave the core's resources to its sibling hyperthread. */
+static inline void xprt_spin_hint(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
 /* A spin ended: with activity (@success) or idle at its deadline. */
 static inline void xprt_spin_result(struct xprt_spin *sp, bool success)
 {

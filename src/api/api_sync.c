@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Slow paths of api_sync.h: sleeping on and waking the futexes.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "api/api_sync.h"
+
+static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts, uint32_t mask)
+{
+	return syscall(SYS_futex, addr, op, val, ts, NULL, mask);
+}
+
+/* The mutex was found held: mark it contended (2) and sleep until it is
+ * free. Whoever takes it here leaves it at 2, so its unlock wakes the next
+ * sleeper, if any (a spare wake-up at most). */
+void api_mutex_wait(struct api_mutex *m)
+{
+	while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0u)
+		(void)futex(&m->state, FUTEX_WAIT_PRIVATE, 2u, NULL, 0);
+}
+
+void api_mutex_wake(struct api_mutex *m)
+{
+	(void)futex(&m->state, FUTEX_WAKE_PRIVATE, 1u, NULL, 0);
+}
+
+void api_cond_wake(struct api_cond *cv, bool all)
+{
+	(void)futex(&cv->seq, FUTEX_WAKE_PRIVATE, all ? (uint32_t)INT_MAX : 1u, NULL, 0);
+}
+
+/*
+ * The waiter is counted and reads seq while it holds the mutex, so a state
+ * change made under the mutex after this point is followed by a seq change
+ * that either happens before FUTEX_WAIT (which then returns at once: the
+ * value differs) or wakes the sleeper; and the signaller, which bumps seq
+ * before it reads waiters, sees the count. The mutex is taken back as
+ * contended (2): other threads woken together may be sleeping on it.
+ */
+static int cond_wait(struct api_cond *cv, struct api_mutex *m, const struct timespec *abstime)
+{
+	uint32_t seq;
+	long r;
+	int err = 0;
+
+	__atomic_fetch_add(&cv->waiters, 1u, __ATOMIC_SEQ_CST);
+	seq = __atomic_load_n(&cv->seq, __ATOMIC_SEQ_CST);
+	api_mutex_unlock(m);
+	if (abstime)
+		r = futex(&cv->seq, FUTEX_WAIT_BITSET_PRIVATE | FUTEX_CLOCK_REALTIME, seq, abstime,
+			  FUTEX_BITSET_MATCH_ANY);
+	else
+		r = futex(&cv->seq, FUTEX_WAIT_PRIVATE, seq, NULL, 0);
+	if (r < 0 && errno == ETIMEDOUT)
+		err = ETIMEDOUT;
+	__atomic_fetch_sub(&cv->waiters, 1u, __ATOMIC_SEQ_CST);
+	while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0u)
+		(void)futex(&m->state, FUTEX_WAIT_PRIVATE, 2u, NULL, 0);
+	return err;
+}
+
+void api_cond_wait(struct api_cond *cv, struct api_mutex *m)
+{
+	(void)cond_wait(cv, m, NULL);
+}
+
+int api_cond_timedwait(struct api_cond *cv, struct api_mutex *m, const struct timespec *abstime)
+{
+	return cond_wait(cv, m, abstime);
+}
