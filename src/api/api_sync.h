@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The client's lock and its condition variables (client.c, and the
- * backchannel of a client, backchannel.c), on private futexes.
+ * The locks and condition variables of the client and the server
+ * (client.c, server.c, and both sides of the backchannel, backchannel.c),
+ * on private futexes.
  *
  * api_mutex is a plain mutex with the semantics of a default
  * pthread_mutex_t (not recursive, not error-checking, not robust); taking

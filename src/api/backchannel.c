@@ -944,7 +944,7 @@ struct rpcrdma_svc_client {
 	struct xprt_rslots rs;
 	bool rs_ready;
 	struct bc_scall *sc;
-	pthread_cond_t cv; /* a slot was freed or a call finished */
+	struct api_cond cv; /* a slot was freed or a call finished */
 	struct rpcrdma_bc_stats st;
 	struct rpcrdma_svc_client *next;
 };
@@ -960,7 +960,7 @@ struct bc_conn {
 #define BC_MAX_EVENTS 64
 
 struct bc_svc {
-	pthread_mutex_t *lock; /* the server's */
+	struct api_mutex *lock; /* the server's */
 	struct rpcrdma_pd *pd;
 	uint32_t inline_send;
 	uint32_t slots;
@@ -975,7 +975,7 @@ struct bc_svc {
 	} ev[BC_MAX_EVENTS];
 	uint32_t nev;
 	pthread_t thr;
-	pthread_cond_t cv;
+	struct api_cond cv;
 	bool thr_started, stop;
 	/* RPCRDMA_BC_OPT_INLINE: async completions run by bc_svc_run_inline()
 	 * on the server's progress thread; how many wait (atomic). */
@@ -996,7 +996,7 @@ static void post_event(struct bc_svc *b, struct rpcrdma_svc_client *cl, enum rpc
 	b->ev[b->nev].cl = cl;
 	b->ev[b->nev].ev = ev;
 	b->nev++;
-	pthread_cond_broadcast(&b->cv);
+	api_cond_broadcast(&b->cv);
 }
 
 static uint32_t slot_idx(struct rpcrdma_svc_client *cl, struct xprt_rslot *s)
@@ -1014,7 +1014,7 @@ static void slot_maybe_free(struct rpcrdma_svc_client *cl, struct xprt_rslot *s)
 		if (s->call.mr_used)
 			xprt_call_fence(&s->call, false, 0);
 		s->state = XPRT_RS_FREE;
-		pthread_cond_broadcast(&cl->cv);
+		api_cond_broadcast(&cl->cv);
 	}
 }
 
@@ -1040,12 +1040,12 @@ static void slot_finish(struct rpcrdma_svc_client *cl, struct xprt_rslot *s, int
 		s->state = XPRT_RS_DONE;
 	/* A timed-out call still on the wire keeps its credit until its reply
 	 * or the connection goes (a zombie, as client.c does). */
-	pthread_cond_broadcast(&cl->cv);
+	api_cond_broadcast(&cl->cv);
 	if (sc->async) {
 		if (cl->b->inline_cb)
 			__atomic_add_fetch(&cl->b->inline_pending, 1, __ATOMIC_RELEASE);
 		else
-			pthread_cond_broadcast(&cl->b->cv);
+			api_cond_broadcast(&cl->b->cv);
 	}
 }
 
@@ -1119,7 +1119,7 @@ static struct rpcrdma_svc_client *client_new(struct bc_svc *b)
 	if (!cl)
 		return NULL;
 	cl->b = b;
-	pthread_cond_init(&cl->cv, NULL);
+	api_cond_init(&cl->cv);
 	cl->next = b->clients;
 	b->clients = cl;
 	return cl;
@@ -1395,10 +1395,10 @@ static void run_async(struct bc_svc *b, struct rpcrdma_svc_client *cl, struct xp
 	/* The slot is given back before the callback runs, so the callback
 	 * may start the next call. */
 	slot_release(cl, s);
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	if (cb)
 		cb(cl, status, res, cb_arg);
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 }
 
 static void *svc_thread(void *arg)
@@ -1406,7 +1406,7 @@ static void *svc_thread(void *arg)
 	struct bc_svc *b = arg;
 	uint64_t last = 0;
 
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	for (;;) {
 		struct rpcrdma_svc_client *cl;
 		struct xprt_rslot *s;
@@ -1418,9 +1418,9 @@ static void *svc_thread(void *arg)
 
 			memmove(&b->ev[0], &b->ev[1], (b->nev - 1) * sizeof(b->ev[0]));
 			b->nev--;
-			pthread_mutex_unlock(b->lock);
+			api_mutex_unlock(b->lock);
 			b->cb(ecl, ev, b->ctx);
-			pthread_mutex_lock(b->lock);
+			api_mutex_lock(b->lock);
 		}
 		while ((!b->inline_cb || b->stop) && (s = next_async(b, &cl)) != NULL)
 			run_async(b, cl, s);
@@ -1432,9 +1432,9 @@ static void *svc_thread(void *arg)
 			continue;
 		}
 		abstime_in(&ts, 5);
-		pthread_cond_timedwait(&b->cv, b->lock, &ts);
+		api_cond_timedwait(&b->cv, b->lock, &ts);
 	}
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	return NULL;
 }
 
@@ -1445,11 +1445,11 @@ void bc_svc_run_inline(struct bc_svc *b)
 
 	if (!b || !__atomic_load_n(&b->inline_pending, __ATOMIC_ACQUIRE))
 		return;
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	__atomic_store_n(&b->inline_pending, 0, __ATOMIC_RELAXED);
 	while (!b->stop && (s = next_async(b, &cl)) != NULL)
 		run_async(b, cl, s);
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 }
 
 /* The BC_ENABLE program, served by the library on every backchannel
@@ -1474,10 +1474,10 @@ static void enable_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *arg
 		rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
 		return;
 	}
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	bc = svc_req_bc(req);
 	rc = bc ? cl_enable(bc, true, a.id, a.credits) : -ENOTCONN;
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	if (rc)
 		rpcrdma_svc_error(req, RPCRDMA_RPC_SYSTEM_ERR);
 	else
@@ -1488,7 +1488,7 @@ void bc_svc_stop(struct bc_svc *b)
 {
 	if (!b)
 		return;
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	b->stop = true;
 	for (struct rpcrdma_svc_client *cl = b->clients; cl; cl = cl->next) {
 		if (!cl->rs_ready)
@@ -1497,8 +1497,8 @@ void bc_svc_stop(struct bc_svc *b)
 			if (cl->rs.slot[i].state != XPRT_RS_FREE)
 				slot_finish(cl, &cl->rs.slot[i], -ECANCELED);
 	}
-	pthread_cond_broadcast(&b->cv);
-	pthread_mutex_unlock(b->lock);
+	api_cond_broadcast(&b->cv);
+	api_mutex_unlock(b->lock);
 	if (b->thr_started) {
 		pthread_join(b->thr, NULL);
 		b->thr_started = false;
@@ -1517,10 +1517,8 @@ void bc_svc_free(struct bc_svc *b)
 		if (cl->rs_ready)
 			xprt_rslots_fini(&cl->rs);
 		free(cl->sc);
-		pthread_cond_destroy(&cl->cv);
 		free(cl);
 	}
-	pthread_cond_destroy(&b->cv);
 	free(b);
 }
 
@@ -1552,7 +1550,7 @@ int rpcrdma_svc_bc_init(struct rpcrdma_svc *svc, const struct rpcrdma_bc_opts *o
 	b->inline_cb = opt_inline(opts);
 	b->cb = cb;
 	b->ctx = ctx;
-	pthread_cond_init(&b->cv, NULL);
+	api_cond_init(&b->cv);
 	rc = rpcrdma_svc_register(svc, RPCRDMA_BC_PROG, RPCRDMA_BC_VERS, enable_dispatch, b);
 	if (!rc)
 		rc = svc_bc_attach(svc, b);
@@ -1563,7 +1561,6 @@ int rpcrdma_svc_bc_init(struct rpcrdma_svc *svc, const struct rpcrdma_bc_opts *o
 	if (rc) {
 		/* The program registration cannot be undone; a second
 		 * attempt then fails with -EEXIST. */
-		pthread_cond_destroy(&b->cv);
 		free(b);
 	}
 	return rc;
@@ -1576,9 +1573,9 @@ struct rpcrdma_svc_client *rpcrdma_svc_req_client(struct rpcrdma_svc_req *req)
 
 	if (!bc)
 		return NULL;
-	pthread_mutex_lock(bc->b->lock);
+	api_mutex_lock(bc->b->lock);
 	cl = bc->cl;
-	pthread_mutex_unlock(bc->b->lock);
+	api_mutex_unlock(bc->b->lock);
 	return cl;
 }
 
@@ -1588,9 +1585,9 @@ int rpcrdma_svc_client_enable(struct rpcrdma_svc_client *cl, uint32_t credits)
 
 	if (!cl)
 		return -EINVAL;
-	pthread_mutex_lock(cl->b->lock);
+	api_mutex_lock(cl->b->lock);
 	rc = cl->conn ? cl_enable(cl->conn, cl->has_id, cl->id, credits) : -ENOTCONN;
-	pthread_mutex_unlock(cl->b->lock);
+	api_mutex_unlock(cl->b->lock);
 	return rc;
 }
 
@@ -1610,23 +1607,23 @@ static int client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t ve
 	b = cl->b;
 	tmo =
 	    opts && (opts->comp_mask & RPCRDMA_CALL_OPT_TIMEOUT) ? opts->timeout_ms : b->timeout_ms;
-	pthread_mutex_lock(b->lock);
+	api_mutex_lock(b->lock);
 	for (;;) {
 		if (b->stop) {
-			pthread_mutex_unlock(b->lock);
+			api_mutex_unlock(b->lock);
 			return -ECANCELED;
 		}
 		/* RFC 8167 §6: nothing goes to a client that has not said it
 		 * takes reverse calls; refused here, nothing is sent. */
 		if (!cl->ever_enabled || !cl->rs_ready) {
 			cl->st.gate_refusals++;
-			pthread_mutex_unlock(b->lock);
+			api_mutex_unlock(b->lock);
 			return -ENOPROTOOPT;
 		}
 		s = xprt_rslots_get(&cl->rs);
 		if (s)
 			break;
-		pthread_cond_wait(&cl->cv, b->lock);
+		api_cond_wait(&cl->cv, b->lock);
 	}
 	sc = &cl->sc[slot_idx(cl, s)];
 	memset(sc, 0, sizeof(*sc));
@@ -1653,14 +1650,14 @@ static int client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t ve
 	if (s->state == XPRT_RS_WAIT && !sc->fin)
 		cl->st.credit_stalls++; /* waits for a reverse credit or a connection */
 	if (async) {
-		pthread_mutex_unlock(b->lock);
+		api_mutex_unlock(b->lock);
 		return 0;
 	}
 	while (!sc->fin)
-		pthread_cond_wait(&cl->cv, b->lock);
+		api_cond_wait(&cl->cv, b->lock);
 	rc = s->status;
 	slot_release(cl, s);
-	pthread_mutex_unlock(b->lock);
+	api_mutex_unlock(b->lock);
 	return rc;
 }
 
@@ -1693,9 +1690,9 @@ int rpcrdma_svc_client_stats(struct rpcrdma_svc_client *cl, struct rpcrdma_bc_st
 {
 	if (!cl || !st)
 		return -EINVAL;
-	pthread_mutex_lock(cl->b->lock);
+	api_mutex_lock(cl->b->lock);
 	cl_stats(cl, st);
-	pthread_mutex_unlock(cl->b->lock);
+	api_mutex_unlock(cl->b->lock);
 	return 0;
 }
 
@@ -1708,7 +1705,7 @@ int rpcrdma_svc_bc_stats(struct rpcrdma_svc *svc, struct rpcrdma_bc_stats *st)
 		return -EINVAL;
 	svc_bc_host(svc, &h);
 	memset(st, 0, sizeof(*st));
-	pthread_mutex_lock(h.lock);
+	api_mutex_lock(h.lock);
 	b = svc_bc_get(svc);
 	for (struct rpcrdma_svc_client *cl = b ? b->clients : NULL; cl; cl = cl->next) {
 		struct rpcrdma_bc_stats one;
@@ -1742,13 +1739,13 @@ int rpcrdma_svc_bc_stats(struct rpcrdma_svc *svc, struct rpcrdma_bc_stats *st)
 		if (one.max_outstanding > st->max_outstanding)
 			st->max_outstanding = one.max_outstanding;
 	}
-	pthread_mutex_unlock(h.lock);
+	api_mutex_unlock(h.lock);
 	return b ? 0 : -EINVAL;
 }
 
 void bc_test_set_next_xid(struct rpcrdma_svc_client *cl, uint32_t xid)
 {
-	pthread_mutex_lock(cl->b->lock);
+	api_mutex_lock(cl->b->lock);
 	cl->rs.next_xid = xid;
-	pthread_mutex_unlock(cl->b->lock);
+	api_mutex_unlock(cl->b->lock);
 }

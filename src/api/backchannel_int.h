@@ -100,7 +100,7 @@ void bc_svc_free(struct bc_svc *b);
 
 /* server.c: what the backchannel needs of a server. */
 struct svc_bc_host {
-	pthread_mutex_t *lock;
+	struct api_mutex *lock;
 	struct rpcrdma_pd *pd;
 	uint32_t inline_send;
 	bool started;

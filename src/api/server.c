@@ -123,9 +123,9 @@ struct svc_conn {
 };
 
 struct rpcrdma_svc {
-	pthread_mutex_t lock;
-	pthread_cond_t work_cv; /* work queued / stop */
-	pthread_cond_t done_cv; /* a Write or Send completed, a request ended */
+	struct api_mutex lock;
+	struct api_cond work_cv; /* work queued / stop */
+	struct api_cond done_cv; /* a Write or Send completed, a request ended */
 	/* options */
 	uint32_t credits, inline_send, inline_recv, workers, max_conns;
 	uint64_t max_chunk;
@@ -166,8 +166,7 @@ struct rpcrdma_svc {
 	 * its reply leaves at once instead of being held (progress thread
 	 * only). */
 	bool batch_last;
-	uint32_t done_waiters; /* threads in a wait on done_cv */
-	uint64_t ncalls;       /* st.calls, counted without the lock (atomic) */
+	uint64_t ncalls; /* st.calls, counted without the lock (atomic) */
 	pthread_t pthr;
 	pthread_t *wthr;
 	uint32_t nwthr;
@@ -187,25 +186,20 @@ static bool on_progress_thread(const struct rpcrdma_svc *s)
 	return s->started && pthread_equal(pthread_self(), s->pthr);
 }
 
-/* Lock held: wake the threads waiting on done_cv, if there are any. */
+/* Lock held: wake the threads waiting on done_cv (no system call when
+ * none waits: api_sync.h). */
 static void done_wake(struct rpcrdma_svc *s)
 {
-	if (s->done_waiters)
-		pthread_cond_broadcast(&s->done_cv);
+	api_cond_broadcast(&s->done_cv);
 }
 
 /* Lock held: wait on done_cv (until @ts when not NULL); ETIMEDOUT or 0. */
 static int done_wait(struct rpcrdma_svc *s, const struct timespec *ts)
 {
-	int rc;
-
-	s->done_waiters++;
 	if (ts)
-		rc = pthread_cond_timedwait(&s->done_cv, &s->lock, ts);
-	else
-		rc = pthread_cond_wait(&s->done_cv, &s->lock);
-	s->done_waiters--;
-	return rc;
+		return api_cond_timedwait(&s->done_cv, &s->lock, ts);
+	api_cond_wait(&s->done_cv, &s->lock);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -384,7 +378,7 @@ static void queue_ready(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r,
 	else
 		s->qhead = r;
 	s->qtail = r;
-	pthread_cond_signal(&s->work_cv);
+	api_cond_signal(&s->work_cv);
 }
 
 /* Refuse: answer with RDMA_ERROR (or drop), give the receive back. */
@@ -892,10 +886,10 @@ static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 		rpcrdma_xdr_setpos(&r->cur, XPRT_SHORT_CALL);
 	} else if (rpcrdma_rpc_decode_call(&r->cur, &r->call)) {
 		/* Not an RPC call we can parse: dropped (as Linux does). */
-		pthread_mutex_lock(&s->lock);
+		api_mutex_lock(&s->lock);
 		s->st.decode_errors++;
 		req_end(r, true);
-		pthread_mutex_unlock(&s->lock);
+		api_mutex_unlock(&s->lock);
 		return;
 	}
 	__atomic_fetch_add(&s->ncalls, 1, __ATOMIC_RELAXED);
@@ -935,10 +929,10 @@ static void *worker_main(void *arg)
 {
 	struct rpcrdma_svc *s = arg;
 
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	for (;;) {
 		while (!s->qhead && !s->stop)
-			pthread_cond_wait(&s->work_cv, &s->lock);
+			api_cond_wait(&s->work_cv, &s->lock);
 		if (s->stop && !s->qhead)
 			break;
 		struct rpcrdma_svc_req *r = s->qhead;
@@ -946,18 +940,18 @@ static void *worker_main(void *arg)
 		s->qhead = r->next;
 		if (!s->qhead)
 			s->qtail = NULL;
-		pthread_mutex_unlock(&s->lock);
+		api_mutex_unlock(&s->lock);
 		process(s, r);
-		pthread_mutex_lock(&s->lock);
+		api_mutex_lock(&s->lock);
 	}
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 	return NULL;
 }
 
 /* Progress thread: send the held replies (one flush per connection). */
 static void flush_held(struct rpcrdma_svc *s)
 {
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	s->nheld = 0;
 	for (struct svc_conn *c = s->conns; c; c = c->next) {
 		if (c->tx_held) {
@@ -965,7 +959,7 @@ static void flush_held(struct rpcrdma_svc *s)
 			(void)rpcrdma_ep_flush(c->ep);
 		}
 	}
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 }
 
 /* Replies are held for the rest of a batch only while that is short: a
@@ -1111,9 +1105,9 @@ static void wait_writes(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 		if (!r->writes_pending || c->dead)
 			break;
 		if (drive) {
-			pthread_mutex_unlock(&s->lock);
+			api_mutex_unlock(&s->lock);
 			rpcrdma_dev_progress(s->dev, polls++ < 2000 ? 0 : 1);
-			pthread_mutex_lock(&s->lock);
+			api_mutex_lock(&s->lock);
 		} else {
 			struct timespec ts;
 
@@ -1145,7 +1139,7 @@ static void wait_writes(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 			s->qhead = rev;
 		s->qtail = rev;
 		if (s->workers)
-			pthread_cond_signal(&s->work_cv);
+			api_cond_signal(&s->work_cv);
 		rev = n;
 	}
 }
@@ -1167,21 +1161,21 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 	uint64_t rcap = 0;
 	int rc;
 
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	if (c->dead) {
 		req_end(r, false);
-		pthread_mutex_unlock(&s->lock);
+		api_mutex_unlock(&s->lock);
 		return -ENOTCONN;
 	}
 	while (send_buf_get(c, &sidx)) {
 		if (c->dead || on_progress_thread(s)) {
 			req_end(r, true);
-			pthread_mutex_unlock(&s->lock);
+			api_mutex_unlock(&s->lock);
 			return -ENOBUFS;
 		}
 		done_wait(s, NULL);
 	}
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 
 	/* RFC 8797 §4: Send With Invalidate names the one STag the call
 	 * exposed (decided before the Read list is dropped below). */
@@ -1204,7 +1198,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		long_reply = rc == 0;
 	}
 
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	if (rc || c->dead) {
 		send_buf_put(c, sidx);
 		if (!c->dead) {
@@ -1213,7 +1207,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 			send_error(c, r->h.xid, RPCRDMA1_ERR_CHUNK);
 		}
 		req_end(r, true);
-		pthread_mutex_unlock(&s->lock);
+		api_mutex_unlock(&s->lock);
 		return c->dead ? -ENOTCONN : -EMSGSIZE;
 	}
 	/* Echoed chunks we do not write into report 0 bytes (RFC 8166
@@ -1266,7 +1260,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		wait_writes(s, r);
 		req_end(r, false);
 		conn_fail(c);
-		pthread_mutex_unlock(&s->lock);
+		api_mutex_unlock(&s->lock);
 		return -ENOTCONN;
 	}
 	/* The Writes' sources are the caller's buffers: they must be read
@@ -1280,7 +1274,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 	if (rc || c->dead) {
 		send_buf_put(c, sidx);
 		req_end(r, !c->dead);
-		pthread_mutex_unlock(&s->lock);
+		api_mutex_unlock(&s->lock);
 		return c->dead ? -ENOTCONN : rc;
 	}
 	/* Receive first, then the Send (see the top of this file): both in
@@ -1297,7 +1291,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		s->st.replies++;
 	if (rep->reply_stat != RPCRDMA_RPC_MSG_ACCEPTED || rep->accept_stat != RPCRDMA_RPC_SUCCESS)
 		s->st.rpc_errors++;
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 	return rc;
 }
 
@@ -1499,11 +1493,11 @@ static uint64_t svc_bytes(struct rpcrdma_svc *s)
 	struct rpcrdma_ep_stats st;
 	uint64_t b = 0;
 
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	for (struct svc_conn *c = s->conns; c; c = c->next)
 		if (!rpcrdma_ep_query_stats(c->ep, &st))
 			b += st.tx_bytes + st.rx_bytes;
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 	return b;
 }
 
@@ -1561,7 +1555,7 @@ static void *progress_main(void *arg)
 		 * progress are completions of posts (Sends that TCP took at
 		 * once), which only free send buffers. */
 		if (n != 0 || tmo != 0 || (++quiet & 15) == 0) {
-			pthread_mutex_lock(&s->lock);
+			api_mutex_lock(&s->lock);
 			for (int i = 0; i < m; i++)
 				handle_wc(c0, &wc0[i], &runnow);
 			for (struct svc_conn *c = s->conns; c; c = c->next)
@@ -1575,7 +1569,7 @@ static void *progress_main(void *arg)
 				reap_conns(s);
 				next_reap = t + 5000000ull;
 			}
-			pthread_mutex_unlock(&s->lock);
+			api_mutex_unlock(&s->lock);
 		}
 		if (n > 0 || runnow) {
 			/* Activity: a spin that saw it paid off; spin again
@@ -1595,11 +1589,11 @@ static void *progress_main(void *arg)
 		bc_svc_run_inline(s->bc); /* RPCRDMA_BC_OPT_INLINE completions */
 		/* Work queued while dispatching on this thread. */
 		if (s->workers == 0 && s->qhead) {
-			pthread_mutex_lock(&s->lock);
+			api_mutex_lock(&s->lock);
 			struct rpcrdma_svc_req *q = s->qhead;
 
 			s->qhead = s->qtail = NULL;
-			pthread_mutex_unlock(&s->lock);
+			api_mutex_unlock(&s->lock);
 			while (q) {
 				struct rpcrdma_svc_req *nx = q->next;
 
@@ -1690,9 +1684,9 @@ static int svc_create(const char *host, uint16_t port, const struct rpcrdma_svc_
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->work_cv, NULL);
-	pthread_cond_init(&s->done_cv, NULL);
+	api_mutex_init(&s->lock);
+	api_cond_init(&s->work_cv);
+	api_cond_init(&s->done_cv);
 	rc = apply_opts(s, opts);
 	if (!rc) {
 		if (!host || !*host) {
@@ -1769,7 +1763,7 @@ static int reg(struct rpcrdma_svc *s, uint32_t prog, uint32_t vers, rpcrdma_svc_
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	for (uint32_t i = 0; i < s->nprogs; i++)
 		if (s->progs[i].prog == prog && s->progs[i].vers == vers)
 			rc = -EEXIST;
@@ -1784,7 +1778,7 @@ static int reg(struct rpcrdma_svc *s, uint32_t prog, uint32_t vers, rpcrdma_svc_
 		p->tfn = tfn;
 		p->ctx = ctx;
 	}
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 	return rc;
 }
 
@@ -1834,9 +1828,9 @@ int rpcrdma_svc_stop(struct rpcrdma_svc *s, int timeout_ms)
 
 	if (!s)
 		return -EINVAL;
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	if (s->stopped || !s->started) {
-		pthread_mutex_unlock(&s->lock);
+		api_mutex_unlock(&s->lock);
 		return 0;
 	}
 	s->stopping = true;
@@ -1863,14 +1857,14 @@ int rpcrdma_svc_stop(struct rpcrdma_svc *s, int timeout_ms)
 	for (struct svc_conn *c = s->conns; c; c = c->next)
 		if (!c->dead)
 			rpcrdma_disconnect(c->ep);
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 	/* Give the progress thread a moment to send what was posted. */
 	usleep(20000);
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
 	s->stopped = true;
-	pthread_cond_broadcast(&s->work_cv);
-	pthread_mutex_unlock(&s->lock);
+	api_cond_broadcast(&s->work_cv);
+	api_mutex_unlock(&s->lock);
 	pthread_join(s->pthr, NULL);
 	for (uint32_t i = 0; i < s->nwthr; i++)
 		pthread_join(s->wthr[i], NULL);
@@ -1905,9 +1899,6 @@ void rpcrdma_svc_destroy(struct rpcrdma_svc *s)
 		munmap(s->stash[s->nstash].p, s->stash[s->nstash].cap);
 	}
 	free(s->wthr);
-	pthread_cond_destroy(&s->work_cv);
-	pthread_cond_destroy(&s->done_cv);
-	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -1915,22 +1906,22 @@ int rpcrdma_svc_stats(struct rpcrdma_svc *s, struct rpcrdma_xprt_stats *st)
 {
 	if (!s || !st)
 		return -EINVAL;
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	*st = s->st;
 	st->calls = __atomic_load_n(&s->ncalls, __ATOMIC_RELAXED);
 	st->credits = s->credits;
 	st->inline_send = s->inline_send;
 	st->inline_recv = s->inline_recv;
 	st->remote_invalidate = s->remote_inv;
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 	return 0;
 }
 
 void rpcrdma_svc_set_testhook(struct rpcrdma_svc *s, const struct svc_testhook *h)
 {
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	s->hook = *h;
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 }
 
 uint32_t rpcrdma_svc_req_xid(const struct rpcrdma_svc_req *r)
@@ -2012,9 +2003,9 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 	if (r->h.chunks.nwrites || r->h.chunks.reply_present ||
 	    r->call.verf.flavor != RPCRDMA_RPC_AUTH_NONE)
 		return 1;
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	if (c->dead || send_buf_get(c, &sidx)) {
-		pthread_mutex_unlock(&s->lock);
+		api_mutex_unlock(&s->lock);
 		return 1;
 	}
 	sbuf = xprt_pool_buf(&c->sendp, sidx);
@@ -2032,7 +2023,7 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 		if (!(*xres)(&xdrs, res)) {
 			/* Too large for inline: the general path decides. */
 			send_buf_put(c, sidx);
-			pthread_mutex_unlock(&s->lock);
+			api_mutex_unlock(&s->lock);
 			return 1;
 		}
 		mlen = rpcrdma_xdr_getpos(&x);
@@ -2045,7 +2036,7 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 	rc = post_send_buf(c, sidx, XPRT_SHORT_HDR + mlen, 0, r->ridx);
 	if (!rc)
 		s->st.replies++;
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 	return rc;
 }
 
@@ -2073,9 +2064,9 @@ void svc_req_drop(struct rpcrdma_svc_req *r)
 {
 	struct rpcrdma_svc *s = r->conn->svc;
 
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	req_end(r, !r->conn->dead);
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 }
 
 int svc_reply_raw(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
@@ -2098,14 +2089,14 @@ int svc_bc_attach(struct rpcrdma_svc *s, struct bc_svc *b)
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&s->lock);
+	api_mutex_lock(&s->lock);
 	if (s->started)
 		rc = -EBUSY;
 	else if (s->bc)
 		rc = -EEXIST;
 	else
 		s->bc = b;
-	pthread_mutex_unlock(&s->lock);
+	api_mutex_unlock(&s->lock);
 	return rc;
 }
 
