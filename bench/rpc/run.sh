@@ -304,15 +304,17 @@ NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		best_p50 = $c["p50_us"] + 0; best_p50_how = $c["server_model"]
 	}
 }
-function row(what, a, b, how, ratio, op, lim,   v) {
+function row(what, a, b, how, ratio, op, lim,   v, tgt) {
 	if (a == "" || b == "" || a + 0 == 0 || b + 0 == 0) { v = "n/a" }
+	else if (op == "info") v = "info"
 	else if (op == ">=") v = (ratio >= lim) ? "PASS" : "MISS"
 	else v = (ratio <= lim) ? "PASS" : "MISS"
-	if (v == "n/a") printf "%-44s %12s %12s %-34s %8s %8s  %s\n", what, a, b, how, "-", op " " lim, v
-	else printf "%-44s %12s %12s %-34s %7.2fx %8s  %s\n", what, a, b, how, ratio, op " " lim, v
+	tgt = op == "info" ? "-" : op " " lim
+	if (v == "n/a") printf "%-44s %12s %12s %-34s %8s %8s  %s\n", what, a, b, how, "-", tgt, v
+	else printf "%-44s %12s %12s %-34s %7.2fx %8s  %s\n", what, a, b, how, ratio, tgt, v
 	if (v == "MISS") misses++
 	js = js (nj++ ? ",\n" : "") sprintf("    {\"figure\": \"%s\", \"rpcrdma\": %s, \"baseline\": %s, \"baseline_is\": \"%s\", \"ratio\": %s, \"target\": \"%s %s\", \"verdict\": \"%s\"}",
-	    what, a == "" ? "null" : a + 0, b == "" ? "null" : b + 0, how, v == "n/a" ? "null" : sprintf("%.3f", ratio), op, lim, v)
+	    what, a == "" ? "null" : a + 0, b == "" ? "null" : b + 0, how, v == "n/a" ? "null" : sprintf("%.3f", ratio), op == "info" ? "" : op, op == "info" ? "" : lim, v)
 }
 END {
 	printf "%-44s %12s %12s %-34s %8s %8s  %s\n", "figure", "rpcrdma", "baseline", "baseline is", "ratio", "target", "verdict"
@@ -322,14 +324,17 @@ END {
 	p = p50["null_lat/rdma/null/0"]
 	row("NULL p50 us, 1 in flight", sprintf("%.1f", p), sprintf("%.1f", best_p50),
 	    "libtirpc 1 thr " best_p50_how, best_p50 ? p / best_p50 : 0, "<=", 1)
-	row("NULL user-space instructions/call (client)", instr_rdma, instr_tcp, "libtirpc 1 thread",
-	    instr_tcp ? instr_rdma / instr_tcp : 0, "<", 1)
-	row("NULL user-space instructions/call (server)", sinstr_rdma, sinstr_tcp, "libtirpc svc_run",
-	    sinstr_tcp ? sinstr_rdma / sinstr_tcp : 0, "<", 1)
+	# the figure of issue 4 is the whole call, client and server (its
+	# libtirpc figure, about 4,300, is the two together; README); the
+	# two sides are shown as well, without a target of their own
 	ca = (instr_rdma != "" && sinstr_rdma != "") ? instr_rdma + sinstr_rdma : ""
 	cb = (instr_tcp != "" && sinstr_tcp != "") ? instr_tcp + sinstr_tcp : ""
-	row("NULL user-space instructions/call (both)", ca, cb, "libtirpc client + svc_run",
+	row("NULL user-space instructions/call", ca, cb, "libtirpc client + svc_run",
 	    cb ? ca / cb : 0, "<", 1)
+	row("  of which the client", instr_rdma, instr_tcp, "libtirpc client",
+	    instr_tcp ? instr_rdma / instr_tcp : 0, "info", 0)
+	row("  of which the server", sinstr_rdma, sinstr_tcp, "libtirpc svc_run",
+	    sinstr_tcp ? sinstr_rdma / sinstr_tcp : 0, "info", 0)
 	a = mb["bulk_q1/rdma/write/1048576"]; b = mb["bulk_q1/tcp/write/1048576"]
 	row("WRITE 1 MiB MB/s, 1 thread (Read chunk)", sprintf("%.0f", a), sprintf("%.0f", b), "libtirpc 1 thr svc_run", b ? a / b : 0, ">=", 1.5)
 	a = mb["bulkr_q1/rdma/read/1048576"]; b = mb["bulkr_q1/tcp/read/1048576"]
