@@ -21,16 +21,19 @@
 
 #include "softiwarp/siw.h"
 
-/* Bytes of Read Responses handed to one sendmsg() without CRC: a 1 MiB
- * Read Response goes in several calls rather than one, and on loopback
- * the peer then starts placing it while we still copy the rest (RPC WRITE
- * of 1 MiB, one call in flight, p50 over alternating runs on the project
- * VM: 154-164 us with 256 KiB per call, 157-227 us with the whole MiB).
+/* Bytes of Read Responses handed to one sendmsg() without CRC:
+ * SIW_TX_RRESP_BYTES (siw.h), ep->tx_cap_rresp. 1 MiB since 2026-11-26:
+ * alternating runs on the project VM (RPCRDMA_SIW_TX_RRESP) gave, with
+ * 256 KiB / 1 MiB pieces, RPC WRITE of 1 MiB with one call in flight
+ * 3,615-4,363 / 4,625-4,879 MB/s (p50 210-283 / 186-188 us) and the
+ * provider's poll-mode RDMA Read at 16 in flight 0.76-0.79x / 0.96-1.11x
+ * libfabric's (2 MiB: 0.93-0.98x). 256 KiB had been the better choice for
+ * the RPC WRITE p50 on 2026-11-22, before the receive side took several
+ * Read Response FPDUs per recvmsg().
  * RDMA Writes and Sends are batched up to SIW_TX_BYTES (512 KiB, siw.h):
  * smaller pieces measured slower for one RPC READ of 1 MiB (p50 103-118 us
  * whole, 116-126 us in 256 KiB pieces) but larger ones lose bandwidth
- * with many Writes in flight. The piece is SIW_TX_RRESP_BYTES (siw.h),
- * ep->tx_cap_rresp. */
+ * with many Writes in flight. */
 
 static void msg_src(struct siw_txmsg *m, const struct rpcrdma_sge *sge, uint32_t nsge)
 {

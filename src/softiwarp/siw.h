@@ -61,7 +61,7 @@
 #define SIW_TX_BYTES_MAX (64u << 20)
 /* Read Responses without CRC go in pieces of this many bytes (qp_tx.c);
  * RPCRDMA_SIW_TX_RRESP=BYTES overrides (qp.c). */
-#define SIW_TX_RRESP_BYTES (256u << 10)
+#define SIW_TX_RRESP_BYTES (1u << 20)
 /* rx staging: headers and trailers are read through this; bulk payload is
  * received straight into the target memory (qp_rx.c). */
 #define SIW_RX_STAGE 512u
