@@ -18,6 +18,7 @@ into segments three ways, then runs capture-check.sh on each:
 usage: capture-selftest.py CAPTURE_CHECK_SH   (exit 0 pass, 1 fail, 77 skip)
 """
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -107,14 +108,18 @@ class Pcap:
         self.out += struct.pack("<IIII", 1, self.t * 100, len(frame), len(frame)) + frame
         self.seq[side] += len(payload) + (1 if flags & 0x03 else 0)
 
-    def data(self, side, payload):
+    def data(self, side, payload, lost=False):
+        if lost:  # sent but not captured (tcpdump dropped it)
+            self.seq[side] += len(payload)
+            return
         self.pkt(side, 0x18, payload)  # PSH ACK
         self.pkt("s" if side == "c" else "c", 0x10)  # bare ACK
 
 
-def build(path, cuts, bad):
+def build(path, cuts, bad, lose=None):
     """One session; the client's FPDU stream after the MPA request is cut
-    at the byte offsets CUTS (none: one FPDU per segment)."""
+    at the byte offsets CUTS (none: one FPDU per segment); its segment
+    number LOSE (0-based) is left out of the capture."""
     MSN["c"] = MSN["s"] = 0
     p = Pcap()
     p.pkt("c", 0x02)
@@ -132,19 +137,19 @@ def build(path, cuts, bad):
     else:
         stream = b"".join(fpdus)
         edges = [0] + [c for c in cuts if 0 < c < len(stream)] + [len(stream)]
-        for a, b in zip(edges, edges[1:]):
-            p.data("c", stream[a:b])
+        for i, (a, b) in enumerate(zip(edges, edges[1:])):
+            p.data("c", stream[a:b], lost=(i == lose))
     for xid in (0x11110001, 0x11110002, 0x11110003):
         p.data("s", send("s", null_reply(xid)))
     with open(path, "wb") as f:
         f.write(p.out)
 
 
-def run(check, name, cuts, bad):
+def run(check, name, cuts, bad, lose=None):
     state = tempfile.mkdtemp(prefix="capsel-")
     try:
         os.makedirs(os.path.join(state, "out"))
-        build(os.path.join(state, "out", "interop.pcap"), cuts, bad)
+        build(os.path.join(state, "out", "interop.pcap"), cuts, bad, lose)
         with open(os.path.join(state, "invalid-xids"), "w") as f:
             f.write("22220001\n")
         r = subprocess.run(["bash", check, state], capture_output=True, text=True, timeout=120)
@@ -169,10 +174,19 @@ def main():
     one = len(send("c", null_call(1)))
     resegment = [one + 30, 2 * one + 20 + 9, 2 * one + 20 + one + 50]
     MSN["c"] = 0
-    for name, cuts, bad, want in (("aligned", None, False, 0), ("resegmented", resegment, False, 0),
-                                  ("bad", resegment, True, 1)):
-        rc, out, notes = run(check, name, cuts, bad)
+    # lost: the segment with Send 2's tail and the Write is not captured,
+    # so the client's frames after it are not checked (Wireshark reads the
+    # deliberate Send's tail as an FPDU); lostbad: the bad Send comes
+    # before the lost segment (the last one) and must still be found.
+    cases = (("aligned", None, False, 0, None), ("resegmented", resegment, False, 0, None),
+             ("bad", resegment, True, 1, None), ("lost", resegment, False, 0, 1),
+             ("lostbad", resegment, True, 1, 4))
+    for name, cuts, bad, want, lose in cases:
+        rc, out, notes = run(check, name, cuts, bad, lose)
         summary = [ln for ln in out.splitlines() if ln.startswith(("capture:", "FAIL", "frame"))]
+        if name == "lost" and not re.search(r"[1-9][0-9]* frames after segments the capture lost", out):
+            print("    the frames after the lost segment were not left out")
+            failures += 1
         print("%s: exit %d (want %d)" % (name, rc, want))
         for ln in summary + notes.splitlines():
             print("    " + ln)
@@ -183,10 +197,10 @@ def main():
             # check must have walked the reassembled FPDU
             print("    the re-segmented deliberate Send was not walked as reassembled")
             failures += 1
-        if name == "bad" and "33330001" not in out.replace(" ", "").lower() and "Send FPDUs" not in out:
+        if name in ("bad", "lostbad") and "33330001" not in out.replace(" ", "").lower() and "Send FPDUs" not in out:
             print("    the failure does not name the bad Send")
             failures += 1
-    print("%d passed, %d failed" % (3 - failures, failures))
+    print("%d passed, %d failed" % (len(cases) - failures, failures))
     return 1 if failures else 0
 
 
