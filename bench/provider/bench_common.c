@@ -47,8 +47,7 @@ static void usage(void)
 	    "  --timeout S       kill this process after S seconds (default 60)\n"
 	    "  --yield           poll mode: sched_yield() when a poll finds nothing\n"
 	    "  --progress-wait   block mode: the provider's own wait (rpcrdma_dev_progress(dev,\n"
-	    "                    1000) / fi_cq_sread()) instead of poll() on its fd\n"
-	    "  --strict-placement softiwarp: the region without RPCRDMA_ACCESS_RELAXED_WRITE\n",
+	    "                    1000) / fi_cq_sread()) instead of poll() on its fd\n",
 	    bench_prog);
 	exit(2);
 }
@@ -104,7 +103,6 @@ void bench_parse(struct bench_opts *o, int argc, char **argv, const char *prog)
 	    {"timeout", required_argument, NULL, 'T'},
 	    {"yield", no_argument, NULL, 'y'},
 	    {"progress-wait", no_argument, NULL, 'W'},
-	    {"strict-placement", no_argument, NULL, 'Z'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c, role = -1;
@@ -177,9 +175,6 @@ void bench_parse(struct bench_opts *o, int argc, char **argv, const char *prog)
 			break;
 		case 'W':
 			o->progress_wait = 1;
-			break;
-		case 'Z':
-			o->strict = 1;
 			break;
 		default:
 			usage();

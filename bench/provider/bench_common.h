@@ -47,7 +47,6 @@ struct bench_opts {
 	unsigned timeout;    /* whole-process watchdog, seconds */
 	int yield;           /* poll mode: sched_yield() after an empty poll */
 	int progress_wait;   /* softiwarp block mode: wait inside rpcrdma_dev_progress */
-	int strict;          /* softiwarp: region without RPCRDMA_ACCESS_RELAXED_WRITE */
 };
 
 /* Control messages: exactly BENCH_MSG_SIZE bytes, host byte order (both ends

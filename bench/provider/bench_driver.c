@@ -75,7 +75,6 @@ static struct {
 	unsigned rtt_iters, qd, timeout;
 	unsigned repeat;   /* repetitions, interleaved; figures are medians */
 	int progress_wait; /* softiwarp blocking: wait inside rpcrdma_dev_progress */
-	int strict;        /* softiwarp region without relaxed placement */
 	int instr;         /* count instructions */
 	unsigned instr_iters;
 	char dir[1024];
@@ -337,8 +336,6 @@ static void worker_argv(const struct run *r, int server, unsigned port, const ch
 		av[n++] = "--yield";
 	if ((r->impl == IMPL_SIW || r->impl == IMPL_FABRIC) && G.progress_wait)
 		av[n++] = "--progress-wait";
-	if (r->impl == IMPL_SIW && G.strict)
-		av[n++] = "--strict-placement";
 	if (!server) {
 		av[n++] = "--port";
 		ARG("%u", port);
@@ -502,9 +499,6 @@ static void usage(void)
 	    "  --progress-wait        blocking mode waits in each provider's own call:\n"
 	    "                         rpcrdma_dev_progress(dev, 1000) / fi_cq_sread(), instead\n"
 	    "                         of poll() on the provider's fd + a non-blocking poll\n"
-	    "  --strict-placement     softiwarp's RDMA target region without relaxed placement\n"
-	    "                         (RPCRDMA_ACCESS_RELAXED_WRITE, which RPC Write and Reply\n"
-	    "                         chunks have): one Write FPDU per receive at most\n"
 	    "  --quick                short run: 0.3 s per bandwidth test, 3000 round trips\n");
 	exit(2);
 }
@@ -605,7 +599,6 @@ static void parse(int argc, char **argv)
 	    {"quick", no_argument, NULL, 'Q'},
 	    {"repeat", required_argument, NULL, 'R'},
 	    {"progress-wait", no_argument, NULL, 'w'},
-	    {"strict-placement", no_argument, NULL, 'Z'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -674,9 +667,6 @@ static void parse(int argc, char **argv)
 			break;
 		case 'w':
 			G.progress_wait = 1;
-			break;
-		case 'Z':
-			G.strict = 1;
 			break;
 		case 'R':
 			G.repeat = (unsigned)atoi(optarg);
@@ -952,12 +942,6 @@ static void print_table(void)
 		       G.progress_wait
 			   ? "rpcrdma_dev_progress(dev, 1000) waits on the device fd"
 			   : "poll() on rpcrdma_dev_fd(), then rpcrdma_dev_progress(dev, 0)");
-	if (G.impls & 1)
-		printf("softiwarp RDMA target region: %s\n",
-		       G.strict
-			   ? "strict placement (--strict-placement)"
-			   : "relaxed placement (RPCRDMA_ACCESS_RELAXED_WRITE, as RPC Write/Reply "
-			     "chunks): several Write FPDUs per receive");
 	if (G.impls & 2)
 		printf("libfabric blocking mode: %s\n",
 		       G.progress_wait ? "fi_cq_sread() waits on the CQ"

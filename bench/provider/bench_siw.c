@@ -89,14 +89,6 @@ static const char *wc_opcode_name(enum rpcrdma_wc_opcode o)
 	return (unsigned)o < sizeof(n) / sizeof(n[0]) ? n[o] : "?";
 }
 
-/* The access flag of the region's relaxed placement (provider.h), as
- * RPC-over-RDMA's Write and Reply chunks have it; none with
- * --strict-placement. */
-static unsigned int bench_relaxed(void)
-{
-	return opt.strict ? 0u : (unsigned int)RPCRDMA_ACCESS_RELAXED_WRITE;
-}
-
 /* Waits for device work (blocking mode) and drives progress once. */
 static void drive(void)
 {
@@ -312,7 +304,7 @@ static void setup_ep(void)
 	CHECK(rpcrdma_mr_reg(S.pd, S.msgs, msz, RPCRDMA_ACCESS_LOCAL_WRITE, &S.msg_mr));
 	CHECK(rpcrdma_mr_reg(S.pd, S.region, BENCH_REGION,
 			     RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE |
-				 RPCRDMA_ACCESS_REMOTE_READ | bench_relaxed(),
+				 RPCRDMA_ACCESS_REMOTE_READ,
 			     &S.reg_mr));
 	for (i = 0; i < BENCH_NRECV; i++)
 		post_recv(i);
