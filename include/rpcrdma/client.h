@@ -303,10 +303,7 @@ struct rpcrdma_call_opts {
 	uint32_t timeout_ms; /* overrides the client default */
 	/* Receive buffers for the results' bulk items, in order. Each of at
 	 * least the DDP threshold becomes a Write chunk of its capacity, into
-	 * which the server RDMA-Writes the item (zero copy). While the call
-	 * runs the whole buffer is the server's to write: its bytes past the
-	 * item's length (recv_bulk_len) are undefined afterwards (the chunk
-	 * is registered with RPCRDMA_ACCESS_RELAXED_WRITE, provider.h). */
+	 * which the server RDMA-Writes the item (zero copy). */
 	struct rpcrdma_buf recv_bulk[RPCRDMA_MAX_BULK];
 	uint32_t nrecv_bulk;
 	/* Largest RPC reply expected, in bytes, not counting bulk items moved

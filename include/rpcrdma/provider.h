@@ -172,19 +172,6 @@ enum rpcrdma_access {
 	RPCRDMA_ACCESS_LOCAL_WRITE = 1u << 0,  /* receive / RDMA Read target */
 	RPCRDMA_ACCESS_REMOTE_WRITE = 1u << 1, /* peer may RDMA Write (needs LOCAL_WRITE) */
 	RPCRDMA_ACCESS_REMOTE_READ = 1u << 2,  /* peer may RDMA Read */
-	/*
-	 * With REMOTE_WRITE: relaxed placement. The region's bytes are the
-	 * peer's to produce while it is exposed, so a provider may place
-	 * several incoming RDMA Write segments with one receive, guessing
-	 * where the next lands, and may then find that a Write ended sooner:
-	 * bytes of the region that no Write addressed can change (never
-	 * outside the region; every segment is still checked, RFC 5042 §5).
-	 * For buffers whose contents past what the peer reports written are
-	 * undefined anyway, such as RPC-over-RDMA Write and Reply chunks
-	 * (RFC 8166 §3.4.6, §3.4.7). Without it, bytes no Write addressed
-	 * are never touched.
-	 */
-	RPCRDMA_ACCESS_RELAXED_WRITE = 1u << 3,
 };
 
 /*

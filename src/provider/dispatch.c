@@ -91,10 +91,7 @@ RPCRDMA_API int rpcrdma_pd_free(struct rpcrdma_pd *pd)
 static int check_access(unsigned int access)
 {
 	if (access & ~(unsigned int)(RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE |
-				     RPCRDMA_ACCESS_REMOTE_READ | RPCRDMA_ACCESS_RELAXED_WRITE))
-		return -EINVAL;
-	/* relaxed placement only qualifies remote write access */
-	if ((access & RPCRDMA_ACCESS_RELAXED_WRITE) && !(access & RPCRDMA_ACCESS_REMOTE_WRITE))
+				     RPCRDMA_ACCESS_REMOTE_READ))
 		return -EINVAL;
 	/* As in verbs: remote write without local write makes no sense. */
 	if ((access & RPCRDMA_ACCESS_REMOTE_WRITE) && !(access & RPCRDMA_ACCESS_LOCAL_WRITE))

@@ -181,7 +181,6 @@ static int rx_hdr_tagged(struct siw_ep *ep, uint32_t seg)
 		rx->w_stag = stag;
 		rx->w_next = to + seg;
 		rx->w_region_end = mr->addr + mr->len;
-		rx->w_relaxed = (mr->access & RPCRDMA_ACCESS_RELAXED_WRITE) != 0;
 		rx->kind = SIW_RXK_WRITE;
 		rx_map_one(rx, (void *)(uintptr_t)to, seg);
 		return 0;
@@ -674,9 +673,7 @@ static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *stage_n, size_t *aske
  * - Read Response: the sink of the oldest outstanding Read (its SGE and
  *   length are ours), which the response overwrites anyway. On by default
  *   (RPCRDMA_SIW_RX_PREDICT=0 in the environment turns it off, qp.c).
- * - RDMA Write, only into a region registered with
- *   RPCRDMA_ACCESS_RELAXED_WRITE (its owner accepts what follows), or on
- *   every region with RPCRDMA_SIW_RX_PREDICT_WRITE=1 (qp.c): the STag
+ * - RDMA Write, only with RPCRDMA_SIW_RX_PREDICT_WRITE=1 (qp.c): the STag
  *   of the current FPDU, from where this FPDU ends up to the expected end
  *   of the message, never beyond the region that STag names, the whole
  *   span checked for remote write access right before (siw_mem_check,
@@ -687,8 +684,7 @@ static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *stage_n, size_t *aske
  *   written into the rest of the span: memory the peer may write, but
  *   bytes no Write addressed. RDMA Write semantics leave those bytes
  *   untouched (test_siw_write checks whole regions), and no cheaper way
- *   exists to know a Write's end before its payload lands, hence opt-in,
- *   per region.
+ *   exists to know a Write's end before its payload lands, hence opt-in.
  *
  * A header that differs only in length and L (the peer's Write is shorter
  * or longer than expected: same op, STag and TO) keeps prediction on; any
@@ -703,8 +699,7 @@ static bool rx_can_predict(struct siw_ep *ep)
 		return false;
 	if (rx->kind == SIW_RXK_READ_RESP)
 		return orq_head_wqe(ep) != NULL;
-	return rx->kind == SIW_RXK_WRITE && (rx->pred_write || rx->w_relaxed) &&
-	       rx->w_prev_len != 0;
+	return rx->kind == SIW_RXK_WRITE && rx->pred_write && rx->w_prev_len != 0;
 }
 
 void siw_ep_rx_pred_stats(struct rpcrdma_ep *rep, uint64_t *fpdus, uint64_t *miss)

@@ -193,12 +193,8 @@ __attribute__((noinline)) static int marshal_full(struct xprt_call *c,
 
 			if (!b->base || b->len < ddp_threshold || !b->len)
 				break;
-			/* relaxed placement: the buffer past the bytes the
-			 * reply says were written is not part of the result */
 			rc = expose(c, XPRT_MR_WRITE0 + i, b->base, b->len,
-				    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE |
-					RPCRDMA_ACCESS_RELAXED_WRITE,
-				    &seg);
+				    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE, &seg);
 			if (rc)
 				return rc;
 			c->write_cap[i] = b->len;
@@ -214,9 +210,7 @@ __attribute__((noinline)) static int marshal_full(struct xprt_call *c,
 		rc = xprt_lbuf_reserve(&c->lreply, rlen);
 		if (!rc)
 			rc = expose(c, XPRT_MR_REPLY, c->lreply.buf, rlen,
-				    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE |
-					RPCRDMA_ACCESS_RELAXED_WRITE,
-				    &seg);
+				    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE, &seg);
 		if (rc)
 			return rc;
 		c->reply_offered = true;

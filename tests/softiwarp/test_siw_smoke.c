@@ -258,16 +258,6 @@ static int server(int port_fd, bool crc, bool thread)
 	CHECK(rpcrdma_mr_reg(s.pd, wbuf, BIG + 4096,
 			     RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE, &wmr) == 0);
 	CHECK(rpcrdma_mr_reg(s.pd, rbuf, RD_LEN, RPCRDMA_ACCESS_REMOTE_READ, &rmr) == 0);
-	/* relaxed placement qualifies remote write only (provider.h) */
-	{
-		struct rpcrdma_mr *bad = NULL;
-
-		CHECK(rpcrdma_mr_reg(s.pd, rbuf, RD_LEN,
-				     RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_RELAXED_WRITE,
-				     &bad) == -EINVAL);
-		CHECK(rpcrdma_mr_reg(s.pd, rbuf, RD_LEN, 1u << 4, &bad) == -EINVAL);
-		CHECK(bad == NULL);
-	}
 
 	CHECK(wait_event(&s, &ev) == 0);
 	CHECK(ev.type == RPCRDMA_EV_CONNECT_REQUEST);

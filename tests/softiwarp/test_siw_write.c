@@ -212,21 +212,15 @@ static int parent_conn(struct siwt_node *n, int ctl, uint8_t *reg, uint8_t *mode
 	static uint8_t rbuf[8][512];
 	struct siwt_msg m;
 	int rc;
-	/* RPCRDMA_SIW_RX_PREDICT_WRITE=1 (ctest test_siw_write_pred), or the
-	 * region registered with RPCRDMA_ACCESS_RELAXED_WRITE (SIWT_RELAXED=1,
-	 * ctest test_siw_write_relaxed): the provider may leave stray bytes
-	 * in the region past a Write shorter than the one before (qp_rx.c),
-	 * so only the written bytes are compared with the model, and
-	 * prediction must have happened */
+	/* RPCRDMA_SIW_RX_PREDICT_WRITE=1 (ctest test_siw_write_pred): the
+	 * provider may leave stray bytes in the region past a Write shorter
+	 * than the one before (qp_rx.c), so only the written bytes are
+	 * compared with the model, and prediction must have happened */
 	const char *pe = getenv("RPCRDMA_SIW_RX_PREDICT_WRITE");
-	const char *re = getenv("SIWT_RELAXED");
-	bool relaxed = re && strcmp(re, "1") == 0;
-	bool pw = (pe && strcmp(pe, "1") == 0) || relaxed;
+	bool pw = pe && strcmp(pe, "1") == 0;
 
 	rc = rpcrdma_mr_reg(n->pd, reg, REG_LEN,
-			    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE |
-				(relaxed ? RPCRDMA_ACCESS_RELAXED_WRITE : 0u),
-			    &mr);
+			    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE, &mr);
 	SIWT_CHECK(rc == 0, "mr_reg region: %s", strerror(-rc));
 	rc |= rpcrdma_mr_reg(n->pd, rbuf, sizeof(rbuf), RPCRDMA_ACCESS_LOCAL_WRITE, &rmr);
 	SIWT_CHECK(rc == 0, "mr_reg recv: %s", strerror(-rc));
