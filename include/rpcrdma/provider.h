@@ -137,6 +137,10 @@ RPCRDMA_API int rpcrdma_dev_fd(const struct rpcrdma_dev *dev);
  * device with a progress thread). Errors of one connection are never
  * returned here: they become events and flush completions of that
  * connection. -EINTR is not an error of the device: just call again.
+ * A provider may, within one call, keep receiving a message the peer is
+ * in the middle of sending rather than return half way (softiwarp: up to
+ * RPCRDMA_SIW_RX_SPIN_US without bytes, README); it never waits for
+ * a message that has not started.
  */
 RPCRDMA_API int rpcrdma_dev_progress(struct rpcrdma_dev *dev, int timeout_ms);
 

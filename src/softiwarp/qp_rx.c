@@ -309,6 +309,7 @@ static int rx_hdr_done(struct siw_ep *ep)
 	}
 	if (rc)
 		return rc;
+	rx->msg_open = !rx->last;
 	rx->data_left = seg;
 	rx->trl_have = 0;
 	rx->trl_need = mpa_pad(rx->ulpdu_len) + MPA_CRC_SIZE;
@@ -976,6 +977,20 @@ static void rx_drain(struct siw_ep *ep)
 	}
 }
 
+/* The socket is empty for now. If a message is half received (inside an
+ * FPDU, or after one with L clear) the peer is still sending: tell
+ * progress, which may spin for the rest rather than sleep (verbs.c). */
+static int rx_stop(struct siw_ep *ep)
+{
+	const struct siw_rx *rx = &ep->rx;
+
+	if ((rx->state == SIW_RX_DATA || rx->state == SIW_RX_TRAILER ||
+	     (rx->state == SIW_RX_HDR && (rx->hdr_have > 0 || rx->msg_open))) &&
+	    ep->rx_spin_ns > __atomic_load_n(&ep->dev->rx_spin_want, __ATOMIC_RELAXED))
+		__atomic_store_n(&ep->dev->rx_spin_want, ep->rx_spin_ns, __ATOMIC_RELAXED);
+	return 0;
+}
+
 int siw_rx_process(struct siw_ep *ep)
 {
 	struct siw_rx *rx = &ep->rx;
@@ -1022,7 +1037,7 @@ int siw_rx_process(struct siw_ep *ep)
 		/* A short read emptied the socket: return to epoll (level
 		 * triggered) rather than pay a recv() that says EAGAIN. */
 		if (drained)
-			return 0;
+			return rx_stop(ep);
 		if (rx->state == SIW_RX_DATA && rx_can_predict(ep)) {
 			n = rx_recv_predict(ep, &stage_n, &asked);
 		} else if (rx->state == SIW_RX_DATA) {
@@ -1043,7 +1058,7 @@ int siw_rx_process(struct siw_ep *ep)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
+				return rx_stop(ep);
 			siw_ep_fail(ep, -errno, RPCRDMA_WC_TRANSPORT_ERR, 0);
 			return 0;
 		}
@@ -1058,7 +1073,7 @@ int siw_rx_process(struct siw_ep *ep)
 			if (drained && rx->st_off == rx->st_len && rx->state == SIW_RX_HDR &&
 			    rx->replay_off >= rx->replay_len) {
 				rx->st_off = rx->st_len = 0;
-				return 0;
+				return rx_stop(ep);
 			}
 		}
 	}

@@ -62,6 +62,24 @@
 /* Read Responses without CRC go in pieces of this many bytes (qp_tx.c);
  * RPCRDMA_SIW_TX_RRESP=BYTES overrides (qp.c). */
 #define SIW_TX_RRESP_BYTES (1u << 20)
+/* Receive spin (verbs.c progress_run): when a progress call ends with a
+ * message half received and made no completion, keep polling for up to
+ * this long after the last bytes came before returning
+ * (RPCRDMA_SIW_RX_SPIN_US overrides, 0 = off). The rest of a message in
+ * flight follows within microseconds; a receiver asleep in poll() costs
+ * the sending side a wake-up (an inter-processor interrupt, a VM exit on
+ * virtual machines) for nearly every segment. */
+#define SIW_RX_SPIN_US     50u
+#define SIW_RX_SPIN_US_MAX 1000000u
+/* one progress call spins at most this long beyond the budget (control
+ * goes back to the application at least this often) */
+#define SIW_RX_SPIN_CALL_NS 2000000u
+/* a sched_yield() in the spin that took longer than this let another task
+ * run: the CPU is shared, the spin ends; after this many such ends with no
+ * hit between them the device does not spin for SIW_RX_SPIN_BACKOFF_NS */
+#define SIW_RX_SPIN_YIELD_NS      10000u
+#define SIW_RX_SPIN_SHARED_STREAK 4u
+#define SIW_RX_SPIN_BACKOFF_NS    100000000u
 /* rx staging: headers and trailers are read through this; bulk payload is
  * received straight into the target memory (qp_rx.c). */
 #define SIW_RX_STAGE 512u
@@ -230,6 +248,19 @@ struct siw_dev {
 	struct siw_creq *creqs; /* every pending connection request */
 
 	int produced; /* completions + events made during one progress call */
+	/* set during a progress round when an endpoint's receive stopped
+	 * with a message half received (the peer is sending, more bytes
+	 * follow): the largest spin budget of such endpoints, ns (0: none) */
+	uint32_t rx_spin_want;
+	/* receive spins (relaxed atomics, siw_dev_rx_spin_stats): entered,
+	 * ended by bytes that made a completion or finished the message,
+	 * ended without them (budget passed), ended because the CPU was
+	 * found shared */
+	uint64_t rx_spins, rx_spin_hits, rx_spin_misses, rx_spin_shared;
+	/* CLOCK_MONOTONIC ns before which no spin starts: set when a spin
+	 * found the CPU shared (SIW_RX_SPIN_YIELD_NS) */
+	uint64_t rx_spin_off_until;
+	uint32_t rx_spin_streak; /* shared-CPU ends since the last hit */
 	/* Direct reaping (verbs.c progress_once, for rpcrdma_dev_progress_poll):
 	 * during its lock round, completions of reap_cq that find its ring
 	 * empty go straight into reap_wc[reap_n++] (< reap_cap), not through
@@ -481,6 +512,7 @@ struct siw_rx {
 	uint8_t state;
 	uint8_t kind;
 	bool last;
+	bool msg_open; /* the last FPDU header had L clear: more follow */
 	uint8_t stage[SIW_RX_STAGE];
 	uint32_t st_off, st_len;
 	uint8_t hdr[SIW_HDR_MAX];
@@ -606,6 +638,7 @@ struct siw_ep {
 	 * (SIW_TX_BYTES, SIW_TX_BYTES_CRC; RPCRDMA_SIW_TX_BATCH overrides) */
 	uint32_t tx_cap, tx_cap_crc;
 	uint32_t tx_cap_rresp; /* Read Responses, CRC off (SIW_TX_RRESP_BYTES) */
+	uint32_t rx_spin_ns;   /* receive spin budget (SIW_RX_SPIN_US), ns */
 	struct siw_rx rx;
 
 	/* connection management (cm.c) */
@@ -715,6 +748,9 @@ int siw_rx_process(struct siw_ep *ep);
 /* qp_rx.c: FPDUs received through prediction (one recvmsg() for several)
  * and mispredictions, for tests and benchmarks */
 void siw_ep_rx_pred_stats(struct rpcrdma_ep *ep, uint64_t *fpdus, uint64_t *miss);
+/* receive spins of a softiwarp device (tests): entered, hits, misses,
+ * ended on a shared CPU */
+void siw_dev_rx_spin_stats(struct rpcrdma_dev *dev, uint64_t out[4]);
 /* Decode a received Terminate control field in either bit order. */
 void siw_term_decode(const uint8_t *ctrl, uint8_t *layer, uint8_t *etype, uint8_t *code);
 

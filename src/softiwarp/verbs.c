@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -162,6 +163,7 @@ __attribute__((noinline)) static int progress_events(struct siw_dev *dev,
 
 	siw_dev_lock(dev);
 	dev->produced = 0;
+	__atomic_store_n(&dev->rx_spin_want, 0, __ATOMIC_RELAXED);
 	if (pcq) {
 		/* completions of pcq made in this round go straight to @wc
 		 * while its ring is empty (siw_cq_push) */
@@ -224,6 +226,94 @@ __attribute__((noinline)) static int progress_events(struct siw_dev *dev,
 	return produced;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The events of one epoll_wait(), then the receive spin: when that round
+ * made nothing for the caller and left a message half received (rx_stop()
+ * in qp_rx.c), poll again, yielding the CPU between empty polls (a sender
+ * on the same CPU gets to run), until bytes came that made something or
+ * finished the message, or the endpoint's budget (RPCRDMA_SIW_RX_SPIN_US)
+ * passed without bytes, or the budget plus SIW_RX_SPIN_CALL_NS passed in
+ * all. A zero timeout still means the call does not wait for the peer: it
+ * only finishes, boundedly, what the peer is in the middle of sending. */
+__attribute__((noinline)) static int progress_run(struct siw_dev *dev,
+						  const struct epoll_event *evs0, int n,
+						  struct siw_cq *pcq, struct rpcrdma_wc *wc,
+						  int nwc, int *npolled)
+{
+	struct epoll_event evs[64];
+	uint64_t start, last, now, budget;
+	int produced = progress_events(dev, evs0, n, pcq, wc, nwc, npolled);
+
+	/* read without the lock: written only inside progress_events()'s
+	 * lock round, which this thread just left */
+	budget = __atomic_load_n(&dev->rx_spin_want, __ATOMIC_RELAXED);
+	if (produced || !budget)
+		return produced;
+	start = last = now_ns();
+	if (start < __atomic_load_n(&dev->rx_spin_off_until, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_fetch_add(&dev->rx_spins, 1, __ATOMIC_RELAXED);
+	for (;;) {
+#ifdef SYS_epoll_wait
+		n = (int)siw_syscall4(SYS_epoll_wait, dev->epfd, (long)evs, 64, 0);
+#else
+		n = (int)siw_syscall(SYS_epoll_pwait, dev->epfd, (long)evs, 64, 0, 0, 8);
+#endif
+		if (n < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (n > 0) {
+			produced = progress_events(dev, evs, n, pcq, wc, nwc, npolled);
+			if (produced || !__atomic_load_n(&dev->rx_spin_want, __ATOMIC_RELAXED)) {
+				__atomic_store_n(&dev->rx_spin_streak, 0, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&dev->rx_spin_hits, 1, __ATOMIC_RELAXED);
+				return produced;
+			}
+		} else {
+			uint64_t y = now_ns();
+
+			(void)sched_yield();
+			now = now_ns();
+			/* another task ran meanwhile: the CPU is shared (with
+			 * the sender, most likely), where spinning only slices
+			 * the sender's work; sleep as usual instead */
+			if (now - y > SIW_RX_SPIN_YIELD_NS) {
+				/* several in a row (not one preemption of this
+				 * virtual CPU, or a kernel thread): a rest */
+				if (__atomic_add_fetch(&dev->rx_spin_streak, 1, __ATOMIC_RELAXED) >=
+				    SIW_RX_SPIN_SHARED_STREAK)
+					__atomic_store_n(&dev->rx_spin_off_until,
+							 now + SIW_RX_SPIN_BACKOFF_NS,
+							 __ATOMIC_RELAXED);
+				__atomic_fetch_add(&dev->rx_spin_shared, 1, __ATOMIC_RELAXED);
+				return 0;
+			}
+		}
+		if (n > 0)
+			now = last = now_ns();
+		if (now - last > budget || now - start > budget + SIW_RX_SPIN_CALL_NS) {
+			__atomic_fetch_add(&dev->rx_spin_misses, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+	}
+}
+
+void siw_dev_rx_spin_stats(struct rpcrdma_dev *d, uint64_t out[4])
+{
+	struct siw_dev *dev = to_siw_dev(d);
+
+	out[0] = __atomic_load_n(&dev->rx_spins, __ATOMIC_RELAXED);
+	out[1] = __atomic_load_n(&dev->rx_spin_hits, __ATOMIC_RELAXED);
+	out[2] = __atomic_load_n(&dev->rx_spin_misses, __ATOMIC_RELAXED);
+	out[3] = __atomic_load_n(&dev->rx_spin_shared, __ATOMIC_RELAXED);
+}
+
 /* progress_once() when it may block or has deferred work to flush. */
 __attribute__((noinline)) static int progress_wait(struct siw_dev *dev, int timeout_ms,
 						   struct siw_cq *pcq, struct rpcrdma_wc *wc,
@@ -251,7 +341,7 @@ __attribute__((noinline)) static int progress_wait(struct siw_dev *dev, int time
 		return -errno;
 	if (n == 0)
 		return 0;
-	return progress_events(dev, evs, n, pcq, wc, nwc, npolled);
+	return progress_run(dev, evs, n, pcq, wc, nwc, npolled);
 }
 
 /* One progress round. The busy-poll case (zero timeout, nothing deferred)
@@ -278,7 +368,7 @@ static inline __attribute__((always_inline)) int progress_once(struct siw_dev *d
 		return 0; /* an idle busy-poll iteration */
 	if (n < 0)
 		return -errno;
-	return progress_events(dev, evs, n, pcq, wc, nwc, npolled);
+	return progress_run(dev, evs, n, pcq, wc, nwc, npolled);
 }
 
 static void *progress_thread(void *arg)

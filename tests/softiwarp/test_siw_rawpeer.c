@@ -70,8 +70,10 @@ enum {
 			      ESTABLISHED */
 	CMD_WPRED,         /* a: 0 = prediction off (RPCRDMA_SIW_RX_PREDICT=0), 1 = Write
 			      prediction on (RPCRDMA_SIW_RX_PREDICT_WRITE=1), 2 = both unset,
-			      3 = query; set: refill wp, reply its STag/TO; query: reply the
-			      prediction counters of the endpoint */
+			      3 = query, 4 = query spins; set: refill wp, reply its STag/TO,
+			      u0: 0 = RPCRDMA_SIW_RX_SPIN_US unset, else set to u0 - 1;
+			      query: reply the prediction counters of the endpoint; query
+			      spins: the device's receive spins, hits, misses, shared */
 	CMD_WPCHK,         /* u0: offset in the wp buffer; u1: len; u2: hash; a: 1 = ro */
 	CMD_CLOSE,
 	CMD_END,
@@ -1346,6 +1348,9 @@ static void wp_sync(int ctl, struct raw *r, struct wbuild *w, uint64_t seed)
 	cmd(ctl, &m);
 }
 
+/* CMD_WPRED u0 of the next wp_connect (0: the spin knob unset) */
+static uint64_t wp_spin_arg;
+
 static int wp_connect(int ctl, struct raw *r, unsigned mode, bool crc, uint32_t *stag, uint64_t *to,
 		      uint32_t *ro_stag, uint64_t *ro_to)
 {
@@ -1354,7 +1359,7 @@ static int wp_connect(int ctl, struct raw *r, unsigned mode, bool crc, uint32_t 
 	uint16_t rird = 0, rord = 0;
 	size_t rpdlen = 0;
 
-	if (cmd4(ctl, CMD_WPRED, mode, 0, 0))
+	if (cmd4(ctl, CMD_WPRED, mode, wp_spin_arg, 0))
 		return -1;
 	*stag = (uint32_t)cmd_reply.u[0];
 	*to = cmd_reply.u[1];
@@ -1499,6 +1504,86 @@ static void case_wpred_hostile(int ctl, unsigned mode, unsigned kind)
 	free(w);
 }
 
+/* R7: the receive spin (verbs.c progress_run), seen in the device's spin
+ * counters. Complete messages (a whole Write and a Send in one write())
+ * never spin. A Write sent half (first FPDU, L clear), the rest after a
+ * pause: with a 1 s budget and a 10 ms pause the provider spins once and
+ * no spin runs out of budget (the rest ends it with a hit, unless a yield
+ * found the CPU shared with another process first: then it ends at once);
+ * with a 20 ms budget and a 300 ms pause one spin ends without bytes (its
+ * budget passed, or the CPU was shared) and the rest is received as usual;
+ * with RPCRDMA_SIW_RX_SPIN_US=0 nothing spins. Every byte placed as sent,
+ * nothing else in the buffer touched. */
+static void case_spin(int ctl)
+{
+	static const size_t c2000[] = {1000, 1000};
+	static const struct {
+		uint32_t us, pause_ms;
+	} runs[] = {{1000000, 10}, {20000, 300}, {0, 10}};
+
+	for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]) && !siwt_failures; i++) {
+		struct raw r;
+		struct wbuild *w = calloc(1, sizeof(*w));
+		uint32_t stag, ro_stag;
+		uint64_t to, ro_to, s0[4], s1[4], d1[4];
+		uint8_t d[1000];
+
+		wp_spin_arg = (uint64_t)runs[i].us + 1;
+		if (!w || wp_connect(ctl, &r, 2, i == 1, &stag, &to, &ro_stag, &ro_to)) {
+			SIWT_CHECK(w != NULL, "calloc");
+			free(w);
+			wp_spin_arg = 0;
+			return;
+		}
+		wp_spin_arg = 0;
+		cmd4(ctl, CMD_WPRED, 4, 0, 0);
+		memcpy(s0, cmd_reply.u, sizeof(s0));
+		/* complete messages: no spin */
+		wb_write(&r, w, stag, to, 100, c2000, 2, 0x500 + i * 16);
+		wp_sync(ctl, &r, w, 0x600 + i * 16);
+		cmd4(ctl, CMD_WPRED, 4, 0, 0);
+		memcpy(s1, cmd_reply.u, sizeof(s1));
+		SIWT_CHECK(s1[0] == s0[0], "spin %u us: complete messages spun %llu times",
+			   runs[i].us, (unsigned long long)(s1[0] - s0[0]));
+		/* half a Write, a pause, the rest and a Send */
+		siwt_fill(d, 1000, 0x700 + i * 16);
+		wb_tagged(&r, w, stag, to + 9000, false, d, 1000, NULL);
+		memcpy(wp_model + WP_OFF + 9000, d, 1000);
+		siwt_write_all(r.fd, w->b, w->n);
+		w->n = 0;
+		usleep(runs[i].pause_ms * 1000u);
+		siwt_fill(d, 700, 0x701 + i * 16);
+		wb_tagged(&r, w, stag, to + 10000, true, d, 700, NULL);
+		memcpy(wp_model + WP_OFF + 10000, d, 700);
+		wp_sync(ctl, &r, w, 0x800 + i * 16);
+		cmd4(ctl, CMD_WPRED, 4, 0, 0);
+		for (unsigned k = 0; k < 4; k++)
+			d1[k] = cmd_reply.u[k] - s1[k];
+		if (i == 0)
+			SIWT_CHECK(
+			    d1[0] == 1 && d1[2] == 0 && d1[1] + d1[3] == 1,
+			    "spin 1 s, pause 10 ms: %llu spins, %llu hits, %llu misses, %llu "
+			    "shared (want 1 spin ended by a hit or a shared CPU)",
+			    (unsigned long long)d1[0], (unsigned long long)d1[1],
+			    (unsigned long long)d1[2], (unsigned long long)d1[3]);
+		else if (i == 1)
+			SIWT_CHECK(
+			    d1[0] == 1 && d1[1] == 0 && d1[2] + d1[3] == 1,
+			    "spin 20 ms, pause 300 ms: %llu spins, %llu hits, %llu misses, %llu "
+			    "shared (want 1 spin ended without bytes)",
+			    (unsigned long long)d1[0], (unsigned long long)d1[1],
+			    (unsigned long long)d1[2], (unsigned long long)d1[3]);
+		else
+			SIWT_CHECK(d1[0] == 0, "spin off: %llu spins", (unsigned long long)d1[0]);
+		wp_check(ctl, 0, WP_BUF);
+		verified += 2000 + 1700 + 80;
+		close(r.fd);
+		cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+		cmd4(ctl, CMD_WPRED, 2, 0, 0);
+		free(w);
+	}
+}
+
 static const char *only;
 
 static bool want(const char *name)
@@ -1558,6 +1643,8 @@ static int child_main(int ctl, void *arg)
 	for (unsigned i = 0; i < 6; i++)
 		if (want("wpredbad") && !siwt_failures)
 			case_wpred_hostile(ctl, i & 1, i >> 1);
+	if (want("spin") && !siwt_failures)
+		case_spin(ctl);
 	struct siwt_msg end = {.type = CMD_END};
 	end.u[0] = verified;
 	siwt_send_msg(ctl, &end);
@@ -1817,6 +1904,20 @@ static void do_wpred(struct siwt_node *n, int ctl, const struct siwt_msg *c)
 		reply_ok(ctl, fp, miss, 0, 0);
 		return;
 	}
+	if (c->a == 4) {
+		uint64_t sp[4];
+
+		siw_dev_rx_spin_stats(n->dev, sp);
+		reply_ok(ctl, sp[0], sp[1], sp[2], sp[3]);
+		return;
+	}
+	unsetenv("RPCRDMA_SIW_RX_SPIN_US");
+	if (c->u[0]) {
+		char v[24];
+
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)(c->u[0] - 1));
+		setenv("RPCRDMA_SIW_RX_SPIN_US", v, 1);
+	}
 	unsetenv("RPCRDMA_SIW_RX_PREDICT");
 	unsetenv("RPCRDMA_SIW_RX_PREDICT_WRITE");
 	if (c->a == 0)
@@ -1912,7 +2013,7 @@ static void parent_loop(struct siwt_node *n, int ctl)
 
 /* Usage: test_siw_rawpeer [CASE,CASE...]  (basic badstag markers linuxterm
  * rfcterm rev1 badhdr batch ird initiator rtrird0 rtrpassive nudge nudgerx wpred
- * wpredbad;
+ * wpredbad spin;
  * default all) */
 int main(int argc, char **argv)
 {
