@@ -15,20 +15,6 @@ static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *t
 	return syscall(SYS_futex, addr, op, val, ts, NULL, mask);
 }
 
-/* The mutex was found held: mark it contended (2) and sleep until it is
- * free. Whoever takes it here leaves it at 2, so its unlock wakes the next
- * sleeper, if any (a spare wake-up at most). */
-void api_mutex_wait(struct api_mutex *m)
-{
-	while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0u)
-		(void)futex(&m->state, FUTEX_WAIT_PRIVATE, 2u, NULL, 0);
-}
-
-void api_mutex_wake(struct api_mutex *m)
-{
-	(void)futex(&m->state, FUTEX_WAKE_PRIVATE, 1u, NULL, 0);
-}
-
 void api_cond_wake(struct api_cond *cv, bool all)
 {
 	(void)futex(&cv->seq, FUTEX_WAKE_PRIVATE, all ? (uint32_t)INT_MAX : 1u, NULL, 0);
@@ -42,7 +28,7 @@ void api_cond_wake(struct api_cond *cv, bool all)
  * before it reads waiters, sees the count. The mutex is taken back as
  * contended (2): other threads woken together may be sleeping on it.
  */
-static int cond_wait(struct api_cond *cv, struct api_mutex *m, const struct timespec *abstime)
+static int cond_wait(struct api_cond *cv, struct futex_mutex *m, const struct timespec *abstime)
 {
 	uint32_t seq;
 	long r;
@@ -50,7 +36,7 @@ static int cond_wait(struct api_cond *cv, struct api_mutex *m, const struct time
 
 	__atomic_fetch_add(&cv->waiters, 1u, __ATOMIC_SEQ_CST);
 	seq = __atomic_load_n(&cv->seq, __ATOMIC_SEQ_CST);
-	api_mutex_unlock(m);
+	futex_mutex_unlock(m);
 	if (abstime)
 		r = futex(&cv->seq, FUTEX_WAIT_BITSET_PRIVATE | FUTEX_CLOCK_REALTIME, seq, abstime,
 			  FUTEX_BITSET_MATCH_ANY);
@@ -59,17 +45,16 @@ static int cond_wait(struct api_cond *cv, struct api_mutex *m, const struct time
 	if (r < 0 && errno == ETIMEDOUT)
 		err = ETIMEDOUT;
 	__atomic_fetch_sub(&cv->waiters, 1u, __ATOMIC_SEQ_CST);
-	while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0u)
-		(void)futex(&m->state, FUTEX_WAIT_PRIVATE, 2u, NULL, 0);
+	futex_mutex_wait(m); /* takes it as contended (2) */
 	return err;
 }
 
-void api_cond_wait(struct api_cond *cv, struct api_mutex *m)
+void api_cond_wait(struct api_cond *cv, struct futex_mutex *m)
 {
 	(void)cond_wait(cv, m, NULL);
 }
 
-int api_cond_timedwait(struct api_cond *cv, struct api_mutex *m, const struct timespec *abstime)
+int api_cond_timedwait(struct api_cond *cv, struct futex_mutex *m, const struct timespec *abstime)
 {
 	return cond_wait(cv, m, abstime);
 }

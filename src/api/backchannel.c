@@ -146,7 +146,7 @@ struct rpcrdma_bc_req {
 
 struct bc_clnt {
 	struct rpcrdma_clnt *c;
-	struct api_mutex *lock; /* the client's */
+	struct futex_mutex *lock; /* the client's */
 	struct rpcrdma_pd *pd;
 	uint32_t credits; /* reverse credits we grant */
 	bool chunks;
@@ -485,20 +485,20 @@ static void req_dispatch(struct bc_clnt *b, struct rpcrdma_bc_req *r)
 	}
 	if (xprt_bc_splice(&r->cur, base, blen, r->rc, r->nrc) ||
 	    rpcrdma_rpc_decode_call(&r->cur, &r->call)) {
-		api_mutex_lock(b->lock);
+		futex_mutex_lock(b->lock);
 		b->st.dropped++;
 		if (r->gen == b->gen && b->up)
 			req_err_chunk(b, r);
 		else
 			req_free(b, r);
-		api_mutex_unlock(b->lock);
+		futex_mutex_unlock(b->lock);
 		return;
 	}
 	if (rpcrdma_rpc_check_call(&r->call, RPCRDMA_RPC_FLAVORS_DEFAULT, &rep) == 1) {
 		req_answer(r, &rep, NULL, NULL);
 		return;
 	}
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	for (uint32_t i = 0; i < b->nprogs; i++) {
 		if (b->progs[i].prog != r->call.prog)
 			continue;
@@ -508,7 +508,7 @@ static void req_dispatch(struct bc_clnt *b, struct rpcrdma_bc_req *r)
 		if (b->progs[i].vers == r->call.vers)
 			p = &b->progs[i];
 	}
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	if (!p) {
 		if (known)
 			rpcrdma_rpc_reply_prog_mismatch(&rep, r->call.xid, low, high);
@@ -530,12 +530,12 @@ void bc_clnt_run_inline(struct bc_clnt *b)
 {
 	struct rpcrdma_bc_req *list;
 
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	list = b->ihead;
 	b->ihead = b->itail = NULL;
 	for (struct rpcrdma_bc_req *r = list; r; r = r->next)
 		r->state = RQ_DISPATCHED;
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	while (list) {
 		struct rpcrdma_bc_req *n = list->next;
 
@@ -552,11 +552,11 @@ static void clnt_reenable(struct bc_clnt *b)
 	a.flags = b->chunks ? BC_F_CHUNKS : 0;
 	rc = clnt_call_prog(b->c, RPCRDMA_BC_PROG, RPCRDMA_BC_VERS, RPCRDMA_BC_PROC_ENABLE,
 			    (xdrproc_t)xdr_bc_enable_args, &a, NULL, NULL, NULL);
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	b->st.enables++;
 	if (!rc && b->up)
 		b->st.enabled = 1;
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 }
 
 /* RFC 8167 §6 after a reconnect (as NFSv4.1 BIND_CONN_TO_SESSION). */
@@ -564,18 +564,18 @@ static void *enable_thread(void *arg)
 {
 	struct bc_clnt *b = arg;
 
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	while (!b->stop) {
 		if (b->reenable_pending) {
 			b->reenable_pending = false;
-			api_mutex_unlock(b->lock);
+			futex_mutex_unlock(b->lock);
 			clnt_reenable(b);
-			api_mutex_lock(b->lock);
+			futex_mutex_lock(b->lock);
 			continue;
 		}
 		api_cond_wait(&b->cv, b->lock);
 	}
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	return NULL;
 }
 
@@ -583,7 +583,7 @@ static void *clnt_thread(void *arg)
 {
 	struct bc_clnt *b = arg;
 
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	while (!b->stop) {
 		if (b->qhead) {
 			struct rpcrdma_bc_req *r = b->qhead;
@@ -592,18 +592,18 @@ static void *clnt_thread(void *arg)
 			if (!b->qhead)
 				b->qtail = NULL;
 			r->state = RQ_DISPATCHED;
-			api_mutex_unlock(b->lock);
+			futex_mutex_unlock(b->lock);
 			req_dispatch(b, r);
-			api_mutex_lock(b->lock);
+			futex_mutex_lock(b->lock);
 			continue;
 		}
 		api_cond_wait(&b->cv, b->lock);
 	}
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	return NULL;
 }
 
-int bc_clnt_new(struct rpcrdma_clnt *c, struct api_mutex *lock, struct rpcrdma_pd *pd,
+int bc_clnt_new(struct rpcrdma_clnt *c, struct futex_mutex *lock, struct rpcrdma_pd *pd,
 		uint32_t inline_send, const struct rpcrdma_bc_opts *o, struct bc_clnt **out)
 {
 	struct bc_clnt *b;
@@ -664,10 +664,10 @@ void bc_clnt_free(struct bc_clnt *b)
 {
 	if (!b)
 		return;
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	b->stop = true;
 	api_cond_broadcast(&b->cv);
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	if (b->thr_started)
 		pthread_join(b->thr, NULL);
 	if (b->ethr_started)
@@ -727,16 +727,16 @@ static int req_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *
 	bool long_reply = false;
 	int rc;
 
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	if (r->gen != b->gen || !b->up) {
 		/* Its connection is gone: the server sends the call again
 		 * on the next one (RFC 8167 §5.4). */
 		req_free(b, r);
-		api_mutex_unlock(b->lock);
+		futex_mutex_unlock(b->lock);
 		return -ENOTCONN;
 	}
 	cap = b->lim.inline_send < b->sendp.size ? b->lim.inline_send : b->sendp.size;
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 
 	/* The reply's chunk lists: the Reply chunk echoed (RFC 8166
 	 * §3.4.7), lengths set below; no Read list, no Write list (a call
@@ -759,16 +759,16 @@ static int req_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *
 		long_reply = rc == 0;
 	}
 
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	if (r->gen != b->gen || !b->up) {
 		req_free(b, r);
-		api_mutex_unlock(b->lock);
+		futex_mutex_unlock(b->lock);
 		return -ENOTCONN;
 	}
 	if (rc) {
 		/* Fits nowhere the server allowed (RFC 8166 §4.5.2). */
 		req_err_chunk(b, r);
-		api_mutex_unlock(b->lock);
+		futex_mutex_unlock(b->lock);
 		return -EMSGSIZE;
 	}
 	*rch = ech;
@@ -780,7 +780,7 @@ static int req_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *
 			rc = write_reply_chunk(b, r, r->lrep.buf, mlen, rch->reply, rch->nreply);
 		if (rc) {
 			req_free(b, r);
-			api_mutex_unlock(b->lock);
+			futex_mutex_unlock(b->lock);
 			return rc;
 		}
 		b->st.long_replies++;
@@ -797,11 +797,11 @@ static int req_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *
 		rc = rpcrdma1_encode_msg(&hx, r->h.xid, b->credits, rch);
 	if (rc) {
 		req_free(b, r);
-		api_mutex_unlock(b->lock);
+		futex_mutex_unlock(b->lock);
 		return rc;
 	}
 	rc = req_send(b, r, long_reply ? hsize : hsize + mlen);
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	return rc;
 }
 
@@ -824,7 +824,7 @@ int rpcrdma_clnt_bc_register(struct rpcrdma_clnt *c, uint32_t prog, uint32_t ver
 
 	if (!b || !fn)
 		return -EINVAL;
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	for (uint32_t i = 0; i < b->nprogs; i++)
 		if (b->progs[i].prog == prog && b->progs[i].vers == vers)
 			rc = -EEXIST;
@@ -832,7 +832,7 @@ int rpcrdma_clnt_bc_register(struct rpcrdma_clnt *c, uint32_t prog, uint32_t ver
 		rc = -ENOSPC;
 	if (!rc)
 		b->progs[b->nprogs++] = (struct bc_prog){prog, vers, fn, ctx};
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	return rc;
 }
 
@@ -844,22 +844,22 @@ int rpcrdma_clnt_bc_enable(struct rpcrdma_clnt *c)
 
 	if (!b)
 		return -EINVAL;
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	/* From now on every new connection is enabled again by itself. */
 	b->enabled = true;
 	a.id = b->id;
 	a.credits = b->credits;
 	a.flags = b->chunks ? BC_F_CHUNKS : 0;
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	rc = clnt_call_prog(c, RPCRDMA_BC_PROG, RPCRDMA_BC_VERS, RPCRDMA_BC_PROC_ENABLE,
 			    (xdrproc_t)xdr_bc_enable_args, &a, NULL, NULL, NULL);
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	b->st.enables++;
 	if (rc)
 		b->enabled = false;
 	else if (b->up)
 		b->st.enabled = 1;
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	return rc;
 }
 
@@ -869,9 +869,9 @@ int rpcrdma_clnt_bc_stats(struct rpcrdma_clnt *c, struct rpcrdma_bc_stats *st)
 
 	if (!b || !st)
 		return -EINVAL;
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	*st = b->st;
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	return 0;
 }
 
@@ -960,7 +960,7 @@ struct bc_conn {
 #define BC_MAX_EVENTS 64
 
 struct bc_svc {
-	struct api_mutex *lock; /* the server's */
+	struct futex_mutex *lock; /* the server's */
 	struct rpcrdma_pd *pd;
 	uint32_t inline_send;
 	uint32_t slots;
@@ -1395,10 +1395,10 @@ static void run_async(struct bc_svc *b, struct rpcrdma_svc_client *cl, struct xp
 	/* The slot is given back before the callback runs, so the callback
 	 * may start the next call. */
 	slot_release(cl, s);
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	if (cb)
 		cb(cl, status, res, cb_arg);
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 }
 
 static void *svc_thread(void *arg)
@@ -1406,7 +1406,7 @@ static void *svc_thread(void *arg)
 	struct bc_svc *b = arg;
 	uint64_t last = 0;
 
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	for (;;) {
 		struct rpcrdma_svc_client *cl;
 		struct xprt_rslot *s;
@@ -1418,9 +1418,9 @@ static void *svc_thread(void *arg)
 
 			memmove(&b->ev[0], &b->ev[1], (b->nev - 1) * sizeof(b->ev[0]));
 			b->nev--;
-			api_mutex_unlock(b->lock);
+			futex_mutex_unlock(b->lock);
 			b->cb(ecl, ev, b->ctx);
-			api_mutex_lock(b->lock);
+			futex_mutex_lock(b->lock);
 		}
 		while ((!b->inline_cb || b->stop) && (s = next_async(b, &cl)) != NULL)
 			run_async(b, cl, s);
@@ -1434,7 +1434,7 @@ static void *svc_thread(void *arg)
 		abstime_in(&ts, 5);
 		api_cond_timedwait(&b->cv, b->lock, &ts);
 	}
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	return NULL;
 }
 
@@ -1445,11 +1445,11 @@ void bc_svc_run_inline(struct bc_svc *b)
 
 	if (!b || !__atomic_load_n(&b->inline_pending, __ATOMIC_ACQUIRE))
 		return;
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	__atomic_store_n(&b->inline_pending, 0, __ATOMIC_RELAXED);
 	while (!b->stop && (s = next_async(b, &cl)) != NULL)
 		run_async(b, cl, s);
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 }
 
 /* The BC_ENABLE program, served by the library on every backchannel
@@ -1474,10 +1474,10 @@ static void enable_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *arg
 		rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
 		return;
 	}
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	bc = svc_req_bc(req);
 	rc = bc ? cl_enable(bc, true, a.id, a.credits) : -ENOTCONN;
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	if (rc)
 		rpcrdma_svc_error(req, RPCRDMA_RPC_SYSTEM_ERR);
 	else
@@ -1488,7 +1488,7 @@ void bc_svc_stop(struct bc_svc *b)
 {
 	if (!b)
 		return;
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	b->stop = true;
 	for (struct rpcrdma_svc_client *cl = b->clients; cl; cl = cl->next) {
 		if (!cl->rs_ready)
@@ -1498,7 +1498,7 @@ void bc_svc_stop(struct bc_svc *b)
 				slot_finish(cl, &cl->rs.slot[i], -ECANCELED);
 	}
 	api_cond_broadcast(&b->cv);
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	if (b->thr_started) {
 		pthread_join(b->thr, NULL);
 		b->thr_started = false;
@@ -1573,9 +1573,9 @@ struct rpcrdma_svc_client *rpcrdma_svc_req_client(struct rpcrdma_svc_req *req)
 
 	if (!bc)
 		return NULL;
-	api_mutex_lock(bc->b->lock);
+	futex_mutex_lock(bc->b->lock);
 	cl = bc->cl;
-	api_mutex_unlock(bc->b->lock);
+	futex_mutex_unlock(bc->b->lock);
 	return cl;
 }
 
@@ -1585,9 +1585,9 @@ int rpcrdma_svc_client_enable(struct rpcrdma_svc_client *cl, uint32_t credits)
 
 	if (!cl)
 		return -EINVAL;
-	api_mutex_lock(cl->b->lock);
+	futex_mutex_lock(cl->b->lock);
 	rc = cl->conn ? cl_enable(cl->conn, cl->has_id, cl->id, credits) : -ENOTCONN;
-	api_mutex_unlock(cl->b->lock);
+	futex_mutex_unlock(cl->b->lock);
 	return rc;
 }
 
@@ -1607,17 +1607,17 @@ static int client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t ve
 	b = cl->b;
 	tmo =
 	    opts && (opts->comp_mask & RPCRDMA_CALL_OPT_TIMEOUT) ? opts->timeout_ms : b->timeout_ms;
-	api_mutex_lock(b->lock);
+	futex_mutex_lock(b->lock);
 	for (;;) {
 		if (b->stop) {
-			api_mutex_unlock(b->lock);
+			futex_mutex_unlock(b->lock);
 			return -ECANCELED;
 		}
 		/* RFC 8167 §6: nothing goes to a client that has not said it
 		 * takes reverse calls; refused here, nothing is sent. */
 		if (!cl->ever_enabled || !cl->rs_ready) {
 			cl->st.gate_refusals++;
-			api_mutex_unlock(b->lock);
+			futex_mutex_unlock(b->lock);
 			return -ENOPROTOOPT;
 		}
 		s = xprt_rslots_get(&cl->rs);
@@ -1650,14 +1650,14 @@ static int client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t ve
 	if (s->state == XPRT_RS_WAIT && !sc->fin)
 		cl->st.credit_stalls++; /* waits for a reverse credit or a connection */
 	if (async) {
-		api_mutex_unlock(b->lock);
+		futex_mutex_unlock(b->lock);
 		return 0;
 	}
 	while (!sc->fin)
 		api_cond_wait(&cl->cv, b->lock);
 	rc = s->status;
 	slot_release(cl, s);
-	api_mutex_unlock(b->lock);
+	futex_mutex_unlock(b->lock);
 	return rc;
 }
 
@@ -1690,9 +1690,9 @@ int rpcrdma_svc_client_stats(struct rpcrdma_svc_client *cl, struct rpcrdma_bc_st
 {
 	if (!cl || !st)
 		return -EINVAL;
-	api_mutex_lock(cl->b->lock);
+	futex_mutex_lock(cl->b->lock);
 	cl_stats(cl, st);
-	api_mutex_unlock(cl->b->lock);
+	futex_mutex_unlock(cl->b->lock);
 	return 0;
 }
 
@@ -1705,7 +1705,7 @@ int rpcrdma_svc_bc_stats(struct rpcrdma_svc *svc, struct rpcrdma_bc_stats *st)
 		return -EINVAL;
 	svc_bc_host(svc, &h);
 	memset(st, 0, sizeof(*st));
-	api_mutex_lock(h.lock);
+	futex_mutex_lock(h.lock);
 	b = svc_bc_get(svc);
 	for (struct rpcrdma_svc_client *cl = b ? b->clients : NULL; cl; cl = cl->next) {
 		struct rpcrdma_bc_stats one;
@@ -1739,13 +1739,13 @@ int rpcrdma_svc_bc_stats(struct rpcrdma_svc *svc, struct rpcrdma_bc_stats *st)
 		if (one.max_outstanding > st->max_outstanding)
 			st->max_outstanding = one.max_outstanding;
 	}
-	api_mutex_unlock(h.lock);
+	futex_mutex_unlock(h.lock);
 	return b ? 0 : -EINVAL;
 }
 
 void bc_test_set_next_xid(struct rpcrdma_svc_client *cl, uint32_t xid)
 {
-	api_mutex_lock(cl->b->lock);
+	futex_mutex_lock(cl->b->lock);
 	cl->rs.next_xid = xid;
-	api_mutex_unlock(cl->b->lock);
+	futex_mutex_unlock(cl->b->lock);
 }

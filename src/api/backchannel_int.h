@@ -38,7 +38,7 @@ uint32_t bc_clnt_extra_wrs(const struct rpcrdma_bc_opts *opts);
 /* Validate @opts and set up the backchannel of client @c (before its first
  * connection); @lock is the client's lock, @pd its PD, @inline_send its
  * send buffer size. */
-int bc_clnt_new(struct rpcrdma_clnt *c, struct api_mutex *lock, struct rpcrdma_pd *pd,
+int bc_clnt_new(struct rpcrdma_clnt *c, struct futex_mutex *lock, struct rpcrdma_pd *pd,
 		uint32_t inline_send, const struct rpcrdma_bc_opts *opts, struct bc_clnt **out);
 /* Stop its thread and free it (the progress thread is stopped). */
 void bc_clnt_free(struct bc_clnt *b);
@@ -100,7 +100,7 @@ void bc_svc_free(struct bc_svc *b);
 
 /* server.c: what the backchannel needs of a server. */
 struct svc_bc_host {
-	struct api_mutex *lock;
+	struct futex_mutex *lock;
 	struct rpcrdma_pd *pd;
 	uint32_t inline_send;
 	bool started;

@@ -92,7 +92,7 @@ struct clnt_slot {
 };
 
 struct rpcrdma_clnt {
-	struct api_mutex lock;
+	struct futex_mutex lock;
 	struct api_cond slot_cv; /* a slot was freed */
 	struct api_cond bg_cv;   /* work for the background thread */
 	struct sockaddr_storage addr;
@@ -257,9 +257,9 @@ static void slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int statu
 		} else if (s->cb) {
 			/* Callback list full: run it here (rare; the lock is
 			 * dropped around it). */
-			api_mutex_unlock(&c->lock);
+			futex_mutex_unlock(&c->lock);
 			s->cb(c, status, s->call.res, s->cb_arg);
-			api_mutex_lock(&c->lock);
+			futex_mutex_lock(&c->lock);
 		}
 		slot_release(c, s);
 	} else if (s->waiting) {
@@ -303,10 +303,10 @@ static void lead_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 				struct cb_list failed;
 
 				failed.n = 0;
-				api_mutex_lock(&c->lock);
+				futex_mutex_lock(&c->lock);
 				c->cb_queued = 0;
 				kick_tx(c, &failed);
-				api_mutex_unlock(&c->lock);
+				futex_mutex_unlock(&c->lock);
 				run_callbacks(c, &failed);
 				t0 = now;
 			}
@@ -500,7 +500,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 
 				xprt_negotiate(ev.private_data, ev.private_data_len, c->inline_send,
 					       c->inline_recv, c->remote_inv, &lim);
-				api_mutex_lock(&c->lock);
+				futex_mutex_lock(&c->lock);
 				c->ep = ep;
 				c->lim = lim;
 				c->st.inline_send = lim.inline_send;
@@ -512,7 +512,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 				/* RFC 8167 §6: re-enabled on every new connection. */
 				if (c->bc)
 					bc_clnt_up(c->bc, ep, &lim, gen, gen != 0);
-				api_mutex_unlock(&c->lock);
+				futex_mutex_unlock(&c->lock);
 				return 0;
 			}
 			rc = ev.status ? ev.status : -ECONNREFUSED;
@@ -611,9 +611,9 @@ static void fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
 			slot_complete(c, s, status, cbl);
 		}
 		if (cbl->n == CB_MAX) {
-			api_mutex_unlock(&c->lock);
+			futex_mutex_unlock(&c->lock);
 			run_callbacks(c, cbl);
-			api_mutex_lock(&c->lock);
+			futex_mutex_lock(&c->lock);
 		}
 	}
 }
@@ -628,7 +628,7 @@ static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	int rc = -ECONNRESET;
 
 	c->ep = NULL;
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 	if (old) {
 		rpcrdma_ep_destroy(old);
 		drain_cq(c);
@@ -640,7 +640,7 @@ static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		if (attempt + 1 < c->retries)
 			usleep(100000u * (attempt + 1));
 	}
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	if (!rc) {
 		c->state = C_UP;
 		c->st.reconnects++;
@@ -865,7 +865,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		}
 		if (c->state == C_DEAD)
 			break; /* nothing to drive; callers fail */
-		api_mutex_unlock(&c->lock);
+		futex_mutex_unlock(&c->lock);
 	unlocked:;
 		int tmo, n, m = 0;
 
@@ -902,7 +902,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		}
 		bool evs = n > m;
 
-		api_mutex_lock(&c->lock);
+		futex_mutex_lock(&c->lock);
 		for (;;) {
 			/* one place that handles completions (inlined) */
 			for (int i = 0; i < m; i++)
@@ -910,9 +910,9 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			if (m != 32)
 				break;
 			/* more completions than one batch: keep reaping */
-			api_mutex_unlock(&c->lock);
+			futex_mutex_unlock(&c->lock);
 			m = rpcrdma_cq_poll(c->cq, wc, 32);
-			api_mutex_lock(&c->lock);
+			futex_mutex_lock(&c->lock);
 		}
 		t = api_now_ns();
 		c->now_ns = t;
@@ -940,15 +940,15 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			}
 		}
 		if (evs || t >= next_tmo) {
-			api_mutex_unlock(&c->lock);
+			futex_mutex_unlock(&c->lock);
 			while (rpcrdma_evch_get(c->evch, &ev) == 0) {
-				api_mutex_lock(&c->lock);
+				futex_mutex_lock(&c->lock);
 				if (ev.ep == c->ep && (ev.type == RPCRDMA_EV_DISCONNECTED ||
 						       ev.type == RPCRDMA_EV_TERMINATE))
 					conn_lost(c, &cbl);
-				api_mutex_unlock(&c->lock);
+				futex_mutex_unlock(&c->lock);
 			}
-			api_mutex_lock(&c->lock);
+			futex_mutex_lock(&c->lock);
 		}
 		if (t >= next_tmo) {
 			next_tmo = t + CLNT_TMO_CHECK_NS;
@@ -970,22 +970,22 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			 * not sent one by one (call_start): the last callback's
 			 * call takes them along, in one transmit (kick_tx). */
 			c->cb_issued = 0;
-			api_mutex_unlock(&c->lock);
+			futex_mutex_unlock(&c->lock);
 			tl_cb_clnt = c;
 			lead_callbacks(c, &cbl);
 			tl_cb_clnt = NULL;
 			if (stream && c->cb_issued && !c->cb_queued)
 				goto unlocked; /* issued and sent: nasync > 0 */
-			api_mutex_lock(&c->lock);
+			futex_mutex_lock(&c->lock);
 			c->cb_queued = 0;
 			if (c->txq_head)
 				kick_tx(c, &cbl);
 		}
 		/* RPCRDMA_BC_OPT_INLINE: reverse calls are dispatched here. */
 		if (c->bc && bc_clnt_inline_pending(c->bc)) {
-			api_mutex_unlock(&c->lock);
+			futex_mutex_unlock(&c->lock);
 			bc_clnt_run_inline(c->bc);
-			api_mutex_lock(&c->lock);
+			futex_mutex_lock(&c->lock);
 		}
 	}
 }
@@ -1043,7 +1043,7 @@ static void *bg_main(void *arg)
 		CPU_SET(c->cpu, &set);
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	while (!c->stop) {
 		if (c->leader || c->nwaiting || !bg_has_work(c)) {
 			struct timespec ts;
@@ -1062,7 +1062,7 @@ static void *bg_main(void *arg)
 		c->leader = false;
 		handoff(c);
 	}
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 	return NULL;
 }
 
@@ -1177,7 +1177,7 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 		free(c);
 		return c ? -EINVAL : -ENOMEM;
 	}
-	api_mutex_init(&c->lock);
+	futex_mutex_init(&c->lock);
 	api_cond_init(&c->slot_cv);
 	api_cond_init(&c->bg_cv);
 	rc = apply_opts(c, opts);
@@ -1261,20 +1261,20 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 
 	if (!c)
 		return;
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	c->stop = true;
 	api_cond_broadcast(&c->bg_cv);
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 	if (c->thr_started)
 		pthread_join(c->thr, NULL);
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	fail_all(c, -ECANCELED, &cbl);
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 	run_callbacks(c, &cbl);
 	/* Synchronous callers still waiting wake with -ECANCELED and give
 	 * their slots back (a leader among them leaves the provider within
 	 * CLNT_BLOCK_MS); wait for them. */
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	for (;;) {
 		uint32_t busy = 0;
 
@@ -1285,7 +1285,7 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 			break;
 		api_cond_wait(&c->slot_cv, &c->lock);
 	}
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 	if (c->ep)
 		rpcrdma_disconnect(c->ep);
 	clnt_free(c);
@@ -1388,7 +1388,7 @@ int rpcrdma_clnt_call(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 	if (!c)
 		return -EINVAL;
 	cbl.n = 0;
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	rc = call_start(c, c->prog, c->vers, proc, xargs, args, xres, res, opts, NULL, NULL, false,
 			&s, &cbl);
 	if (!rc) {
@@ -1396,7 +1396,7 @@ int rpcrdma_clnt_call(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 		rc = s->status;
 		slot_release(c, s);
 	}
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 	if (cbl.n)
 		run_callbacks(c, &cbl);
 	return rc;
@@ -1413,14 +1413,14 @@ int rpcrdma_clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xar
 	if (!c)
 		return -EINVAL;
 	cbl.n = 0;
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	rc = call_start(c, c->prog, c->vers, proc, xargs, args, xres, res, opts, cb, cb_arg, true,
 			&s, &cbl);
 	/* Nobody may be polling: the background thread leads for async
 	 * calls (no syscall when it already does). */
 	if (!rc && !c->leader)
 		api_cond_signal(&c->bg_cv);
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 	if (cbl.n)
 		run_callbacks(c, &cbl);
 	return rc;
@@ -1430,27 +1430,27 @@ int rpcrdma_clnt_stats(struct rpcrdma_clnt *c, struct rpcrdma_xprt_stats *st)
 {
 	if (!c || !st)
 		return -EINVAL;
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	*st = c->st;
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 	return 0;
 }
 
 void rpcrdma_clnt_set_testhook(struct rpcrdma_clnt *c, const struct clnt_testhook *h)
 {
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	c->hook = *h;
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 }
 
 int rpcrdma_clnt_test_disconnect(struct rpcrdma_clnt *c)
 {
 	int rc = -ENOTCONN;
 
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	if (c->ep && c->state == C_UP)
 		rc = rpcrdma_disconnect(c->ep);
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 	return rc;
 }
 
@@ -1471,7 +1471,7 @@ int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_
 	int rc;
 
 	cbl.n = 0;
-	api_mutex_lock(&c->lock);
+	futex_mutex_lock(&c->lock);
 	rc = call_start(c, prog, vers, proc, xargs, args, xres, res, opts, NULL, NULL, false, &s,
 			&cbl);
 	if (!rc) {
@@ -1479,7 +1479,7 @@ int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_
 		rc = s->status;
 		slot_release(c, s);
 	}
-	api_mutex_unlock(&c->lock);
+	futex_mutex_unlock(&c->lock);
 	if (cbl.n)
 		run_callbacks(c, &cbl);
 	return rc;

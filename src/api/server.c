@@ -123,7 +123,7 @@ struct svc_conn {
 };
 
 struct rpcrdma_svc {
-	struct api_mutex lock;
+	struct futex_mutex lock;
 	struct api_cond work_cv; /* work queued / stop */
 	struct api_cond done_cv; /* a Write or Send completed, a request ended */
 	/* options */
@@ -886,10 +886,10 @@ static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 		rpcrdma_xdr_setpos(&r->cur, XPRT_SHORT_CALL);
 	} else if (rpcrdma_rpc_decode_call(&r->cur, &r->call)) {
 		/* Not an RPC call we can parse: dropped (as Linux does). */
-		api_mutex_lock(&s->lock);
+		futex_mutex_lock(&s->lock);
 		s->st.decode_errors++;
 		req_end(r, true);
-		api_mutex_unlock(&s->lock);
+		futex_mutex_unlock(&s->lock);
 		return;
 	}
 	__atomic_fetch_add(&s->ncalls, 1, __ATOMIC_RELAXED);
@@ -929,7 +929,7 @@ static void *worker_main(void *arg)
 {
 	struct rpcrdma_svc *s = arg;
 
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	for (;;) {
 		while (!s->qhead && !s->stop)
 			api_cond_wait(&s->work_cv, &s->lock);
@@ -940,18 +940,18 @@ static void *worker_main(void *arg)
 		s->qhead = r->next;
 		if (!s->qhead)
 			s->qtail = NULL;
-		api_mutex_unlock(&s->lock);
+		futex_mutex_unlock(&s->lock);
 		process(s, r);
-		api_mutex_lock(&s->lock);
+		futex_mutex_lock(&s->lock);
 	}
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 	return NULL;
 }
 
 /* Progress thread: send the held replies (one flush per connection). */
 static void flush_held(struct rpcrdma_svc *s)
 {
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	s->nheld = 0;
 	for (struct svc_conn *c = s->conns; c; c = c->next) {
 		if (c->tx_held) {
@@ -959,7 +959,7 @@ static void flush_held(struct rpcrdma_svc *s)
 			(void)rpcrdma_ep_flush(c->ep);
 		}
 	}
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 }
 
 /* Replies are held for the rest of a batch only while that is short: a
@@ -1105,9 +1105,9 @@ static void wait_writes(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 		if (!r->writes_pending || c->dead)
 			break;
 		if (drive) {
-			api_mutex_unlock(&s->lock);
+			futex_mutex_unlock(&s->lock);
 			rpcrdma_dev_progress(s->dev, polls++ < 2000 ? 0 : 1);
-			api_mutex_lock(&s->lock);
+			futex_mutex_lock(&s->lock);
 		} else {
 			struct timespec ts;
 
@@ -1161,21 +1161,21 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 	uint64_t rcap = 0;
 	int rc;
 
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	if (c->dead) {
 		req_end(r, false);
-		api_mutex_unlock(&s->lock);
+		futex_mutex_unlock(&s->lock);
 		return -ENOTCONN;
 	}
 	while (send_buf_get(c, &sidx)) {
 		if (c->dead || on_progress_thread(s)) {
 			req_end(r, true);
-			api_mutex_unlock(&s->lock);
+			futex_mutex_unlock(&s->lock);
 			return -ENOBUFS;
 		}
 		done_wait(s, NULL);
 	}
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 
 	/* RFC 8797 §4: Send With Invalidate names the one STag the call
 	 * exposed (decided before the Read list is dropped below). */
@@ -1198,7 +1198,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		long_reply = rc == 0;
 	}
 
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	if (rc || c->dead) {
 		send_buf_put(c, sidx);
 		if (!c->dead) {
@@ -1207,7 +1207,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 			send_error(c, r->h.xid, RPCRDMA1_ERR_CHUNK);
 		}
 		req_end(r, true);
-		api_mutex_unlock(&s->lock);
+		futex_mutex_unlock(&s->lock);
 		return c->dead ? -ENOTCONN : -EMSGSIZE;
 	}
 	/* Echoed chunks we do not write into report 0 bytes (RFC 8166
@@ -1260,7 +1260,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		wait_writes(s, r);
 		req_end(r, false);
 		conn_fail(c);
-		api_mutex_unlock(&s->lock);
+		futex_mutex_unlock(&s->lock);
 		return -ENOTCONN;
 	}
 	/* The Writes' sources are the caller's buffers: they must be read
@@ -1274,7 +1274,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 	if (rc || c->dead) {
 		send_buf_put(c, sidx);
 		req_end(r, !c->dead);
-		api_mutex_unlock(&s->lock);
+		futex_mutex_unlock(&s->lock);
 		return c->dead ? -ENOTCONN : rc;
 	}
 	/* Receive first, then the Send (see the top of this file): both in
@@ -1291,7 +1291,7 @@ static int do_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *r
 		s->st.replies++;
 	if (rep->reply_stat != RPCRDMA_RPC_MSG_ACCEPTED || rep->accept_stat != RPCRDMA_RPC_SUCCESS)
 		s->st.rpc_errors++;
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 	return rc;
 }
 
@@ -1493,11 +1493,11 @@ static uint64_t svc_bytes(struct rpcrdma_svc *s)
 	struct rpcrdma_ep_stats st;
 	uint64_t b = 0;
 
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	for (struct svc_conn *c = s->conns; c; c = c->next)
 		if (!rpcrdma_ep_query_stats(c->ep, &st))
 			b += st.tx_bytes + st.rx_bytes;
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 	return b;
 }
 
@@ -1555,7 +1555,7 @@ static void *progress_main(void *arg)
 		 * progress are completions of posts (Sends that TCP took at
 		 * once), which only free send buffers. */
 		if (n != 0 || tmo != 0 || (++quiet & 15) == 0) {
-			api_mutex_lock(&s->lock);
+			futex_mutex_lock(&s->lock);
 			for (int i = 0; i < m; i++)
 				handle_wc(c0, &wc0[i], &runnow);
 			for (struct svc_conn *c = s->conns; c; c = c->next)
@@ -1569,7 +1569,7 @@ static void *progress_main(void *arg)
 				reap_conns(s);
 				next_reap = t + 5000000ull;
 			}
-			api_mutex_unlock(&s->lock);
+			futex_mutex_unlock(&s->lock);
 		}
 		if (n > 0 || runnow) {
 			/* Activity: a spin that saw it paid off; spin again
@@ -1589,11 +1589,11 @@ static void *progress_main(void *arg)
 		bc_svc_run_inline(s->bc); /* RPCRDMA_BC_OPT_INLINE completions */
 		/* Work queued while dispatching on this thread. */
 		if (s->workers == 0 && s->qhead) {
-			api_mutex_lock(&s->lock);
+			futex_mutex_lock(&s->lock);
 			struct rpcrdma_svc_req *q = s->qhead;
 
 			s->qhead = s->qtail = NULL;
-			api_mutex_unlock(&s->lock);
+			futex_mutex_unlock(&s->lock);
 			while (q) {
 				struct rpcrdma_svc_req *nx = q->next;
 
@@ -1684,7 +1684,7 @@ static int svc_create(const char *host, uint16_t port, const struct rpcrdma_svc_
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	api_mutex_init(&s->lock);
+	futex_mutex_init(&s->lock);
 	api_cond_init(&s->work_cv);
 	api_cond_init(&s->done_cv);
 	rc = apply_opts(s, opts);
@@ -1763,7 +1763,7 @@ static int reg(struct rpcrdma_svc *s, uint32_t prog, uint32_t vers, rpcrdma_svc_
 {
 	int rc = 0;
 
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	for (uint32_t i = 0; i < s->nprogs; i++)
 		if (s->progs[i].prog == prog && s->progs[i].vers == vers)
 			rc = -EEXIST;
@@ -1778,7 +1778,7 @@ static int reg(struct rpcrdma_svc *s, uint32_t prog, uint32_t vers, rpcrdma_svc_
 		p->tfn = tfn;
 		p->ctx = ctx;
 	}
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 	return rc;
 }
 
@@ -1828,9 +1828,9 @@ int rpcrdma_svc_stop(struct rpcrdma_svc *s, int timeout_ms)
 
 	if (!s)
 		return -EINVAL;
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	if (s->stopped || !s->started) {
-		api_mutex_unlock(&s->lock);
+		futex_mutex_unlock(&s->lock);
 		return 0;
 	}
 	s->stopping = true;
@@ -1857,14 +1857,14 @@ int rpcrdma_svc_stop(struct rpcrdma_svc *s, int timeout_ms)
 	for (struct svc_conn *c = s->conns; c; c = c->next)
 		if (!c->dead)
 			rpcrdma_disconnect(c->ep);
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 	/* Give the progress thread a moment to send what was posted. */
 	usleep(20000);
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
 	s->stopped = true;
 	api_cond_broadcast(&s->work_cv);
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 	pthread_join(s->pthr, NULL);
 	for (uint32_t i = 0; i < s->nwthr; i++)
 		pthread_join(s->wthr[i], NULL);
@@ -1906,22 +1906,22 @@ int rpcrdma_svc_stats(struct rpcrdma_svc *s, struct rpcrdma_xprt_stats *st)
 {
 	if (!s || !st)
 		return -EINVAL;
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	*st = s->st;
 	st->calls = __atomic_load_n(&s->ncalls, __ATOMIC_RELAXED);
 	st->credits = s->credits;
 	st->inline_send = s->inline_send;
 	st->inline_recv = s->inline_recv;
 	st->remote_invalidate = s->remote_inv;
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 	return 0;
 }
 
 void rpcrdma_svc_set_testhook(struct rpcrdma_svc *s, const struct svc_testhook *h)
 {
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	s->hook = *h;
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 }
 
 uint32_t rpcrdma_svc_req_xid(const struct rpcrdma_svc_req *r)
@@ -2003,9 +2003,9 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 	if (r->h.chunks.nwrites || r->h.chunks.reply_present ||
 	    r->call.verf.flavor != RPCRDMA_RPC_AUTH_NONE)
 		return 1;
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	if (c->dead || send_buf_get(c, &sidx)) {
-		api_mutex_unlock(&s->lock);
+		futex_mutex_unlock(&s->lock);
 		return 1;
 	}
 	sbuf = xprt_pool_buf(&c->sendp, sidx);
@@ -2023,7 +2023,7 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 		if (!(*xres)(&xdrs, res)) {
 			/* Too large for inline: the general path decides. */
 			send_buf_put(c, sidx);
-			api_mutex_unlock(&s->lock);
+			futex_mutex_unlock(&s->lock);
 			return 1;
 		}
 		mlen = rpcrdma_xdr_getpos(&x);
@@ -2036,7 +2036,7 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 	rc = post_send_buf(c, sidx, XPRT_SHORT_HDR + mlen, 0, r->ridx);
 	if (!rc)
 		s->st.replies++;
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 	return rc;
 }
 
@@ -2064,9 +2064,9 @@ void svc_req_drop(struct rpcrdma_svc_req *r)
 {
 	struct rpcrdma_svc *s = r->conn->svc;
 
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	req_end(r, !r->conn->dead);
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 }
 
 int svc_reply_raw(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
@@ -2089,14 +2089,14 @@ int svc_bc_attach(struct rpcrdma_svc *s, struct bc_svc *b)
 {
 	int rc = 0;
 
-	api_mutex_lock(&s->lock);
+	futex_mutex_lock(&s->lock);
 	if (s->started)
 		rc = -EBUSY;
 	else if (s->bc)
 		rc = -EEXIST;
 	else
 		s->bc = b;
-	api_mutex_unlock(&s->lock);
+	futex_mutex_unlock(&s->lock);
 	return rc;
 }
 

@@ -4,7 +4,7 @@
  * completion queues, event channels, endpoints (queue pair + connection),
  * listeners and pending connection requests. Wire format lives in iwarp.h.
  *
- * Locking: one mutex per device (dev->lock, struct siw_lock below) guards
+ * Locking: one mutex per device (dev->lock, a futex_mutex) guards
  * every object of the device. Public entry points take it; everything named siw_*_locked or
  * documented "lock held" expects it. The lock is never held across a
  * blocking wait (epoll_wait is called without it).
@@ -26,6 +26,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "provider/futex_mutex.h"
 #include "provider/provider_int.h"
 #include "softiwarp/iwarp.h"
 
@@ -119,8 +120,8 @@ struct siw_poll_slot {
 /*
  * syscall(2) with its contract (the result, or -1 and errno), for the
  * system calls of the fast paths (epoll_pwait with a zero timeout, recvfrom,
- * sendmsg, futex). They are made raw because glibc's wrappers of the first
- * three are cancellation points, bookkeeping a non-blocking call does not
+ * sendmsg). They are made raw because glibc's wrappers of them
+ * are cancellation points, bookkeeping a non-blocking call does not
  * need. On x86-64 the syscall instruction is issued inline, which also
  * saves the call into libc's syscall() and its argument shuffle; elsewhere
  * (and for the static analyzer, which cannot see what the instruction
@@ -173,42 +174,9 @@ static inline long siw_syscall4(long nr, long a1, long a2, long a3, long a4)
 /* ---------------- device lock ---------------- */
 
 /*
- * The device lock: a plain (not recursive, not error-checking, not robust)
- * mutex, as a default pthread_mutex_t is, on a private futex. No condition
- * variable ever waits on it. Uncontended, a lock round is two atomic
- * instructions inline instead of two calls into libc (about 55
- * instructions). state: 0 free, 1 held, 2 held and a thread may sleep on it.
- * A thread that finds it held marks it 2 and sleeps in FUTEX_WAIT until the
- * holder's unlock sees 2 and wakes one sleeper (verbs.c).
+ * The device lock: a futex mutex (provider/futex_mutex.h). No condition
+ * variable ever waits on it.
  */
-struct siw_lock {
-	uint32_t state;
-};
-
-void siw_lock_wait(struct siw_lock *l);
-void siw_lock_wake(struct siw_lock *l);
-
-static inline void siw_lock_init(struct siw_lock *l)
-{
-	__atomic_store_n(&l->state, 0u, __ATOMIC_RELAXED);
-}
-
-static inline void siw_lock_acquire(struct siw_lock *l)
-{
-	uint32_t expected = 0;
-
-	if (__builtin_expect(!__atomic_compare_exchange_n(&l->state, &expected, 1u, false,
-							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED),
-			     0))
-		siw_lock_wait(l);
-}
-
-static inline void siw_lock_release(struct siw_lock *l)
-{
-	if (__builtin_expect(__atomic_exchange_n(&l->state, 0u, __ATOMIC_RELEASE) == 2u, 0))
-		siw_lock_wake(l);
-}
-
 /* ---------------- device ---------------- */
 
 struct siw_ep;
@@ -217,7 +185,7 @@ struct siw_listener;
 
 struct siw_dev {
 	struct rpcrdma_dev base;
-	struct siw_lock lock;
+	struct futex_mutex lock;
 	int epfd;
 	int timerfd;
 	int wakefd;
@@ -261,6 +229,7 @@ struct siw_dev {
 	 * found the CPU shared (SIW_RX_SPIN_YIELD_NS) */
 	uint64_t rx_spin_off_until;
 	uint32_t rx_spin_streak; /* shared-CPU ends since the last hit */
+	uint32_t solo_iter;
 	/* Direct reaping (verbs.c progress_once, for rpcrdma_dev_progress_poll):
 	 * during its lock round, completions of reap_cq that find its ring
 	 * empty go straight into reap_wc[reap_n++] (< reap_cap), not through
@@ -281,12 +250,12 @@ static inline struct siw_dev *to_siw_dev(struct rpcrdma_dev *d)
 
 static inline void siw_dev_lock(struct siw_dev *dev)
 {
-	siw_lock_acquire(&dev->lock);
+	futex_mutex_lock(&dev->lock);
 }
 
 static inline void siw_dev_unlock(struct siw_dev *dev)
 {
-	siw_lock_release(&dev->lock);
+	futex_mutex_unlock(&dev->lock);
 }
 
 /* ---------------- memory ---------------- */

@@ -6,7 +6,6 @@
  * (connection setup), qp_tx.c / qp_rx.c (data) and qp.c (state).
  */
 #include <errno.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,21 +106,6 @@ void siw_timer_rearm(struct siw_dev *dev)
 }
 
 /* ---------------- device lock (siw.h) ---------------- */
-
-/* The lock was found held: mark it contended (2) and sleep until it is
- * free. Whoever takes it here leaves it at 2, so its unlock wakes the next
- * sleeper, if any (a spare wake-up at most). */
-void siw_lock_wait(struct siw_lock *l)
-{
-	while (__atomic_exchange_n(&l->state, 2u, __ATOMIC_ACQUIRE) != 0u)
-		(void)siw_syscall(SYS_futex, (long)&l->state, FUTEX_WAIT_PRIVATE, 2, 0, 0, 0);
-}
-
-/* Unlocked from the contended state: wake one sleeper. */
-void siw_lock_wake(struct siw_lock *l)
-{
-	(void)siw_syscall(SYS_futex, (long)&l->state, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
-}
 
 /* ---------------- progress ---------------- */
 
@@ -437,7 +421,7 @@ int siw_dev_create(bool fuzz, const struct rpcrdma_dev_attr *attr, struct siw_de
 
 	if (!dev)
 		return -ENOMEM;
-	siw_lock_init(&dev->lock);
+	futex_mutex_init(&dev->lock);
 	dev->base.ops = &siw_ops;
 	dev->base.name = SIW_PROVIDER_NAME;
 	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
