@@ -389,10 +389,31 @@ static void tx_batch_reset(struct siw_tx *tx)
 	tx->built = tx->sent = 0;
 }
 
+/* The trailer of a one-FPDU Send (@trl: 8 bytes): @pad zero bytes, then the
+ * CRC field, as tx_build_fpdu() fills it: with CRC the CRC32c of the
+ * header, payload and pad (RFC 5044 §4.1), else zero. */
+static void one_send_trailer(const struct siw_ep *ep, const uint8_t *h,
+			     const struct rpcrdma_sge *sg, uint32_t nsge, uint8_t *trl,
+			     uint32_t pad)
+{
+	uint32_t crc;
+
+	memset(trl, 0, 8);
+	if (!ep->crc)
+		return;
+	crc = siw_crc_update(SIW_CRC_INIT, h, MPA_LEN_SIZE + DDP_UNTAGGED_HDR_LEN);
+	for (uint32_t i = 0; i < nsge; i++)
+		if (sg[i].length)
+			crc =
+			    siw_crc_update(crc, (const void *)(uintptr_t)sg[i].addr, sg[i].length);
+	crc = siw_crc_update(crc, trl, pad);
+	put_le32(trl + pad, ~crc);
+}
+
 /*
  * The common case of an idle transmitter, built directly: exactly one Send
- * queued, nothing else to send (no Terminate, RTR or Read Response), no
- * CRC, and the message fits one FPDU. Produces the same batch state as
+ * queued, nothing else to send (no Terminate, RTR or Read Response), and
+ * the message fits one FPDU. Produces the same batch state as
  * tx_next_msg() + tx_build_fpdu() would (one FPDU, its completion record),
  * so the sendmsg loop and a short write work unchanged. False: not that
  * case, nothing done.
@@ -406,9 +427,9 @@ static bool tx_build_one_send(struct siw_ep *ep)
 	uint32_t ulpdu, pad, n = 0;
 	uint8_t op = RDMAP_SEND;
 
-	if (ep->sq_tx + 1u != ep->sq_tail || ep->crc || ep->state != SIW_EP_RTS ||
-	    ep->term_pending || ep->rtr_pending || ep->irq_tx != ep->irq_tail ||
-	    tx->msg.kind != SIW_TXM_NONE || ep->fd < 0)
+	if (ep->sq_tx + 1u != ep->sq_tail || ep->state != SIW_EP_RTS || ep->term_pending ||
+	    ep->rtr_pending || ep->irq_tx != ep->irq_tail || tx->msg.kind != SIW_TXM_NONE ||
+	    ep->fd < 0)
 		return false;
 	w = &ep->sq[ep->sq_tx % ep->max_send_wr];
 	if (w->opcode != RPCRDMA_WR_SEND || w->len > ep->max_ulpdu - DDP_UNTAGGED_HDR_LEN ||
@@ -423,8 +444,7 @@ static bool tx_build_one_send(struct siw_ep *ep)
 		op = RDMAP_SEND_SE;
 	ep->sq_tx++;
 	/* RFC 5044 §4 FPDU: ULPDU_Length, untagged DDP header (RFC 5041
-	 * §4.3: last, QN 0, MSN, MO 0), payload, pad, CRC field (zero: no CRC
-	 * negotiated) */
+	 * §4.3: last, QN 0, MSN, MO 0), payload, pad, CRC field */
 	ulpdu = DDP_UNTAGGED_HDR_LEN + (uint32_t)w->len;
 	put_be16(h, (uint16_t)ulpdu);
 	h[2] = (uint8_t)(DDP_FLAG_LAST | DDP_VERSION);
@@ -443,7 +463,7 @@ static bool tx_build_one_send(struct siw_ep *ep)
 		tx->iov[n++].iov_len = w->sge[i].length;
 	}
 	pad = mpa_pad(ulpdu);
-	memset(fb->trl, 0, 8);
+	one_send_trailer(ep, h, w->sge, w->num_sge, fb->trl, pad);
 	tx->iov[n].iov_base = fb->trl;
 	tx->iov[n++].iov_len = pad + MPA_CRC_SIZE;
 	tx->iov_n = n;
@@ -485,8 +505,8 @@ static void tx_took(struct siw_ep *ep, uint64_t n)
 
 /*
  * siw_post_send()'s direct path, device lock held: a lone plain Send (no
- * invalidate, solicited event or fence; no SIW_TX_IOV overflow, one FPDU, no
- * CRC) on an idle transmitter goes out with one sendmsg() before it becomes
+ * invalidate, solicited event or fence; no SIW_TX_IOV overflow, one FPDU) on
+ * an idle transmitter goes out with one sendmsg() before it becomes
  * a send-queue entry; when TCP takes every byte, the caller only pushes the
  * completion of a signaled one. Returns 0: sent completely; -1:
  * not that case, or nothing sent (queue it as usual, siw_tx_process()
@@ -498,7 +518,7 @@ ssize_t siw_tx_direct(struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint6
 {
 	struct siw_tx *tx = &ep->tx;
 	struct iovec iov[SIW_TX_IOV];
-	uint8_t h[MPA_LEN_SIZE + DDP_UNTAGGED_HDR_LEN], trl[8] = {0};
+	uint8_t h[MPA_LEN_SIZE + DDP_UNTAGGED_HDR_LEN], trl[8];
 	uint32_t ulpdu, pad, n = 0;
 	struct msghdr mh;
 	ssize_t r;
@@ -506,11 +526,11 @@ ssize_t siw_tx_direct(struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint6
 	if (wr->opcode != RPCRDMA_WR_SEND ||
 	    (wr->flags & (RPCRDMA_SEND_INVALIDATE | RPCRDMA_SEND_SOLICITED | RPCRDMA_SEND_FENCE |
 			  RPCRDMA_SEND_DEFER)) ||
-	    ep->sq_head != ep->sq_tail || ep->state != SIW_EP_RTS || tx->blocked || ep->crc ||
-	    ep->fd < 0 || tx->left || tx->mpa_off < tx->mpa_len || ep->tx_deferred ||
-	    ep->term_pending || ep->rtr_pending || ep->irq_tx != ep->irq_tail ||
-	    tx->msg.kind != SIW_TXM_NONE || len > ep->max_ulpdu - DDP_UNTAGGED_HDR_LEN ||
-	    wr->num_sge + 2u > SIW_TX_IOV || !sges_ok(ep, wr->sg, wr->num_sge, 0))
+	    ep->sq_head != ep->sq_tail || ep->state != SIW_EP_RTS || tx->blocked || ep->fd < 0 ||
+	    tx->left || tx->mpa_off < tx->mpa_len || ep->tx_deferred || ep->term_pending ||
+	    ep->rtr_pending || ep->irq_tx != ep->irq_tail || tx->msg.kind != SIW_TXM_NONE ||
+	    len > ep->max_ulpdu - DDP_UNTAGGED_HDR_LEN || wr->num_sge + 2u > SIW_TX_IOV ||
+	    !sges_ok(ep, wr->sg, wr->num_sge, 0))
 		return -1;
 	/* RFC 5044 §4 FPDU, RFC 5041 §4.3 untagged DDP header: as in
 	 * tx_build_one_send() (the MSN is taken only once all of it went) */
@@ -531,6 +551,7 @@ ssize_t siw_tx_direct(struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint6
 		iov[n++].iov_len = wr->sg[i].length;
 	}
 	pad = mpa_pad(ulpdu);
+	one_send_trailer(ep, h, wr->sg, wr->num_sge, trl, pad);
 	iov[n].iov_base = trl;
 	iov[n++].iov_len = pad + MPA_CRC_SIZE;
 	memset(&mh, 0, sizeof(mh));
