@@ -81,6 +81,9 @@
 #define SIW_RX_SPIN_YIELD_NS      10000u
 #define SIW_RX_SPIN_SHARED_STREAK 4u
 #define SIW_RX_SPIN_BACKOFF_NS    100000000u
+/* a zero-timeout progress call on a one-connection device asks epoll every
+ * this many calls (a power of two), and tries the socket directly otherwise */
+#define SIW_SOLO_EPOLL_EVERY 16u
 /* rx staging: headers and trailers are read through this; bulk payload is
  * received straight into the target memory (qp_rx.c). */
 #define SIW_RX_STAGE 512u
@@ -229,6 +232,15 @@ struct siw_dev {
 	 * found the CPU shared (SIW_RX_SPIN_YIELD_NS) */
 	uint64_t rx_spin_off_until;
 	uint32_t rx_spin_streak; /* shared-CPU ends since the last hit */
+	/* One connection (verbs.c progress_once): while exactly one endpoint
+	 * socket is in the epoll set, solo_tag is its epoll tag (else 0), and
+	 * a zero-timeout progress call tries that socket directly, asking
+	 * epoll only every SIW_SOLO_EPOLL_EVERY-th call (listeners, timers,
+	 * EPOLLOUT): one system call less per message received. Read without
+	 * the lock; the tag is checked under it as an epoll event's is. */
+	uint64_t solo_tag;
+	uint32_t n_ep_polls; /* endpoint sockets in the epoll set */
+	bool solo_off;       /* RPCRDMA_SIW_SOLO=0 */
 	uint32_t solo_iter;
 	/* Direct reaping (verbs.c progress_once, for rpcrdma_dev_progress_poll):
 	 * during its lock round, completions of reap_cq that find its ring

@@ -21,8 +21,29 @@
 
 #define POLL_TAG_TIMER UINT64_MAX
 #define POLL_TAG_WAKE  (UINT64_MAX - 1u)
+/* marks the event progress_once() makes up for the solo endpoint (never
+ * reported by Linux epoll) */
+#define SIW_EV_SOLO EPOLLMSG
 
 /* ---------------- poll registry ---------------- */
+
+/* dev->solo_tag after an endpoint socket joined or left the epoll set */
+static void solo_update(struct siw_dev *dev)
+{
+	uint64_t tag = 0;
+
+	if (dev->n_ep_polls == 1 && !dev->solo_off) {
+		for (uint32_t slot = 0; slot < dev->npolls; slot++) {
+			const struct siw_pollable *p = dev->polls[slot].p;
+
+			if (p && p->kind == SIW_POLL_EP) {
+				tag = (uint64_t)dev->polls[slot].gen << 32 | slot;
+				break;
+			}
+		}
+	}
+	__atomic_store_n(&dev->solo_tag, tag, __ATOMIC_RELAXED);
+}
 
 int siw_poll_add(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t events)
 {
@@ -54,6 +75,10 @@ int siw_poll_add(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t e
 		dev->polls[slot].p = NULL;
 		return -errno;
 	}
+	if (p->kind == SIW_POLL_EP) {
+		dev->n_ep_polls++;
+		solo_update(dev);
+	}
 	return 0;
 }
 
@@ -75,6 +100,10 @@ void siw_poll_del(struct siw_dev *dev, struct siw_pollable *p, int fd)
 	if (p->slot < dev->npolls && dev->polls[p->slot].p == p) {
 		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, fd, NULL);
 		dev->polls[p->slot].p = NULL;
+		if (p->kind == SIW_POLL_EP) {
+			dev->n_ep_polls--;
+			solo_update(dev);
+		}
 	}
 }
 
@@ -184,9 +213,20 @@ __attribute__((noinline)) static int progress_events(struct siw_dev *dev,
 		if (!p)
 			continue;
 		switch (p->kind) {
-		case SIW_POLL_EP:
-			ep_ready(container_of(p, struct siw_ep, poll), evs[i].events);
+		case SIW_POLL_EP: {
+			struct siw_ep *ep = container_of(p, struct siw_ep, poll);
+			uint32_t events = evs[i].events;
+
+			/* made up by progress_once(): a receive attempt,
+			 * for a connected endpoint only */
+			if (events & SIW_EV_SOLO) {
+				if (ep->state != SIW_EP_RTS)
+					break;
+				events &= ~(uint32_t)SIW_EV_SOLO;
+			}
+			ep_ready(ep, events);
 			break;
+		}
 		case SIW_POLL_LISTENER:
 			siw_cm_listener_ready(container_of(p, struct siw_listener, poll));
 			break;
@@ -337,10 +377,19 @@ static inline __attribute__((always_inline)) int progress_once(struct siw_dev *d
 							       int *npolled)
 {
 	struct epoll_event evs[64];
+	uint64_t solo;
 	int n;
 
 	if (timeout_ms != 0 || __atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED))
 		return progress_wait(dev, timeout_ms, pcq, wc, nwc, npolled);
+	solo = __atomic_load_n(&dev->solo_tag, __ATOMIC_RELAXED);
+	if (solo && (__atomic_add_fetch(&dev->solo_iter, 1u, __ATOMIC_RELAXED) &
+		     (SIW_SOLO_EPOLL_EVERY - 1u))) {
+		/* the one connection's socket, without asking epoll */
+		evs[0].events = EPOLLIN | SIW_EV_SOLO;
+		evs[0].data.u64 = solo;
+		return progress_run(dev, evs, 1, pcq, wc, nwc, npolled);
+	}
 #ifdef SYS_epoll_wait
 	/* epoll_wait: epoll_pwait's effect without a signal mask, in four
 	 * registers (fewer of ours to keep around the call) */
@@ -445,6 +494,8 @@ int siw_dev_create(bool fuzz, const struct rpcrdma_dev_attr *attr, struct siw_de
 	 * needs them reproducible */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	dev->key_seed = fuzz ? 0u : (uint32_t)getpid() ^ (uint32_t)ts.tv_nsec;
+	/* RPCRDMA_SIW_SOLO=0: always ask epoll (A/B runs) */
+	dev->solo_off = siw_env_u32("RPCRDMA_SIW_SOLO", 1, 0, 1) == 0;
 	if (attr && (attr->comp_mask & RPCRDMA_DEV_ATTR_FLAGS) &&
 	    (attr->flags & RPCRDMA_DEV_F_PROGRESS_THREAD)) {
 		dev->thread_mode = true;

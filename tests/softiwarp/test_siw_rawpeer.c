@@ -1584,6 +1584,47 @@ static void case_spin(int ctl)
 	}
 }
 
+/* R8: a device with one connection, busy-polled (parent_loop: poll() on the
+ * device fd, then rpcrdma_dev_progress(dev, 0)), receives on that
+ * connection's socket directly and asks epoll only every 16th call
+ * (verbs.c progress_once): its listener must still be served. While a
+ * connection is up, a second peer asks for markers: the MPA reply with the
+ * Reject bit comes, and the first connection still carries a Write and a
+ * Send byte-exact before and after. */
+static void case_solo(int ctl)
+{
+	static const size_t c3000[] = {1000, 1000, 1000};
+	struct raw r, r2;
+	struct wbuild *w = calloc(1, sizeof(*w));
+	uint32_t stag, ro_stag;
+	uint64_t to, ro_to;
+	uint8_t rpd[600];
+	uint16_t rird = 0, rord = 0;
+	size_t rpdlen = 0;
+
+	if (!w || wp_connect(ctl, &r, 2, true, &stag, &to, &ro_stag, &ro_to)) {
+		SIWT_CHECK(w != NULL, "calloc");
+		free(w);
+		return;
+	}
+	wb_write(&r, w, stag, to, 0, c3000, 3, 0x900);
+	wp_sync(ctl, &r, w, 0x910);
+	int bits = mpa_connect(&r2, g_port, SIWT_MPA_M | SIWT_MPA_H | 2, 4, 4, NULL, 0, &rird,
+			       &rord, rpd, &rpdlen);
+	if (bits >= 0)
+		SIWT_CHECK(bits & SIWT_MPA_R, "markers requested but the reply (%04x) accepts",
+			   bits);
+	expect_close(&r2);
+	wb_write(&r, w, stag, to, 5000, c3000, 3, 0x920);
+	wp_sync(ctl, &r, w, 0x930);
+	wp_check(ctl, 0, WP_BUF);
+	verified += 6000 + 80;
+	close(r.fd);
+	cmd4(ctl, CMD_CLOSE, 0, 0, 0);
+	cmd4(ctl, CMD_WPRED, 2, 0, 0);
+	free(w);
+}
+
 static const char *only;
 
 static bool want(const char *name)
@@ -1645,6 +1686,8 @@ static int child_main(int ctl, void *arg)
 			case_wpred_hostile(ctl, i & 1, i >> 1);
 	if (want("spin") && !siwt_failures)
 		case_spin(ctl);
+	if (want("solo") && !siwt_failures)
+		case_solo(ctl);
 	struct siwt_msg end = {.type = CMD_END};
 	end.u[0] = verified;
 	siwt_send_msg(ctl, &end);
@@ -2013,7 +2056,7 @@ static void parent_loop(struct siwt_node *n, int ctl)
 
 /* Usage: test_siw_rawpeer [CASE,CASE...]  (basic badstag markers linuxterm
  * rfcterm rev1 badhdr batch ird initiator rtrird0 rtrpassive nudge nudgerx wpred
- * wpredbad spin;
+ * wpredbad spin solo;
  * default all) */
 int main(int argc, char **argv)
 {
