@@ -977,14 +977,16 @@ static void rx_drain(struct siw_ep *ep)
 	}
 }
 
-/* The socket is empty for now. If a message is half received (inside an
- * FPDU, or after one with L clear) the peer is still sending: tell
- * progress, which may spin for the rest rather than sleep (verbs.c). */
-static int rx_stop(struct siw_ep *ep)
+/* The socket is empty for now. If this pass received bytes (@got) and left
+ * a message half received (inside an FPDU, or after one with L clear), the
+ * peer is still sending: tell progress, which may spin for the rest rather
+ * than sleep (verbs.c). A pass that found nothing new starts no spin. */
+static int rx_stop(struct siw_ep *ep, bool got)
 {
 	const struct siw_rx *rx = &ep->rx;
 
-	if ((rx->state == SIW_RX_DATA || rx->state == SIW_RX_TRAILER ||
+	if (got &&
+	    (rx->state == SIW_RX_DATA || rx->state == SIW_RX_TRAILER ||
 	     (rx->state == SIW_RX_HDR && (rx->hdr_have > 0 || rx->msg_open))) &&
 	    ep->rx_spin_ns > __atomic_load_n(&ep->dev->rx_spin_want, __ATOMIC_RELAXED))
 		__atomic_store_n(&ep->dev->rx_spin_want, ep->rx_spin_ns, __ATOMIC_RELAXED);
@@ -994,8 +996,7 @@ static int rx_stop(struct siw_ep *ep)
 int siw_rx_process(struct siw_ep *ep)
 {
 	struct siw_rx *rx = &ep->rx;
-
-	bool drained = false;
+	bool drained = false, got = false;
 
 	for (;;) {
 		ssize_t n;
@@ -1037,7 +1038,7 @@ int siw_rx_process(struct siw_ep *ep)
 		/* A short read emptied the socket: return to epoll (level
 		 * triggered) rather than pay a recv() that says EAGAIN. */
 		if (drained)
-			return rx_stop(ep);
+			return rx_stop(ep, got);
 		if (rx->state == SIW_RX_DATA && rx_can_predict(ep)) {
 			n = rx_recv_predict(ep, &stage_n, &asked);
 		} else if (rx->state == SIW_RX_DATA) {
@@ -1058,11 +1059,12 @@ int siw_rx_process(struct siw_ep *ep)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return rx_stop(ep);
+				return rx_stop(ep, got);
 			siw_ep_fail(ep, -errno, RPCRDMA_WC_TRANSPORT_ERR, 0);
 			return 0;
 		}
 		ep->stats.rx_bytes += (uint64_t)n;
+		got = true;
 		/* what went past the placed payload landed in the stage */
 		rx->st_len = stage_n;
 		drained = (size_t)n < asked;
@@ -1073,7 +1075,7 @@ int siw_rx_process(struct siw_ep *ep)
 			if (drained && rx->st_off == rx->st_len && rx->state == SIW_RX_HDR &&
 			    rx->replay_off >= rx->replay_len) {
 				rx->st_off = rx->st_len = 0;
-				return rx_stop(ep);
+				return rx_stop(ep, got);
 			}
 		}
 	}
