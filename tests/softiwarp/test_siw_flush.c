@@ -119,7 +119,7 @@ static int child_orderly(struct siwt_node *n, int ctl, uint16_t port, uint8_t *b
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 
@@ -185,7 +185,7 @@ static int child_abort(struct siwt_node *n, int ctl, uint16_t port, uint8_t *big
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 

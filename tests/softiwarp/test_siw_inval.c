@@ -77,7 +77,7 @@ static int child_refused(struct siwt_node *n, int ctl, uint16_t port, bool forei
 	siwt_expect_pumped(n, ctl, MSG_NEXT, &m);
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 
@@ -128,7 +128,7 @@ static int child_main(int ctl, void *arg)
 	siwt_expect_pumped(&n, ctl, MSG_NEXT, &m);
 	rpcrdma_ep_destroy(n.ep);
 	n.ep = NULL;
-	n.swc_n = n.rwc_n = n.ev_n = 0;
+	siwt_forget(&n);
 
 	if (!siwt_failures)
 		child_refused(&n, ctl, port, true);

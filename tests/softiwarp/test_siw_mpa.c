@@ -145,7 +145,7 @@ static void child_teardown(struct siwt_node *n, int ctl)
 	if (n->ep)
 		rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 }
 
 static int child_case(struct siwt_node *n, int ctl, uint16_t port, unsigned c)
@@ -317,7 +317,7 @@ static void child_no_listener(struct siwt_node *n)
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
 	close(fd);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 }
 
 static int child_main(int ctl, void *arg)

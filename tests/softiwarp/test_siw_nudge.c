@@ -112,7 +112,7 @@ static int child_main(int ctl, void *arg)
 		}
 		rpcrdma_ep_destroy(n.ep);
 		n.ep = NULL;
-		n.swc_n = n.rwc_n = n.ev_n = 0;
+		siwt_forget(&n);
 	}
 	rpcrdma_mr_dereg(mr);
 	siwt_node_close(&n);

@@ -175,7 +175,7 @@ static int child_case(struct siwt_node *n, int ctl, uint16_t port, unsigned c, u
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 
@@ -220,7 +220,7 @@ static int child_local(struct siwt_node *n, int ctl, uint16_t port, uint8_t *buf
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 

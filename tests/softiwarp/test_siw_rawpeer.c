@@ -1970,7 +1970,7 @@ static void do_wpred(struct siwt_node *n, int ctl, const struct siwt_msg *c)
 	siwt_fill(wp, WP_BUF, WP_SEED);
 	/* flushed receives of the last connection: not this one's */
 	siwt_pump_for(n, 20);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	reply_ok(ctl, rpcrdma_mr_stag(wp_mr), rpcrdma_mr_offset(wp_mr), 0, 0);
 }
 
@@ -2041,7 +2041,7 @@ static void parent_loop(struct siwt_node *n, int ctl)
 			if (n->ep)
 				rpcrdma_ep_destroy(n->ep);
 			n->ep = NULL;
-			n->swc_n = n->rwc_n = n->ev_n = 0;
+			siwt_forget(n);
 			reply_ok(ctl, 0, 0, 0, 0);
 			break;
 		case CMD_END:

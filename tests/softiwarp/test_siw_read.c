@@ -203,7 +203,7 @@ static int child_conn(struct siwt_node *n, int ctl, uint16_t port, bool limited)
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
 	siwt_free_buf(sink, SINK_LEN);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 
@@ -281,7 +281,7 @@ static int parent_conn(struct siwt_node *n, int ctl, uint8_t *reg, uint64_t reg_
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 

@@ -156,7 +156,7 @@ static int child_data(struct siwt_node *n, int ctl, uint16_t port)
 	rc = rpcrdma_ep_destroy(n->ep);
 	SIWT_CHECK(rc == 0, "ep_destroy: %s", strerror(-rc));
 	n->ep = NULL;
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 
@@ -202,7 +202,7 @@ static int child_refused(struct siwt_node *n, int ctl, uint16_t port, size_t len
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 
@@ -379,7 +379,7 @@ static int parent_data(struct siwt_node *n, int ctl)
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
 	siwt_free_buf(rbuf, RBUF_LEN);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 
@@ -420,7 +420,7 @@ static int parent_refuse(struct siwt_node *n, int ctl, uint32_t posted, uint32_t
 	rpcrdma_ep_destroy(n->ep);
 	n->ep = NULL;
 	rpcrdma_mr_dereg(mr);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 

@@ -175,7 +175,7 @@ static int child_conn(struct siwt_node *n, int ctl, uint16_t port, bool small_ul
 	rpcrdma_mr_dereg(mr);
 	rpcrdma_mr_dereg(nmr);
 	siwt_free_buf(src, SRC_LEN);
-	n->swc_n = n->rwc_n = n->ev_n = 0;
+	siwt_forget(n);
 	return 0;
 }
 
