@@ -4,18 +4,15 @@
  * backchannel (backchannel.c) share; see api_int.h.
  */
 #include <errno.h>
-#include <time.h>
 
 #include "api/api_int.h"
+#include "provider/clock_yield.h"
 #include "rpcrdma/rpc.h"
 #include "transport/rpcrdma1_hdr.h"
 
 uint64_t api_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return monotonic_ns();
 }
 
 uint32_t api_error_accept_stat(uint32_t accept_stat)

@@ -130,6 +130,16 @@ struct siw_poll_slot {
  * (and for the static analyzer, which cannot see what the instruction
  * writes) it is syscall() itself.
  */
+/* the kernel's -errno as syscall()'s -1 and errno */
+static inline long siw_syscall_ret(long ret)
+{
+	if (__builtin_expect(ret < 0 && ret > -4096, 0)) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+
 static inline long siw_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 #if defined(__x86_64__) && !defined(__clang_analyzer__)
@@ -142,11 +152,7 @@ static inline long siw_syscall(long nr, long a1, long a2, long a3, long a4, long
 			 : "=a"(ret)
 			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
 			 : "rcx", "r11", "memory");
-	if (__builtin_expect(ret < 0 && ret > -4096, 0)) {
-		errno = (int)-ret;
-		return -1;
-	}
-	return ret;
+	return siw_syscall_ret(ret);
 #else
 	return syscall(nr, a1, a2, a3, a4, a5, a6);
 #endif
@@ -164,11 +170,7 @@ static inline long siw_syscall4(long nr, long a1, long a2, long a3, long a4)
 			 : "=a"(ret)
 			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
 			 : "rcx", "r11", "memory");
-	if (__builtin_expect(ret < 0 && ret > -4096, 0)) {
-		errno = (int)-ret;
-		return -1;
-	}
-	return ret;
+	return siw_syscall_ret(ret);
 #else
 	return syscall(nr, a1, a2, a3, a4);
 #endif

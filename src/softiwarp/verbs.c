@@ -6,7 +6,6 @@
  * (connection setup), qp_tx.c / qp_rx.c (data) and qp.c (state).
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -17,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "provider/clock_yield.h"
 #include "softiwarp/siw.h"
 
 #define POLL_TAG_TIMER UINT64_MAX
@@ -250,12 +250,18 @@ __attribute__((noinline)) static int progress_events(struct siw_dev *dev,
 	return produced;
 }
 
-static uint64_t now_ns(void)
+/* epoll_wait() with a zero timeout, the busy-poll step: raw, since it
+ * never blocks and so need not be a cancellation point (glibc's wrapper
+ * adds ~90 instructions of cancellation bookkeeping per call). epoll_wait
+ * is epoll_pwait's effect without a signal mask, in four registers (fewer
+ * of ours to keep around the call). */
+static inline int epoll_poll0(const struct siw_dev *dev, struct epoll_event *evs)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#ifdef SYS_epoll_wait
+	return (int)siw_syscall4(SYS_epoll_wait, dev->epfd, (long)evs, 64, 0);
+#else
+	return (int)siw_syscall(SYS_epoll_pwait, dev->epfd, (long)evs, 64, 0, 0, 8);
+#endif
 }
 
 /* The events of one epoll_wait(), then the receive spin: when that round
@@ -280,16 +286,12 @@ __attribute__((noinline)) static int progress_run(struct siw_dev *dev,
 	budget = __atomic_load_n(&dev->rx_spin_want, __ATOMIC_RELAXED);
 	if (produced || !budget)
 		return produced;
-	start = last = now_ns();
+	start = last = monotonic_ns();
 	if (start < __atomic_load_n(&dev->rx_spin_off_until, __ATOMIC_RELAXED))
 		return 0;
 	__atomic_fetch_add(&dev->rx_spins, 1, __ATOMIC_RELAXED);
 	for (;;) {
-#ifdef SYS_epoll_wait
-		n = (int)siw_syscall4(SYS_epoll_wait, dev->epfd, (long)evs, 64, 0);
-#else
-		n = (int)siw_syscall(SYS_epoll_pwait, dev->epfd, (long)evs, 64, 0, 0, 8);
-#endif
+		n = epoll_poll0(dev, evs);
 		if (n < 0)
 			return errno == EINTR ? 0 : -errno;
 		if (n > 0) {
@@ -300,14 +302,13 @@ __attribute__((noinline)) static int progress_run(struct siw_dev *dev,
 				return produced;
 			}
 		} else {
-			uint64_t y = now_ns();
+			uint64_t y = yield_ns();
 
-			(void)sched_yield();
-			now = now_ns();
+			now = monotonic_ns();
 			/* another task ran meanwhile: the CPU is shared (with
 			 * the sender, most likely), where spinning only slices
 			 * the sender's work; sleep as usual instead */
-			if (now - y > SIW_RX_SPIN_YIELD_NS) {
+			if (y > SIW_RX_SPIN_YIELD_NS) {
 				/* several in a row (not one preemption of this
 				 * virtual CPU, or a kernel thread): a rest */
 				if (__atomic_add_fetch(&dev->rx_spin_streak, 1, __ATOMIC_RELAXED) >=
@@ -320,7 +321,7 @@ __attribute__((noinline)) static int progress_run(struct siw_dev *dev,
 			}
 		}
 		if (n > 0)
-			now = last = now_ns();
+			now = last = monotonic_ns();
 		if (now - last > budget || now - start > budget + SIW_RX_SPIN_CALL_NS) {
 			__atomic_fetch_add(&dev->rx_spin_misses, 1, __ATOMIC_RELAXED);
 			return 0;
@@ -353,12 +354,9 @@ __attribute__((noinline)) static int progress_wait(struct siw_dev *dev, int time
 		siw_flush_deferred(dev);
 		siw_dev_unlock(dev);
 	}
-	/* A zero timeout never blocks, so it need not be a cancellation
-	 * point: the raw system call skips glibc's cancellation bookkeeping
-	 * (~90 instructions), which busy-poll loops pay on every iteration.
-	 * A wait that can block stays a cancellation point (epoll_wait()). */
+	/* a wait that can block stays a cancellation point (epoll_wait()) */
 	if (timeout_ms == 0)
-		n = (int)siw_syscall(SYS_epoll_pwait, dev->epfd, (long)evs, 64, 0, 0, 8);
+		n = epoll_poll0(dev, evs);
 	else
 		n = epoll_wait(dev->epfd, evs, 64, timeout_ms);
 	if (n < 0)
@@ -383,20 +381,21 @@ static inline __attribute__((always_inline)) int progress_once(struct siw_dev *d
 	if (timeout_ms != 0 || __atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED))
 		return progress_wait(dev, timeout_ms, pcq, wc, nwc, npolled);
 	solo = __atomic_load_n(&dev->solo_tag, __ATOMIC_RELAXED);
-	if (solo && (__atomic_add_fetch(&dev->solo_iter, 1u, __ATOMIC_RELAXED) &
-		     (SIW_SOLO_EPOLL_EVERY - 1u))) {
+	if (solo) {
+		/* a count, not a sequence: threads that race on it only
+		 * shift which call asks epoll (no locked instruction here) */
+		uint32_t k = __atomic_load_n(&dev->solo_iter, __ATOMIC_RELAXED) + 1u;
+
+		__atomic_store_n(&dev->solo_iter, k, __ATOMIC_RELAXED);
+		solo = (k & (SIW_SOLO_EPOLL_EVERY - 1u)) ? solo : 0;
+	}
+	if (solo) {
 		/* the one connection's socket, without asking epoll */
 		evs[0].events = EPOLLIN | SIW_EV_SOLO;
 		evs[0].data.u64 = solo;
 		return progress_run(dev, evs, 1, pcq, wc, nwc, npolled);
 	}
-#ifdef SYS_epoll_wait
-	/* epoll_wait: epoll_pwait's effect without a signal mask, in four
-	 * registers (fewer of ours to keep around the call) */
-	n = (int)siw_syscall4(SYS_epoll_wait, dev->epfd, (long)evs, 64, 0);
-#else
-	n = (int)siw_syscall(SYS_epoll_pwait, dev->epfd, (long)evs, 64, 0, 0, 8);
-#endif
+	n = epoll_poll0(dev, evs);
 	if (n == 0)
 		return 0; /* an idle busy-poll iteration */
 	if (n < 0)

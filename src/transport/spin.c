@@ -15,9 +15,7 @@
  * CPU (xprt_spin_idle), so a peer on the same CPU runs during our spin
  * instead of after it.
  */
-#include <sched.h>
-#include <time.h>
-
+#include "provider/clock_yield.h"
 #include "transport/xprt.h"
 
 void xprt_spin_init(struct xprt_spin *sp, uint32_t ns, bool always)
@@ -49,21 +47,9 @@ void xprt_spin_woke(struct xprt_spin *sp, uint64_t waited_ns)
 	}
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void xprt_spin_idle(struct xprt_spin *sp)
 {
-	uint64_t t0 = mono_ns();
-
-	(void)sched_yield();
-	/* a yield with nothing else to run costs about a microsecond; one
-	 * that took several let another task run on this CPU */
-	if (mono_ns() - t0 > 5000u)
+	/* several microseconds: another task ran on this CPU */
+	if (yield_ns() > 5000u)
 		sp->gave = true;
 }
