@@ -809,7 +809,46 @@ struct target {
 	const char *what;
 	double value, limit;
 	int at_least; /* value >= limit passes, else value <= limit */
+	/* a ratio target: the figures of its numerator and denominator, one
+	 * value per repetition (NULL: not a ratio of two runs' figures) */
+	const struct kv *num, *den;
 };
+
+static const struct kv *kv_of(const struct run *r, const char *key)
+{
+	int i;
+
+	for (i = 0; r && i < r->nkv; i++)
+		if (!strcmp(r->kv[i].key, key))
+			return &r->kv[i];
+	return NULL;
+}
+
+/* With --repeat: the ratio of each repetition's pair of figures (the two
+ * runs of a repetition ran back to back), their range, and how many of them
+ * meet the limit. Returns the number of pairs (0: not a ratio target or a
+ * single repetition). */
+static int target_spread(const struct target *t, double *lo, double *hi, int *meet)
+{
+	int i, n = 0;
+
+	*meet = 0;
+	if (!t->num || !t->den || G.repeat < 2)
+		return 0;
+	for (i = 0; i < t->num->n && i < t->den->n; i++) {
+		double q = ratio(t->num->v[i], t->den->v[i]);
+
+		if (isnan(q))
+			continue;
+		if (!n || q < *lo)
+			*lo = q;
+		if (!n || q > *hi)
+			*hi = q;
+		n++;
+		*meet += t->at_least ? q >= t->limit : q <= t->limit;
+	}
+	return n;
+}
 
 static int targets(struct target *t)
 {
@@ -837,7 +876,9 @@ static int targets(struct target *t)
 							 k == 2 ? 1.0
 							 : crc  ? 0.6
 								: 1.0,
-							 k != 2};
+							 k != 2,
+							 kv_of(siw, key[k]),
+							 kv_of(fab, key[k])};
 			}
 			if (m == BENCH_BLOCK) {
 				snprintf(what[m][crc][3], sizeof(what[0][0][0]),
@@ -845,7 +886,11 @@ static int targets(struct target *t)
 					 crc ? "on" : "off");
 				t[n++] = (struct target){
 				    what[m][crc][3],
-				    ratio(get(siw, "rtt_p50_us"), get(tcp, "rtt_p50_us")), 1.2, 0};
+				    ratio(get(siw, "rtt_p50_us"), get(tcp, "rtt_p50_us")),
+				    1.2,
+				    0,
+				    kv_of(siw, "rtt_p50_us"),
+				    kv_of(tcp, "rtt_p50_us")};
 			}
 		}
 	}
@@ -857,7 +902,10 @@ static int targets(struct target *t)
 			t[n++] = (struct target){
 			    "instructions/RTT (client) / libfabric",
 			    ratio(get(si, "client_instr_per_rtt"), get(fi, "client_instr_per_rtt")),
-			    1.0, 0};
+			    1.0,
+			    0,
+			    NULL,
+			    NULL};
 	}
 	{
 		/* One line: the worst allocations-per-operation figure over every
@@ -897,7 +945,7 @@ static int targets(struct target *t)
 		if (cnt) {
 			snprintf(what, sizeof(what),
 				 "heap allocs/op, worst of %d softiwarp figures", cnt);
-			t[n++] = (struct target){what, worst, 0, 0};
+			t[n++] = (struct target){what, worst, 0, 0, NULL, NULL};
 		}
 	}
 	return n;
@@ -924,7 +972,8 @@ static void print_table(void)
 	struct target t[64];
 	char mach[256], date[64];
 	time_t now = time(NULL);
-	int m, k, i, n;
+	int m, k, i, n, meet;
+	double lo = 0, hi = 0;
 
 	machine(mach, sizeof(mach));
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
@@ -1006,8 +1055,14 @@ static void print_table(void)
 			printf(" %9s", "-");
 		else
 			printf(" %9.3f", t[i].value);
-		printf("  %s %.1f  %s\n", t[i].at_least ? ">=" : "<=", t[i].limit, verdict(&t[i]));
+		printf("  %s %.1f  %s", t[i].at_least ? ">=" : "<=", t[i].limit, verdict(&t[i]));
+		if ((k = target_spread(&t[i], &lo, &hi, &meet)) > 0)
+			printf("  (runs %.3f-%.3f, %d of %d meet)", lo, hi, meet, k);
+		putchar('\n');
 	}
+	if (G.repeat > 1)
+		printf("(a target's verdict is on the medians; each run's own ratio is in "
+		       "brackets)\n");
 
 	printf("\nruns:\n");
 	for (i = 0; i < nruns; i++) {
@@ -1055,7 +1110,8 @@ static void print_json(void)
 	struct target t[64];
 	char mach[256], date[64];
 	time_t now = time(NULL);
-	int i, j, n;
+	int i, j, n, k, meet;
+	double lo = 0, hi = 0;
 
 	machine(mach, sizeof(mach));
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -1098,8 +1154,6 @@ static void print_json(void)
 		}
 		printf("},\n     \"samples\": {");
 		for (j = 0; j < r->nkv; j++) {
-			int k;
-
 			printf("%s\"%s\": [", j ? ", " : "", r->kv[j].key);
 			for (k = 0; k < r->kv[j].n; k++) {
 				printf("%s", k ? ", " : "");
@@ -1121,9 +1175,13 @@ static void print_json(void)
 		json_str(t[i].what);
 		printf(", \"value\": ");
 		json_num(t[i].value);
-		printf(", \"limit\": %g, \"direction\": \"%s\", \"verdict\": \"%s\"}%s\n",
-		       t[i].limit, t[i].at_least ? ">=" : "<=", verdict(&t[i]),
-		       i + 1 < n ? "," : "");
+		printf(", \"limit\": %g, \"direction\": \"%s\", \"verdict\": \"%s\"", t[i].limit,
+		       t[i].at_least ? ">=" : "<=", verdict(&t[i]));
+		if ((k = target_spread(&t[i], &lo, &hi, &meet)) > 0)
+			printf(", \"runs\": %d, \"runs_meeting\": %d, \"run_min\": %g, "
+			       "\"run_max\": %g",
+			       k, meet, lo, hi);
+		printf("}%s\n", i + 1 < n ? "," : "");
 	}
 	printf("  ]\n}\n");
 }
