@@ -20,11 +20,13 @@
  *                   source STag / TO of Read Requests and the Invalidate
  *                   STag of Sends with Invalidate to name the endpoint's
  *                   region (offsets kept modulo its length)
- *   byte 1: bits 0-6 how the stream is split across siw_fuzz_feed() calls:
+ *   byte 1: bits 0-5 how the stream is split across siw_fuzz_feed() calls:
  *           0 whole, else chunks of that many bytes (the receive state
  *           machine must resume anywhere, STYLE.md "resumable state
- *           machines"); bit 7 RDMA Write receive prediction on (qp_rx.c;
- *           Read Response prediction is always on).
+ *           machines"); bit 6 Read Response receive prediction off (it is
+ *           opt-in in the provider; the fuzzer keeps it on by default, as
+ *           before bit 6 meant this); bit 7 RDMA Write receive prediction
+ *           on (qp_rx.c).
  * The rewriting walks the stream as the provider would (MPA start frame
  * first when in an MPA mode, then FPDUs without markers) and stops at the
  * first frame that does not fit; it only ever changes bytes in a copy.
@@ -153,8 +155,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.ird = cfg.ord = 1;
 	if (data[0] & 32)
 		cfg.rtr = (data[0] & 16) ? 1 : 2; /* enum rpcrdma_rtr: Write / Read */
-	size_t chunk = data[1] & 0x7fu;
+	size_t chunk = data[1] & 0x3fu;
 
+	cfg.pred_read = (data[1] & 0x40u) == 0;
 	cfg.pred_write = (data[1] & 0x80u) != 0;
 	const uint8_t *in = data + 2;
 	size_t n = size - 2;

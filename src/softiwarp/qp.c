@@ -117,11 +117,12 @@ void siw_ep_enter_rts(struct siw_ep *ep)
 
 	ep->state = SIW_EP_RTS;
 	ep->deadline_ms = 0;
-	/* multi-FPDU receive prediction (qp_rx.c): Read Responses unless
-	 * "0" (A/B runs); RDMA Writes only when asked for with "1", since it
-	 * can overwrite region bytes past the end of a Write (qp_rx.c) */
-	if (e && strcmp(e, "0") == 0)
-		ep->rx.pred_off = true;
+	/* multi-FPDU receive prediction (qp_rx.c), only when asked for with
+	 * "1": Read Responses (slower on loopback since 2026-11-26,
+	 * bench/provider/README.md), RDMA Writes (can also overwrite region
+	 * bytes past the end of a Write, qp_rx.c) */
+	if (e && strcmp(e, "1") == 0)
+		ep->rx.pred_read = true;
 	if (w && strcmp(w, "1") == 0)
 		ep->rx.pred_write = true;
 	ep->tx_cap = siw_env_u32("RPCRDMA_SIW_TX_BATCH", SIW_TX_BYTES, 4096, SIW_TX_BYTES_MAX);

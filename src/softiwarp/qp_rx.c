@@ -672,8 +672,13 @@ static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *stage_n, size_t *aske
  *
  * Where bytes can land before their header is checked:
  * - Read Response: the sink of the oldest outstanding Read (its SGE and
- *   length are ours), which the response overwrites anyway. On by default
- *   (RPCRDMA_SIW_RX_PREDICT=0 in the environment turns it off, qp.c).
+ *   length are ours), which the response overwrites anyway. Opt-in
+ *   (RPCRDMA_SIW_RX_PREDICT=1 in the environment, qp.c): on loopback, one
+ *   recvmsg() per FPDU measured faster (bench/provider/README.md,
+ *   2026-11-26). A receiver that takes its socket more often receives
+ *   more of the stream through the socket backlog on its own CPU, so the
+ *   responder's CPU, the bottleneck of a Read, does less of the receive
+ *   work loopback otherwise runs there.
  * - RDMA Write, only with RPCRDMA_SIW_RX_PREDICT_WRITE=1 (qp.c): the STag
  *   of the current FPDU, from where this FPDU ends up to the expected end
  *   of the message, never beyond the region that STag names, the whole
@@ -699,7 +704,7 @@ static bool rx_can_predict(struct siw_ep *ep)
 	if (rx->last || rx->pred_off || rx->tgt_n != 1 || rx->ulpdu_len <= DDP_TAGGED_HDR_LEN)
 		return false;
 	if (rx->kind == SIW_RXK_READ_RESP)
-		return orq_head_wqe(ep) != NULL;
+		return rx->pred_read && orq_head_wqe(ep) != NULL;
 	return rx->kind == SIW_RXK_WRITE && rx->pred_write && rx->w_prev_len != 0;
 }
 

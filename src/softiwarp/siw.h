@@ -531,6 +531,7 @@ struct siw_rx {
 	uint64_t w_start, w_next, w_region_end, w_prev_len;
 	uint64_t pred_fpdus, pred_miss;
 	bool pred_write; /* opt-in: RPCRDMA_SIW_RX_PREDICT_WRITE=1 (qp.c) */
+	bool pred_read;  /* opt-in: RPCRDMA_SIW_RX_PREDICT=1 (qp.c) */
 	/* Terminate payload we keep for decoding */
 	uint8_t term[RDMAP_TERM_CTRL_LEN + 2u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
 	uint32_t term_len;

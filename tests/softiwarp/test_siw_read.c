@@ -178,17 +178,17 @@ static int child_conn(struct siwt_node *n, int ctl, uint16_t port, bool limited)
 	rc = rpcrdma_ep_query_stats(n->ep, &st);
 	SIWT_CHECK(rc == 0 && st.reads_out >= (limited ? 12 : NCASES + 8), "stats.reads_out %llu",
 		   (unsigned long long)st.reads_out);
-	/* multi-FPDU Read Response receive (qp_rx.c prediction, on unless
-	 * RPCRDMA_SIW_RX_PREDICT=0): used, and our responder's cut always
-	 * matched */
+	/* multi-FPDU Read Response receive (qp_rx.c prediction, opt-in with
+	 * RPCRDMA_SIW_RX_PREDICT=1, ctest test_siw_read_pred): used, and our
+	 * responder's cut always matched; otherwise never used */
 	uint64_t pf = 0, pm = 0;
 	const char *pe = getenv("RPCRDMA_SIW_RX_PREDICT");
 	siw_ep_rx_pred_stats(n->ep, &pf, &pm);
-	if (!pe || strcmp(pe, "0") != 0)
+	if (pe && strcmp(pe, "1") == 0)
 		SIWT_CHECK(pf > 0 && pm == 0, "Read Response prediction: %llu FPDUs, %llu misses",
 			   (unsigned long long)pf, (unsigned long long)pm);
 	else
-		SIWT_CHECK(pf == 0, "predicted %llu FPDUs with RPCRDMA_SIW_RX_PREDICT=0",
+		SIWT_CHECK(pf == 0, "predicted %llu FPDUs without RPCRDMA_SIW_RX_PREDICT=1",
 			   (unsigned long long)pf);
 	printf("reader: %llu Read Response FPDUs received by prediction, %llu misses\n",
 	       (unsigned long long)pf, (unsigned long long)pm);
