@@ -22,7 +22,13 @@
 #include "softiwarp/siw.h"
 
 /* Bytes of Read Responses handed to one sendmsg() without CRC:
- * SIW_TX_RRESP_BYTES (siw.h), ep->tx_cap_rresp. 1 MiB since 2026-11-26:
+ * SIW_TX_RRESP_BYTES (siw.h), ep->tx_cap_rresp. 512 KiB since 2026-11-26
+ * 12:00 UTC, once the requester takes one FPDU per recvmsg() again (Read
+ * Response prediction opt-in, qp_rx.c): alternating 1 s pairs against
+ * 1 MiB, busy-polled provider Read 7.07-7.95 vs 6.19-7.09 GB/s, blocking
+ * 6.29-7.60 vs 6.25-6.75; RPC WRITE of 1 MiB (--quick, two pairs) 4,643 /
+ * 4,802 vs 4,509 / 4,414 MB/s with one call, 5,327 / 6,015 vs 5,098 /
+ * 5,419 with 16 in flight. Before that, 1 MiB (from 2026-11-22):
  * alternating runs on the project VM (RPCRDMA_SIW_TX_RRESP) gave, with
  * 256 KiB / 1 MiB pieces, RPC WRITE of 1 MiB with one call in flight
  * 3,615-4,363 / 4,625-4,879 MB/s (p50 210-283 / 186-188 us) and the

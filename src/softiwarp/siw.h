@@ -62,7 +62,7 @@
 #define SIW_TX_BYTES_MAX (64u << 20)
 /* Read Responses without CRC go in pieces of this many bytes (qp_tx.c);
  * RPCRDMA_SIW_TX_RRESP=BYTES overrides (qp.c). */
-#define SIW_TX_RRESP_BYTES (1u << 20)
+#define SIW_TX_RRESP_BYTES (512u << 10)
 /* Receive spin (verbs.c progress_run): when a progress call ends with a
  * message half received and made no completion, keep polling for up to
  * this long after the last bytes came before returning
