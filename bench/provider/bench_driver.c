@@ -121,17 +121,22 @@ static double median(const struct kv *kv)
 	return kv->n % 2 ? v[kv->n / 2] : (v[kv->n / 2 - 1] + v[kv->n / 2]) / 2;
 }
 
-static double get(const struct run *r, const char *key)
+static const struct kv *kv_of(const struct run *r, const char *key)
 {
 	int i;
 
-	/* A failed run keeps the figures it reported before failing. */
-	if (!r)
-		return NAN;
-	for (i = 0; i < r->nkv; i++)
+	for (i = 0; r && i < r->nkv; i++)
 		if (!strcmp(r->kv[i].key, key))
-			return median(&r->kv[i]);
-	return NAN;
+			return &r->kv[i];
+	return NULL;
+}
+
+static double get(const struct run *r, const char *key)
+{
+	/* A failed run keeps the figures it reported before failing. */
+	const struct kv *kv = kv_of(r, key);
+
+	return kv ? median(kv) : NAN;
 }
 
 /* Records one repetition's value of key (a repeated key in the same
@@ -813,16 +818,6 @@ struct target {
 	 * value per repetition (NULL: not a ratio of two runs' figures) */
 	const struct kv *num, *den;
 };
-
-static const struct kv *kv_of(const struct run *r, const char *key)
-{
-	int i;
-
-	for (i = 0; r && i < r->nkv; i++)
-		if (!strcmp(r->kv[i].key, key))
-			return &r->kv[i];
-	return NULL;
-}
 
 /* With --repeat: the ratio of each repetition's pair of figures (the two
  * runs of a repetition ran back to back), their range, and how many of them
