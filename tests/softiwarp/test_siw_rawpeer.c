@@ -68,7 +68,7 @@ enum {
 	CMD_CONNECT_NUDGE, /* a: port; u0: RPCRDMA_SIW_NUDGE_MS to set (1000000 = unset);
 			      connect (no RTR), post receives, Send 32 bytes u1 ms after
 			      ESTABLISHED */
-	CMD_WPRED,         /* a: 0 = prediction off (RPCRDMA_SIW_RX_PREDICT=0), 1 = Write
+	CMD_WPRED,         /* a: 0 = prediction off (RPCRDMA_SIW_RX_PREDICT=0, as unset), 1 = Write
 			      prediction on (RPCRDMA_SIW_RX_PREDICT_WRITE=1), 2 = both unset,
 			      3 = query, 4 = query spins; set: refill wp, reply its STag/TO,
 			      u0: 0 = RPCRDMA_SIW_RX_SPIN_US unset, else set to u0 - 1;
