@@ -165,6 +165,9 @@ struct rpcrdma_xprt_stats {
 	uint32_t inline_recv;
 	uint32_t remote_invalidate; /* 1: both sides accept Send With Invalidate */
 	uint32_t connections;       /* server: connected clients now; client: 0/1 */
+	/* server: most RDMA Reads outstanding at once on one connection
+	 * (monotonic); never above the client's IRD (RFC 6581 §9) */
+	uint32_t max_reads_outstanding;
 };
 
 /* ------------------------------------------------------------------ */
@@ -241,6 +244,10 @@ struct rpcrdma_clnt_opts {
  * owns *@out and frees it with rpcrdma_clnt_destroy().
  * -EINVAL bad option, -ENOENT unknown host, -ECONNREFUSED, -ETIMEDOUT,
  * -ENOMEM, or the provider's error.
+ * Every connection asks for MPA revision 2 with IRD 128 (the server RDMA
+ * Reads our Read chunks, up to 128 at once, as the Linux client allows)
+ * and ORD 0 (16 for a client with a backchannel, which pulls reverse Read
+ * chunks) in the RFC 6581 §9 IRD/ORD word.
  */
 RPCRDMA_API int rpcrdma_clnt_create(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
 				    const struct rpcrdma_clnt_opts *opts,

@@ -22,6 +22,15 @@
  * does). RPC-level refusals (wrong rpcvers, bad credentials, unknown
  * program or version) are answered by the server itself.
  *
+ * RDMA Reads (RFC 6581 §9). The server's MPA reply advertises ORD 128 (it
+ * pulls Read chunks by RDMA Read) bounded by the client's IRD, and IRD 0
+ * (16 with a backchannel, whose client pulls reverse Read chunks), as
+ * Linux svcrdma answers IRD 0 / ORD 128. It never has more Reads
+ * outstanding on a connection than that ORD: a call with more Read
+ * segments, and calls behind it, wait for Read Responses (stats:
+ * max_reads_outstanding). Against a client that advertised IRD 0, a call
+ * with Read chunks gets ERR_CHUNK.
+ *
  * Every function returns 0 or a negative errno.
  */
 #ifndef RPCRDMA_SERVER_H

@@ -70,6 +70,9 @@ enum { WR_SEND = 1, WR_RECV = 2 };
 #define CLNT_BLOCK_MS 20
 /* How often the leader looks at call deadlines. */
 #define CLNT_TMO_CHECK_NS 5000000ull
+/* RFC 6581 §9 IRD/ORD we advertise (conn_open). */
+#define CLNT_IRD    128u
+#define CLNT_BC_ORD 16u
 
 struct clnt_slot {
 	struct xprt_call call;
@@ -465,7 +468,13 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 	uint64_t end;
 	int rc;
 
-	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_TIMEOUT;
+	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_TIMEOUT |
+		       RPCRDMA_EP_ATTR_IRD_ORD;
+	/* RFC 6581 §9: the server RDMA Reads our Read chunks (IRD, 128 as the
+	 * Linux client advertises); we Read only a backchannel's reverse
+	 * Read chunks (ORD). */
+	ea.ird = CLNT_IRD;
+	ea.ord = c->bc ? CLNT_BC_ORD : 0;
 	ea.send_cq = c->cq;
 	ea.recv_cq = c->cq;
 	ea.evch = c->evch;

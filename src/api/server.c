@@ -43,6 +43,11 @@ enum { WR_RECV = 1, WR_SEND, WR_READ, WR_WRITE };
 #define SVC_MAX_PROGS  32
 #define SVC_STASH      64 /* staging buffers kept for reuse, at most */
 #define SVC_SEND_EXTRA 8
+/* RFC 6581 §9 IRD/ORD we advertise: ORD for the Reads that pull Read
+ * chunks (as deep as Linux svcrdma's 128; the client's IRD bounds it), IRD
+ * only for a backchannel's client pulling our reverse calls' Read chunks. */
+#define SVC_ORD    128u
+#define SVC_BC_IRD 16u
 /* Every SVC_SIGNAL_EVERY-th Send is signaled (and every one while fewer
  * send buffers are free): its completion frees the buffers of the
  * unsignaled Sends posted before it (send queue order). At most
@@ -86,6 +91,12 @@ struct rpcrdma_svc_req {
 	} rc[RPCRDMA_SVC_MAX_READ_CHUNKS];
 	uint32_t nrc;
 	struct rpcrdma_svc_req *pnext; /* pull queue */
+	/* Reads not posted yet (see reads_post): the next Read list entry,
+	 * the end of its chunk, the next rc[], where the chunk goes */
+	uint32_t rd_next, rd_end, rd_ci;
+	uint64_t rd_soff;
+	uint8_t *rd_dst;
+	struct rpcrdma_svc_req *rdnext; /* the connection's Read queue */
 	/* the call */
 	struct rpcrdma_xdr cur;
 	XDR xdrs;
@@ -119,6 +130,12 @@ struct svc_conn {
 	uint32_t nrecv;
 	struct bc_conn *bc; /* backchannel of this connection (backchannel.c) */
 	bool tx_held;       /* replies posted with RPCRDMA_SEND_DEFER, not flushed */
+	/* RDMA Reads: at most rd_depth outstanding, our ORD bounded by the
+	 * client's IRD (RFC 6581 §9); calls whose Reads are
+	 * not all posted wait in the Read queue, oldest first. */
+	uint32_t rd_depth, rd_inflight;
+	bool rd_known;
+	struct rpcrdma_svc_req *rdq_head, *rdq_tail;
 	struct svc_conn *next;
 };
 
@@ -479,7 +496,104 @@ static void pull_release(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 		s->pull_kick_needed = true;
 }
 
-/* Allocate the staging buffer, copy the inline pieces, post the Reads. */
+static void conn_fail(struct svc_conn *c);
+
+/* The connection's Read depth: our ORD as the MPA exchange left it
+ * (bounded by the client's IRD, RFC 6581 §9). */
+static uint32_t conn_read_depth(struct svc_conn *c)
+{
+	struct rpcrdma_ep_conn_info ci;
+
+	if (!c->rd_known && rpcrdma_ep_query_conn(c->ep, &ci) == 0) {
+		c->rd_depth = ci.ord < SVC_ORD ? ci.ord : SVC_ORD;
+		c->rd_known = true;
+	}
+	return c->rd_known ? c->rd_depth : 1u;
+}
+
+/* @c is down: its calls' Reads not posted yet never will be. A call ends
+ * here when none of its Reads is in flight, else at its last (flushed)
+ * completion. */
+static void reads_drop(struct svc_conn *c)
+{
+	while (c->rdq_head) {
+		struct rpcrdma_svc_req *r = c->rdq_head;
+
+		c->rdq_head = r->rdnext;
+		r->rdnext = NULL;
+		r->read_err = true;
+		r->reads_pending -= r->h.chunks.nreads - r->rd_next;
+		if (!r->reads_pending) {
+			rpcrdma_mr_invalidate(r->rdmr);
+			req_end(r, false);
+		}
+	}
+	c->rdq_tail = NULL;
+}
+
+/*
+ * Post queued Reads, oldest call first, while fewer than the connection's
+ * Read depth are outstanding (RFC 6581 §9: the IRD the client advertised is
+ * the most RDMA Read Requests it accepts outstanding; RFC 5040 IRD/ORD). A call with more
+ * Read segments than that, or many such calls at once, wait here and go on
+ * as Read Responses come in (handle_wc), instead of overrunning the send
+ * queue. A full send queue (-ENOMEM) also just waits for a completion.
+ */
+static void reads_post(struct svc_conn *c)
+{
+	struct rpcrdma_svc *s = c->svc;
+	uint32_t depth = conn_read_depth(c);
+
+	if (c->dead) {
+		reads_drop(c);
+		return;
+	}
+	while (c->rdq_head && c->rd_inflight < depth) {
+		struct rpcrdma_svc_req *r = c->rdq_head;
+		const struct rpcrdma1_chunks *ch = &r->h.chunks;
+		const struct rpcrdma1_segment *sg;
+		struct rpcrdma_sge sge;
+		struct rpcrdma_send_wr wr;
+		int rc;
+
+		if (r->rd_next == r->rd_end) {
+			/* RFC 8166 §3.4.5: a chunk is consecutive entries
+			 * with one position (checked in handle_call) */
+			uint32_t pos, nsegs;
+			uint64_t clen;
+
+			(void)rpcrdma1_read_chunk(ch, r->rd_next, &pos, &nsegs, &clen);
+			if (pos == 0 && r->p0len && r->rd_next == 0)
+				r->rd_dst = r->stage + p0_target(r);
+			else
+				r->rd_dst = r->rc[r->rd_ci++].data;
+			r->rd_end = r->rd_next + nsegs;
+			r->rd_soff = 0;
+		}
+		sg = &ch->reads[r->rd_next].seg;
+		api_read_wr(&wr, &sge, mk_wrid(WR_READ, r->ridx), sg, r->rd_dst + r->rd_soff,
+			    rpcrdma_mr_stag(r->rdmr));
+		rc = rpcrdma_post_send(c->ep, &wr);
+		if (rc == -ENOMEM)
+			break;
+		if (rc) {
+			conn_fail(c); /* the DISCONNECTED event drops the rest */
+			break;
+		}
+		r->rd_next++;
+		r->rd_soff += sg->length;
+		if (++c->rd_inflight > s->st.max_reads_outstanding)
+			s->st.max_reads_outstanding = c->rd_inflight;
+		if (r->rd_next == ch->nreads) {
+			c->rdq_head = r->rdnext;
+			if (!c->rdq_head)
+				c->rdq_tail = NULL;
+			r->rdnext = NULL;
+		}
+	}
+}
+
+/* Allocate the staging buffer, copy the inline pieces, queue the Reads. */
 static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
 {
 	struct rpcrdma_svc *s = c->svc;
@@ -487,7 +601,7 @@ static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
 	const uint8_t *inl = NULL;
 	uint8_t *st;
 	size_t off = 0;
-	uint32_t prev = 0, start = 0, ci = 0;
+	uint32_t prev = 0;
 	int rc;
 
 	st = stage_get(s, r->pull_need, &r->stage_cap);
@@ -515,37 +629,20 @@ static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
 	}
 	if (inl)
 		memcpy(st + off, inl + prev, r->msg_len - prev);
-	/* One RDMA Read per segment, in Read list order (RFC 8166 §3.4.5:
-	 * the segments of a chunk are consecutive entries with one
-	 * position). */
-	r->reads_pending = 0;
+	/* One RDMA Read per Read list entry, posted by reads_post() as the
+	 * connection's Read depth allows. */
+	r->reads_pending = ch->nreads;
 	r->read_err = false;
-	while (start < ch->nreads) {
-		uint32_t pos, nsegs;
-		uint64_t clen, soff = 0;
-		uint8_t *dst;
-
-		if (rpcrdma1_read_chunk(ch, start, &pos, &nsegs, &clen))
-			return -EINVAL; /* checked in handle_call */
-		if (pos == 0 && r->p0len && start == 0)
-			dst = st + p0_target(r);
-		else
-			dst = r->rc[ci++].data;
-		for (uint32_t j = start; j < start + nsegs; j++) {
-			const struct rpcrdma1_segment *sg = &ch->reads[j].seg;
-			struct rpcrdma_sge sge;
-			struct rpcrdma_send_wr wr;
-
-			api_read_wr(&wr, &sge, mk_wrid(WR_READ, r->ridx), sg, dst + soff,
-				    rpcrdma_mr_stag(r->rdmr));
-			rc = rpcrdma_post_send(c->ep, &wr);
-			if (rc)
-				return rc;
-			r->reads_pending++;
-			soff += sg->length;
-		}
-		start += nsegs;
-	}
+	r->rd_next = r->rd_end = r->rd_ci = 0;
+	r->rd_soff = 0;
+	r->rd_dst = NULL;
+	r->rdnext = NULL;
+	if (c->rdq_tail)
+		c->rdq_tail->rdnext = r;
+	else
+		c->rdq_head = r;
+	c->rdq_tail = r;
+	reads_post(c);
 	if (s->hook.on_pull && s->hook.on_pull(s->hook.arg, r->h.xid))
 		rpcrdma_disconnect(c->ep); /* fault test: drop mid-pull */
 	return 0;
@@ -593,21 +690,16 @@ static void pull_or_queue(struct svc_conn *c, struct rpcrdma_svc_req *r)
 	pull_go(c, r);
 }
 
-/* Start the pull of @r now; on failure end it (ERR_CHUNK or, with Reads
- * already posted, drop the connection). */
+/* Start the pull of @r now; on failure end it (ERR_CHUNK). */
 static void pull_go(struct svc_conn *c, struct rpcrdma_svc_req *r)
 {
 	struct rpcrdma_svc *s = c->svc;
 
 	r->deferred = false;
-	if (pull_start(c, r)) {
-		if (r->reads_pending) {
-			/* Some Reads are in flight: the connection cannot be
-			 * trusted to finish them in order; drop it. */
-			r->read_err = true;
-			rpcrdma_disconnect(c->ep);
-			return;
-		}
+	/* No Read depth (the client's IRD is 0, RFC 6581 §9): its Read
+	 * chunks cannot be pulled, RFC 8166 §4.5.2 ERR_CHUNK. Otherwise
+	 * pull_start fails only before any Read is queued. */
+	if (conn_read_depth(c) == 0 || pull_start(c, r)) {
 		s->st.bad_headers++;
 		refuse(c, r, RPCRDMA1_ERR_CHUNK);
 	}
@@ -801,8 +893,12 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 	case WR_SEND:
 		send_done(c, idx);
 		done_wake(s);
+		if (c->rdq_head)
+			reads_post(c); /* the send queue has room again */
 		break;
 	case WR_READ:
+		if (c->rd_inflight)
+			c->rd_inflight--;
 		if (idx < c->nrecv) {
 			struct rpcrdma_svc_req *r = &c->reqs[idx];
 
@@ -818,6 +914,8 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 				}
 			}
 		}
+		if (c->rdq_head)
+			reads_post(c);
 		break;
 	case WR_WRITE:
 		if (idx < c->nrecv) {
@@ -827,6 +925,8 @@ static void handle_wc(struct svc_conn *c, const struct rpcrdma_wc *wc,
 				r->writes_pending--;
 		}
 		done_wake(s);
+		if (c->rdq_head)
+			reads_post(c); /* the send queue has room again */
 		break;
 	default:
 		break;
@@ -1359,7 +1459,12 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024. */
 	xprt_negotiate(ev->private_data, ev->private_data_len, s->inline_send, s->inline_recv,
 		       s->remote_inv, &c->lim);
-	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_CONTEXT;
+	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_CONTEXT |
+		       RPCRDMA_EP_ATTR_IRD_ORD;
+	/* RFC 6581 §9: we issue the Reads (ORD); we serve Reads only for a
+	 * backchannel client (IRD), as Linux svcrdma answers IRD 0. */
+	ea.ord = SVC_ORD;
+	ea.ird = s->bc ? SVC_BC_IRD : 0;
 	ea.max_send_wr = 4 * s->credits + 256;
 	ea.max_recv_wr = c->nrecv;
 	ea.max_send_sge = 1;
@@ -1466,6 +1571,7 @@ static void handle_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow
 				c->dead = true;
 				send_drain(c);
 				pull_drop_conn(s, c);
+				reads_drop(c);
 				if (c->bc)
 					bc_svc_conn_down(c->bc); /* RFC 8167 §5.4 */
 				if (c->up)
