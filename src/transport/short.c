@@ -69,9 +69,12 @@ void xprt_short_call_hdr(uint8_t *p, uint32_t xid, uint32_t prog, uint32_t vers,
 
 bool xprt_short_call_parse(const uint8_t *msg, size_t len, struct rpcrdma_rpc_call *call)
 {
+	/* rpcvers 2 only: the rest of call_body is defined for it alone
+	 * (RFC 5531 §9); other versions go to rpcrdma_rpc_decode_call(),
+	 * which stops after rpcvers so RPC_MISMATCH is answered. */
 	if (len < XPRT_SHORT_CALL || get32(msg + 4) != RPCRDMA_RPC_CALL ||
-	    get32(msg + 24) != RPCRDMA_RPC_AUTH_NONE || get32(msg + 28) ||
-	    get32(msg + 32) != RPCRDMA_RPC_AUTH_NONE || get32(msg + 36))
+	    get32(msg + 8) != RPCRDMA_RPC_VERS || get32(msg + 24) != RPCRDMA_RPC_AUTH_NONE ||
+	    get32(msg + 28) || get32(msg + 32) != RPCRDMA_RPC_AUTH_NONE || get32(msg + 36))
 		return false;
 	call->xid = get32(msg);
 	call->rpcvers = get32(msg + 8);

@@ -255,8 +255,8 @@ void xprt_short_rdma_msg(uint8_t *p, uint32_t xid, uint32_t credit);
  * give) and return true; anything else false (use rpcrdma1_decode_buf). */
 bool xprt_short_decode_hdr(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h);
 void xprt_short_call_hdr(uint8_t *p, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc);
-/* An RPC call with AUTH_NONE credential and verifier: fill @call (the
- * auth bodies are left alone: empty) and return true; else false. */
+/* An rpcvers 2 RPC call with empty AUTH_NONE credential and verifier: fill
+ * @call (as rpcrdma_rpc_decode_call() would) and return true; else false. */
 bool xprt_short_call_parse(const uint8_t *msg, size_t len, struct rpcrdma_rpc_call *call);
 void xprt_short_reply_hdr(uint8_t *p, uint32_t xid);
 /* An accepted SUCCESS reply to @xid with an AUTH_NONE verifier? */
