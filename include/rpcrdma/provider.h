@@ -406,8 +406,13 @@ struct rpcrdma_ep_attr {
 	 * preallocated to these depths: nothing is allocated per request. */
 	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge;
 	/* RPCRDMA_EP_ATTR_IRD_ORD (defaults 16, 16; RFC 6581 §9 caps at
-	 * 0x3fff). IRD: inbound Reads we serve at once; ORD: Reads we issue
-	 * at once (further Read requests wait in the send queue). */
+	 * 0x3fff). Both go to the peer in the MPA revision 2 IRD/ORD word.
+	 * IRD: inbound Reads we serve at once (a peer exceeding it gets a
+	 * Terminate); ORD: Reads we issue at once, bounded by the peer's IRD
+	 * once connected (rpcrdma_ep_query_conn()); further Read requests
+	 * wait in the send queue. With an effective ORD of 0 (the peer
+	 * advertised IRD 0) a Read completes with RPCRDMA_WC_LOC_QP_OP_ERR
+	 * and the work behind it goes on. */
 	uint32_t ird, ord;
 	/* RPCRDMA_EP_ATTR_CRC (default true): ask for MPA CRC32c. CRC is used
 	 * when either side asks (RFC 5044 §7.1 "C" bit). */

@@ -174,6 +174,18 @@ static bool tx_next_msg(struct siw_ep *ep)
 		ep->stats.reads_in++;
 		return true;
 	}
+	/* ORD 0 (ours, or the peer's IRD 0 after the RFC 6581 §9 exchange):
+	 * a Read Request can never be issued. It completes in error instead
+	 * of holding the send queue, and what follows it still goes. */
+	while (ep->eff_ord == 0 && ep->sq_tx != ep->sq_tail &&
+	       ep->sq[ep->sq_tx % ep->max_send_wr].opcode == RPCRDMA_WR_RDMA_READ) {
+		struct siw_wqe *w = &ep->sq[ep->sq_tx % ep->max_send_wr];
+
+		w->status = RPCRDMA_WC_LOC_QP_OP_ERR;
+		w->state = SIW_WQE_DONE;
+		ep->sq_tx++;
+		siw_sq_retire(ep);
+	}
 	if (ep->sq_tx != ep->sq_tail) {
 		struct siw_wqe *w = &ep->sq[ep->sq_tx % ep->max_send_wr];
 		uint32_t outstanding = ep->orq_tail - ep->orq_head;
