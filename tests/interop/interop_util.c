@@ -15,6 +15,7 @@
 
 int iop_failures;
 enum rpcrdma_rtr iop_connect_rtr = RPCRDMA_RTR_NONE;
+uint32_t iop_connect_ird = 128;
 
 const uint8_t iop_linux_client_pdata[8] = {0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03};
 
@@ -319,7 +320,7 @@ int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const 
 	ea.rtr = iop_connect_rtr;
 	ea.mpa_crc = crc;
 	ea.mpa_rev = rev;
-	ea.ird = 128;
+	ea.ird = iop_connect_ird;
 	ea.ord = 0;
 	ea.send_cq = c->cq;
 	ea.recv_cq = c->cq;

@@ -110,6 +110,8 @@ int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const 
 /* RFC 6581 peer-to-peer mode for the next iop_connect() calls (default
  * RPCRDMA_RTR_NONE, what the Linux client uses). */
 extern enum rpcrdma_rtr iop_connect_rtr;
+/* The IRD the next iop_connect() calls advertise (default 128). */
+extern uint32_t iop_connect_ird;
 void iop_close(struct iop_conn *c);
 /* Wait up to @timeout_ms for the next connection event of @c (0 or
  * -ETIMEDOUT). */

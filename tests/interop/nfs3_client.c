@@ -316,12 +316,15 @@ static bool_t xdr_write3args_head(XDR *x, WRITE3args *a)
 	       xdr_stable_how(x, &a->stable) && xdr_u_int(x, &dlen);
 }
 
+uint32_t iop_nfs3_write_segs = 1;
+
 int iop_nfs3_write(struct iop_conn *c, const struct iop_fh *fh, uint64_t offset, uint32_t count,
 		   stable_how stable, struct iop_dbuf *b, size_t boff, uint32_t *written,
 		   stable_how *committed, uint8_t *verf)
 {
 	WRITE3args a = {.file = fh3(fh), .offset = offset, .count = count, .stable = stable};
-	struct rpcrdma1_segment seg;
+	struct rpcrdma1_segment seg, part;
+	uint32_t nseg = iop_nfs3_write_segs ? iop_nfs3_write_segs : 1, pos = 0;
 	WRITE3resok ok;
 	wcc_data wcc;
 	uint32_t xid = c->xid++;
@@ -344,7 +347,14 @@ int iop_nfs3_write(struct iop_conn *c, const struct iop_fh *fh, uint64_t offset,
 			      NFSPROC3_WRITE, (xdrproc_t)xdr_write3args_head, &a, &off);
 	IOP_CHECK(len > 0);
 	rpcrdma1_chunks_init(&chunks);
-	IOP_CHECK(rpcrdma1_chunks_add_read(&chunks, (uint32_t)((size_t)len - off), &seg) == 0);
+	pos = (uint32_t)((size_t)len - off);
+	/* iop_nfs3_write_segs segments, in order, the last one the longest */
+	for (uint32_t i = 0; i < nseg; i++) {
+		part = seg;
+		part.length = count / nseg + (i == nseg - 1 ? count % nseg : 0);
+		part.offset = seg.offset + (uint64_t)(count / nseg) * i;
+		IOP_CHECK(rpcrdma1_chunks_add_read(&chunks, pos, &part) == 0);
+	}
 	len = iop_encode_call(c, callbuf, sizeof(callbuf), xid, &chunks, NFS_PROGRAM, NFS_V3,
 			      NFSPROC3_WRITE, (xdrproc_t)xdr_write3args_head, &a, &off);
 	st = exchange(c, NFSPROC3_WRITE, xid, len);

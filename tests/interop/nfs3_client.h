@@ -56,6 +56,9 @@ int iop_nfs3_remove(struct iop_conn *c, const struct iop_fh *dir, const char *na
  * exactly @count bytes. *got and *eof from the reply. */
 int iop_nfs3_read(struct iop_conn *c, const struct iop_fh *fh, uint64_t offset, uint32_t count,
 		  struct iop_dbuf *b, size_t boff, uint32_t *got, bool *eof);
+/* Segments of the Read chunk iop_nfs3_write() offers (default 1): @count
+ * split in that many consecutive pieces of the same registration. */
+extern uint32_t iop_nfs3_write_segs;
 /* WRITE @count bytes from b->p + @boff at @offset through a Read chunk.
  * *written and *committed from the reply; @verf (8 bytes) may be NULL. */
 int iop_nfs3_write(struct iop_conn *c, const struct iop_fh *fh, uint64_t offset, uint32_t count,

@@ -17,6 +17,10 @@
  *     decoded by our codec as it is (low 1, high 1), an unknown rdma_proc
  *     RDMA_ERROR ERR_CHUNK
  *     (Linux's answer), and the connection keeps working after both.
+ * Our effective IRD 128 / ORD 0 after Linux's IRD 0 / ORD 128 answer.
+ * With IRD 2 (RFC 6581 §9): Linux answers ORD 2 (at most our IRD) and a
+ * WRITE whose Read chunk has 16 segments completes, its data read back
+ * identical, with every Read served and no Terminate (see ird_small).
  * And: an MPA revision 1 request is rejected by the kernel (kernel-peer
  * README: svcrdma needs the IRD/ORD exchange to issue RDMA Reads); and
  * RFC 6581 peer-to-peer mode with a zero-length RDMA Write RTR is accepted
@@ -27,6 +31,7 @@
 #include <string.h>
 
 #include "interop_util.h"
+#include "nfs3_client.h"
 
 /* What Linux 6.1 svcrdma puts in its accept (kernel-peer README). */
 static const uint8_t server_pdata[8] = {0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03};
@@ -110,6 +115,8 @@ static int one(uint16_t port, bool crc)
 	IOP_EXPECT(rpcrdma_ep_query_conn(c.ep, &ci) == 0);
 	IOP_EXPECT(ci.mpa_rev == 2 && ci.crc == crc);
 	printf("  effective IRD %u ORD %u, max ULPDU %u\n", ci.ird, ci.ord, ci.max_ulpdu);
+	/* ours (RFC 6581 §9): IRD 128 as advertised, ORD 0 (the server's IRD) */
+	IOP_EXPECT(ci.ird == 128 && ci.ord == 0);
 
 	t0 = iop_now_ms();
 	if (iop_nfs_null(&c, true) == 0)
@@ -234,6 +241,71 @@ static unsigned int first_send_probe(uint16_t port)
 	return stalls;
 }
 
+/*
+ * RFC 6581 §9 / RFC 8166 §3.4.5: with our IRD 2, Linux answers ORD 2 and
+ * pulls a WRITE's Read chunk of 16 segments (more than our IRD) without
+ * ever having more than 2 Read Requests outstanding: our provider would
+ * answer a third with a Terminate (qp_rx.c), and then the WRITE fails.
+ * The data is READ back (Write chunk) and compared.
+ */
+static void ird_small(void)
+{
+	struct iop_env e;
+	struct iop_conn c;
+	struct iop_fh root, dir, fh;
+	struct iop_dbuf src = {0}, back = {0};
+	struct rpcrdma_ep_stats st;
+	const uint32_t len = 65536, nseg = 16;
+	uint32_t w = 0, got = 0;
+	stable_how com = UNSTABLE;
+	fattr3 a;
+	bool eof = false;
+	int rc;
+
+	printf("IRD 2, WRITE with a Read chunk of %u segments\n", nseg);
+	iop_connect_ird = 2;
+	rc = iop_nfs3_setup(&e, &c, &root, false);
+	iop_connect_ird = 128;
+	if (rc != IOP_PASS) {
+		iop_failures++;
+		iop_close(&c);
+		return;
+	}
+	printf("  Linux answered IRD %u ORD %u to our IRD 2 / ORD 0\n", c.est.ird, c.est.ord);
+	IOP_EXPECT(c.est.ird == 0 && c.est.ord == 2);
+	if (iop_nfs3_lookup(&c, &root, "interop", &dir, &a) != NFS3_OK ||
+	    iop_dbuf_alloc(&c, &src, len) != 0 || iop_dbuf_alloc(&c, &back, len) != 0) {
+		printf("FAIL: LOOKUP interop, buffers\n");
+		iop_failures++;
+		goto out;
+	}
+	(void)iop_nfs3_remove(&c, &dir, "irdord-segs");
+	IOP_EXPECT(iop_nfs3_create(&c, &dir, "irdord-segs", UNCHECKED, 0644, &fh, &a) == NFS3_OK);
+	iop_fill(src.p, len, 0x1dd0);
+	iop_nfs3_write_segs = nseg;
+	rc = iop_nfs3_write(&c, &fh, 0, len, FILE_SYNC, &src, 0, &w, &com, NULL);
+	iop_nfs3_write_segs = 1;
+	if (rc != NFS3_OK || w != len)
+		fprintf(stderr,
+			"RFC 8166 §3.4.5: WRITE of %u segments toward IRD 2: status %d, "
+			"%u bytes written\n",
+			nseg, rc, w);
+	IOP_EXPECT(rc == NFS3_OK && w == len);
+	IOP_EXPECT(iop_nfs3_read(&c, &fh, 0, len, &back, 0, &got, &eof) == NFS3_OK && got == len);
+	IOP_EXPECT(memcmp(src.p, back.p, len) == 0);
+	IOP_EXPECT(rpcrdma_ep_query_stats(c.ep, &st) == 0);
+	printf("  %llu Read Requests served, %llu/%llu Terminates tx/rx, read-back %s\n",
+	       (unsigned long long)st.reads_in, (unsigned long long)st.terminates_tx,
+	       (unsigned long long)st.terminates_rx,
+	       memcmp(src.p, back.p, len) ? "differs" : "identical");
+	IOP_EXPECT(st.reads_in == nseg && st.terminates_tx == 0 && st.terminates_rx == 0);
+	IOP_EXPECT(iop_nfs3_remove(&c, &dir, "irdord-segs") == NFS3_OK);
+out:
+	iop_dbuf_free(&src);
+	iop_dbuf_free(&back);
+	iop_close(&c);
+}
+
 int main(void)
 {
 	int rc = iop_env_get(&env);
@@ -246,6 +318,7 @@ int main(void)
 	rev1(env.rdma_port);
 	rtr_compare(env.rdma_port);
 	first_send_probe(env.rdma_port);
+	ird_small();
 	printf("%s (%d failed expectations)\n", iop_failures ? "FAIL" : "PASS", iop_failures);
 	return iop_failures ? IOP_FAIL : IOP_PASS;
 }
