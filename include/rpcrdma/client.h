@@ -405,6 +405,19 @@ RPCRDMA_API int rpcrdma_clnt_stats(struct rpcrdma_clnt *clnt, struct rpcrdma_xpr
  * clnt_destroy() does not. AUTH_WRAP/AUTH_UNWRAP are not used, so flavors
  * that transform the arguments (RPCSEC_GSS integrity, privacy) do not
  * work.
+ *
+ * Long replies: every call offers a Reply chunk of tirpc_reply_size bytes
+ * (RPCRDMA_CLNT_OPT_TIRPC_REPLY, default RPCRDMA_TIRPC_REPLY_SIZE: a
+ * 1 MiB result fits) when that exceeds the inline receive threshold (RFC
+ * 8166 §3.5.3.2). A reply larger than that Reply chunk cannot be
+ * delivered: the server answers RDMA_ERROR ERR_CHUNK (RFC 8166 §4.5.2; our
+ * server and Linux svcrdma both do), and clnt_call() returns RPC_CANTRECV
+ * with clnt_geterr()'s re_errno = EREMOTEIO. Other statuses: RPC_TIMEDOUT,
+ * RPC_PROGUNAVAIL, RPC_PROGVERSMISMATCH (re_vers), RPC_PROCUNAVAIL,
+ * RPC_CANTDECODEARGS (GARBAGE_ARGS), RPC_SYSTEMERROR, RPC_VERSMISMATCH
+ * (re_vers), RPC_AUTHERROR (re_why: the auth_stat), RPC_CANTDECODERES,
+ * RPC_CANTRECV (connection lost; re_errno ECONNRESET), RPC_CANTENCODEARGS
+ * (-EMSGSIZE), RPC_FAILED (anything else; re_errno says what).
  */
 struct __rpc_client;
 RPCRDMA_API struct __rpc_client *rpcrdma_clnt_tirpc(struct rpcrdma_clnt *clnt);

@@ -10,6 +10,10 @@
  * AUTH_REFRESH() and up to two more tries. An AUTH_NONE cl_auth (the
  * default) leaves the client's own credential (RPCRDMA_CLNT_OPT_AUTH) in
  * place.
+ *
+ * Every call offers a Reply chunk of the client's tirpc_reply_size
+ * (RPCRDMA_CLNT_OPT_TIRPC_REPLY), since a stub cannot say how large its
+ * reply will be (RFC 8166 §3.5.3.2, Long Reply).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -63,6 +67,10 @@ static enum clnt_stat map_status(int rc)
 		return RPC_CANTRECV;
 	case -EMSGSIZE:
 		return RPC_CANTENCODEARGS;
+	case -EREMOTEIO:
+		/* RDMA_ERROR ERR_CHUNK (RFC 8166 §4.5.2): e.g. the reply did not
+		 * fit the Reply chunk offered. */
+		return RPC_CANTRECV;
 	default:
 		return RPC_FAILED;
 	}
@@ -125,6 +133,9 @@ static enum clnt_stat t_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *
 		o.comp_mask |= RPCRDMA_CALL_OPT_TIMEOUT;
 		o.timeout_ms = (uint32_t)(tout.tv_sec * 1000 + tout.tv_usec / 1000);
 	}
+	o.reply_size = clnt_tirpc_reply_size(t->r);
+	if (o.reply_size)
+		o.comp_mask |= RPCRDMA_CALL_OPT_REPLY_SIZE;
 again:
 	memset(&r, 0, sizeof(r));
 	o.comp_mask &= ~(uint32_t)RPCRDMA_CALL_OPT_AUTH;
