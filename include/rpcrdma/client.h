@@ -257,7 +257,10 @@ struct rpcrdma_clnt_opts {
 	 * (rpcgen stubs have no way to say how large their reply is): the
 	 * largest reply, in bytes, those calls can receive (default
 	 * RPCRDMA_TIRPC_REPLY_SIZE; 0 offers none, so replies must fit the
-	 * inline receive threshold). See rpcrdma_clnt_tirpc(). */
+	 * inline receive threshold). Our server still answers inline what
+	 * fits inline; Linux svcrdma writes every reply into an offered Reply
+	 * chunk (one RDMA Write more per call, RDMA_NOMSG), so programs with
+	 * only small replies may prefer 0 there. See rpcrdma_clnt_tirpc(). */
 	uint32_t tirpc_reply_size;
 };
 

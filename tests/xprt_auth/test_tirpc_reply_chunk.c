@@ -8,6 +8,8 @@
  *     bytes: the generated big_1() succeeds and the bytes' checksum matches
  *     what the server filled; each reply came by the Reply chunk
  *     (RDMA_NOMSG, counted as a long reply);
+ *   - a 100-byte result still comes inline (nothing written into the
+ *     Reply chunk);
  *   - a 2 MiB result does not fit: the server answers RDMA_ERROR
  *     ERR_CHUNK (RFC 8166 §4.5.2) and clnt_call() returns RPC_CANTRECV
  *     with re_errno EREMOTEIO, as client.h documents; the CLIENT works on
@@ -94,6 +96,21 @@ int main(void)
 	big_ok(cl, c, 300000, 1);
 	big_ok(cl, c, 1u << 20, 2);
 	big_too_large(cl, 2u << 20);
+	/* A reply that fits inline still comes inline (RFC 8166 §3.5.1):
+	 * nothing is written into the Reply chunk offered. */
+	{
+		big_args a = {100, 5};
+		struct rpcrdma_xprt_stats s0, s1;
+		bigdata *b;
+
+		XT_CHECK(rpcrdma_clnt_stats(c, &s0) == 0);
+		b = big_1(&a, cl);
+		XT_CHECK(b != NULL && b->bigdata_len == 100);
+		if (b)
+			clnt_freeres(cl, (xdrproc_t)xdr_bigdata, (char *)b);
+		XT_CHECK(rpcrdma_clnt_stats(c, &s1) == 0);
+		XT_CHECK(s1.reply_bytes == s0.reply_bytes && s1.replies == s0.replies + 1);
+	}
 	/* Small replies still come inline, and the CLIENT goes on working. */
 	{
 		struct rpcrdma_xprt_stats s0, s1;
