@@ -197,7 +197,15 @@ enum rpcrdma_clnt_opt_mask {
 	RPCRDMA_CLNT_OPT_PROGRESS = 1u << 8,        /* progress */
 	RPCRDMA_CLNT_OPT_REMOTE_INV = 1u << 9,      /* remote_invalidate */
 	RPCRDMA_CLNT_OPT_MPA_CRC = 1u << 10,        /* mpa_crc */
+	RPCRDMA_CLNT_OPT_AUTH = 1u << 11,           /* auth_flavor, auth_sys */
+	RPCRDMA_CLNT_OPT_TIRPC_REPLY = 1u << 12,    /* tirpc_reply_size */
 };
+
+/* Default Reply chunk of the TI-RPC CLIENT adapter (rpcrdma_clnt_tirpc):
+ * a 1 MiB result plus room for the RPC reply header and a few XDR words. */
+#define RPCRDMA_TIRPC_REPLY_SIZE ((1u << 20) + 4096u)
+
+struct rpcrdma_rpc_authsys; /* rpcrdma/rpc.h */
 
 /* Client options; a zeroed struct (or NULL) means all defaults. */
 struct rpcrdma_clnt_opts {
@@ -235,6 +243,28 @@ struct rpcrdma_clnt_opts {
 	int remote_invalidate;
 	/* Ask for MPA CRC32c (default true; off is faster on loopback). */
 	int mpa_crc;
+	/* The credential of every call (RFC 5531 §8.2, §10). auth_flavor is
+	 * RPCRDMA_RPC_AUTH_NONE (0, the default) or RPCRDMA_RPC_AUTH_SYS;
+	 * other flavors give -EINVAL. For AUTH_SYS, *auth_sys (copied) gives
+	 * uid, gid, up to 16 gids and the machine name ("" means
+	 * gethostname()); a stamp of 0 is replaced by the seconds since the
+	 * epoch at create time, as libtirpc's authunix_create() stamps it
+	 * (RFC 5531 §10.2 leaves the stamp to the caller). auth_sys NULL
+	 * means the process's own identity, as authunix_create_default():
+	 * effective uid and gid, the first 16 supplementary groups,
+	 * gethostname(). The verifier is AUTH_NONE. The credential is encoded
+	 * once, at create; RPCRDMA_CALL_OPT_AUTH overrides it per call. */
+	uint32_t auth_flavor;
+	const struct rpcrdma_rpc_authsys *auth_sys;
+	/* Reply chunk offered by every call made through rpcrdma_clnt_tirpc()
+	 * (rpcgen stubs have no way to say how large their reply is): the
+	 * largest reply, in bytes, those calls can receive (default
+	 * RPCRDMA_TIRPC_REPLY_SIZE; 0 offers none, so replies must fit the
+	 * inline receive threshold). Our server still answers inline what
+	 * fits inline; Linux svcrdma writes every reply into an offered Reply
+	 * chunk (one RDMA Write more per call, RDMA_NOMSG), so programs with
+	 * only small replies may prefer 0 there. See rpcrdma_clnt_tirpc(). */
+	uint32_t tirpc_reply_size;
 };
 
 /*
@@ -292,6 +322,7 @@ enum rpcrdma_call_opt_mask {
 	RPCRDMA_CALL_OPT_REPLY_SIZE = 1u << 2, /* reply_size */
 	RPCRDMA_CALL_OPT_RESULT = 1u << 3,     /* result */
 	RPCRDMA_CALL_OPT_FLAGS = 1u << 4,      /* flags */
+	RPCRDMA_CALL_OPT_AUTH = 1u << 5,       /* auth, auth_len */
 };
 
 enum rpcrdma_call_flags {
@@ -319,6 +350,13 @@ struct rpcrdma_call_opts {
 	uint32_t reply_size;
 	uint32_t flags;                     /* RPCRDMA_CALL_F_* */
 	struct rpcrdma_call_result *result; /* filled when the call completes */
+	/* This call's credential and verifier instead of the client's: their
+	 * XDR encoding as they follow the procedure number in the call header
+	 * (two opaque_auth, RFC 5531 §9), e.g. what AUTH_MARSHALL() writes;
+	 * not copied. -EINVAL unless @auth holds exactly two well-formed
+	 * opaque_auth (bodies of at most 400 bytes). */
+	const void *auth;
+	uint32_t auth_len;
 };
 
 /*
@@ -365,6 +403,31 @@ RPCRDMA_API int rpcrdma_clnt_stats(struct rpcrdma_clnt *clnt, struct rpcrdma_xpr
  * frees results, clnt_destroy() frees the handle only (not @clnt). The
  * handle is as thread-safe as @clnt, except clnt_geterr which reports the
  * last call of any thread. NULL on allocation failure.
+ *
+ * Credentials: cl_auth starts as authnone_create(). As with libtirpc's
+ * clients, a caller may set cl->cl_auth (e.g. authunix_create_default());
+ * every call then carries what AUTH_MARSHALL() writes (RFC 5531 §9), an
+ * AUTH_ERROR reply gets AUTH_REFRESH() and up to two more tries, and
+ * AUTH_VALIDATE() sees an empty AUTH_NONE verifier (the reply's verifier
+ * is not passed up; AUTH_SYS servers send that one). While cl_auth is
+ * AUTH_NONE (or NULL), calls carry the client's own credential
+ * (RPCRDMA_CLNT_OPT_AUTH). The caller auth_destroy()s an AUTH it set;
+ * clnt_destroy() does not. AUTH_WRAP/AUTH_UNWRAP are not used, so flavors
+ * that transform the arguments (RPCSEC_GSS integrity, privacy) do not
+ * work.
+ *
+ * Long replies: every call offers a Reply chunk of tirpc_reply_size bytes
+ * (RPCRDMA_CLNT_OPT_TIRPC_REPLY, default RPCRDMA_TIRPC_REPLY_SIZE: a
+ * 1 MiB result fits) when that exceeds the inline receive threshold (RFC
+ * 8166 §3.5.3.2). A reply larger than that Reply chunk cannot be
+ * delivered: the server answers RDMA_ERROR ERR_CHUNK (RFC 8166 §4.5.2; our
+ * server and Linux svcrdma both do), and clnt_call() returns RPC_CANTRECV
+ * with clnt_geterr()'s re_errno = EREMOTEIO. Other statuses: RPC_TIMEDOUT,
+ * RPC_PROGUNAVAIL, RPC_PROGVERSMISMATCH (re_vers), RPC_PROCUNAVAIL,
+ * RPC_CANTDECODEARGS (GARBAGE_ARGS), RPC_SYSTEMERROR, RPC_VERSMISMATCH
+ * (re_vers), RPC_AUTHERROR (re_why: the auth_stat), RPC_CANTDECODERES,
+ * RPC_CANTRECV (connection lost; re_errno ECONNRESET), RPC_CANTENCODEARGS
+ * (-EMSGSIZE), RPC_FAILED (anything else; re_errno says what).
  */
 struct __rpc_client;
 RPCRDMA_API struct __rpc_client *rpcrdma_clnt_tirpc(struct rpcrdma_clnt *clnt);

@@ -162,6 +162,35 @@ RPCRDMA_API int rpcrdma_rpc_auth_sys(struct rpcrdma_rpc_auth *a,
 RPCRDMA_API int rpcrdma_rpc_auth_get_sys(const struct rpcrdma_rpc_auth *a,
 					 struct rpcrdma_rpc_authsys *s);
 
+/* Bytes of a credential and a verifier as a call header carries them
+ * (two opaque_auth, RFC 5531 §9): at most 2 x (8 + 400). */
+#define RPCRDMA_RPC_CRED_VERF_MAX (2u * (8u + RPCRDMA_RPC_AUTH_BODY_MAX))
+
+/*
+ * @s := this process's AUTH_SYS identity, as libtirpc's
+ * authunix_create_default() builds it: effective uid and gid, the first 16
+ * supplementary groups, gethostname() (cut at 255 bytes), and the current
+ * time in seconds as the stamp (RFC 5531 §10.2: an arbitrary id the
+ * caller chooses). 0, or -errno from getgroups().
+ */
+RPCRDMA_API int rpcrdma_rpc_authsys_default(struct rpcrdma_rpc_authsys *s);
+
+/*
+ * Encode a credential of @flavor followed by an AUTH_NONE verifier into
+ * @buf (@cap bytes, RPCRDMA_RPC_CRED_VERF_MAX is always enough) and set
+ * *@len. @flavor AUTH_NONE ignores @sys. For AUTH_SYS, @sys NULL means
+ * rpcrdma_rpc_authsys_default(); otherwise a copy of *@sys where a zero
+ * stamp becomes the current time in seconds and an empty machine name
+ * gethostname(). -EINVAL other flavors, -E2BIG a bound of @sys broken,
+ * -EMSGSIZE @cap too small.
+ */
+RPCRDMA_API int rpcrdma_rpc_encode_cred_verf(void *buf, size_t cap, uint32_t flavor,
+					     const struct rpcrdma_rpc_authsys *sys, uint32_t *len);
+
+/* 0 when @buf holds exactly two opaque_auth (a credential and a verifier,
+ * bodies of at most 400 bytes) and nothing else; -EINVAL otherwise. */
+RPCRDMA_API int rpcrdma_rpc_check_cred_verf(const void *buf, size_t len);
+
 /* ---- call and reply headers ---- */
 
 RPCRDMA_API int rpcrdma_rpc_encode_call(struct rpcrdma_xdr *x, const struct rpcrdma_rpc_call *c);
@@ -215,6 +244,16 @@ RPCRDMA_API void rpcrdma_rpc_reply_auth_error(struct rpcrdma_rpc_reply *r, uint3
  */
 RPCRDMA_API int rpcrdma_rpc_check_call(const struct rpcrdma_rpc_call *c, uint32_t flavors,
 				       struct rpcrdma_rpc_reply *r);
+
+/*
+ * For a call header at @x that rpcrdma_rpc_decode_call() refused: 1 with
+ * @r := MSG_DENIED / AUTH_ERROR when the header is complete up to an
+ * opaque_auth whose length exceeds 400 bytes (RFC 5531 §8.2, §9):
+ * AUTH_BADCRED for the credential, AUTH_BADVERF for the verifier. 0 for
+ * anything else (a truncated or non-CALL header has no sensible reply).
+ * Does not move @x.
+ */
+RPCRDMA_API int rpcrdma_rpc_oversize_auth(const struct rpcrdma_xdr *x, struct rpcrdma_rpc_reply *r);
 
 /* Names for logs and tools: never NULL ("?" for unknown values). */
 RPCRDMA_API const char *rpcrdma_rpc_accept_stat_name(uint32_t s);

@@ -20,7 +20,13 @@
  * that does not decode, or whose chunks cannot be used, gets ERR_CHUNK;
  * RDMA_DONE and RDMA_ERROR from a client are dropped silently (as Linux
  * does). RPC-level refusals (wrong rpcvers, bad credentials, unknown
- * program or version) are answered by the server itself.
+ * program or version) are answered by the server itself. Credentials
+ * (RFC 5531 §8.2, §10): AUTH_NONE with an empty body and AUTH_SYS whose
+ * body parses exactly (machine name of at most 255 bytes, at most 16
+ * gids, no byte left over), each with an empty AUTH_NONE verifier, reach
+ * dispatch; any other flavor, a malformed body, or an opaque_auth body
+ * longer than 400 bytes is answered MSG_DENIED / AUTH_ERROR /
+ * AUTH_BADCRED (a bad verifier: AUTH_BADVERF) without dispatching.
  *
  * RDMA Reads (RFC 6581 §9). The server's MPA reply advertises ORD 128 (it
  * pulls Read chunks by RDMA Read) bounded by the client's IRD, and IRD 0
@@ -38,6 +44,7 @@
 
 #include <rpc/xdr.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "rpcrdma/client.h"
 #include "rpcrdma/common.h"
@@ -179,6 +186,16 @@ RPCRDMA_API uint32_t rpcrdma_svc_req_vers(const struct rpcrdma_svc_req *req);
 RPCRDMA_API uint32_t rpcrdma_svc_req_proc(const struct rpcrdma_svc_req *req);
 /* The call's credential (AUTH_NONE or AUTH_SYS as admitted). */
 RPCRDMA_API const struct rpcrdma_rpc_auth *rpcrdma_svc_req_cred(const struct rpcrdma_svc_req *req);
+/* The call's AUTH_SYS parameters (uid, gid, gids, machine name, stamp;
+ * RFC 5531 Appendix A) in *@s; -ENOENT when the credential is not
+ * AUTH_SYS. */
+RPCRDMA_API int rpcrdma_svc_req_authsys(const struct rpcrdma_svc_req *req,
+					struct rpcrdma_rpc_authsys *s);
+/* The caller's address (the connection's peer, IPv4 or IPv6) in *@addr and
+ * its length in *@len (what svc_getrpccaller() gives an rpcgen
+ * dispatcher). -ENOTCONN when the provider did not report one. */
+RPCRDMA_API int rpcrdma_svc_req_caller(const struct rpcrdma_svc_req *req,
+				       struct sockaddr_storage *addr, socklen_t *len);
 
 /* Decode the arguments with @xargs into @args. -EBADMSG if they do not
  * decode (answer with rpcrdma_svc_error(req, GARBAGE_ARGS)). Bulk items

@@ -47,6 +47,10 @@ int svc_reply_raw(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 void svc_req_drop(struct rpcrdma_svc_req *r);
 void svc_tirpc_dispatch(struct rpcrdma_svc_req *r, rpcrdma_svc_tirpc_dispatch_t fn);
 
+/* Between client.c and tirpc_clnt.c: the Reply chunk size the CLIENT
+ * adapter offers (RPCRDMA_CLNT_OPT_TIRPC_REPLY). */
+uint32_t clnt_tirpc_reply_size(const struct rpcrdma_clnt *c);
+
 /* Shared by client.c, server.c and backchannel.c (api_common.c). */
 
 /* CLOCK_MONOTONIC in nanoseconds: deadlines and timeouts. */

@@ -107,6 +107,10 @@ struct rpcrdma_clnt {
 	int cpu;
 	enum rpcrdma_progress_mode progress;
 	bool remote_inv, mpa_crc;
+	/* credential + verifier of every call (rpc_auth.c); none: AUTH_NONE */
+	uint8_t auth[RPCRDMA_RPC_CRED_VERF_MAX];
+	uint32_t auth_len;
+	uint32_t tirpc_reply; /* Reply chunk of the CLIENT adapter's calls */
 	/* provider objects */
 	struct rpcrdma_dev *dev;
 	struct rpcrdma_pd *pd;
@@ -1138,6 +1142,14 @@ static int apply_opts(struct rpcrdma_clnt *c, const struct rpcrdma_clnt_opts *o)
 		c->remote_inv = o->remote_invalidate != 0;
 	if (m & RPCRDMA_CLNT_OPT_MPA_CRC)
 		c->mpa_crc = o->mpa_crc != 0;
+	c->tirpc_reply =
+	    (m & RPCRDMA_CLNT_OPT_TIRPC_REPLY) ? o->tirpc_reply_size : RPCRDMA_TIRPC_REPLY_SIZE;
+	if ((m & RPCRDMA_CLNT_OPT_AUTH) && o->auth_flavor != RPCRDMA_RPC_AUTH_NONE) {
+		int rc = rpcrdma_rpc_encode_cred_verf(c->auth, sizeof(c->auth), o->auth_flavor,
+						      o->auth_sys, &c->auth_len);
+		if (rc)
+			return rc == -E2BIG ? -EINVAL : rc;
+	}
 	return 0;
 }
 
@@ -1315,6 +1327,9 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 		return -EMSGSIZE;
 	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_TIMEOUT))
 		tmo = opts->timeout_ms;
+	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_AUTH) &&
+	    rpcrdma_rpc_check_cred_verf(opts->auth, opts->auth_len))
+		return -EINVAL;
 	while (!c->nfree) {
 		if (c->stop)
 			return -ECANCELED;
@@ -1356,6 +1371,12 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 		s->call.opts = *opts;
 	else
 		s->call.opts.comp_mask = 0;
+	s->call.auth = c->auth_len ? c->auth : NULL;
+	s->call.auth_len = c->auth_len;
+	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_AUTH)) {
+		s->call.auth = opts->auth;
+		s->call.auth_len = opts->auth_len;
+	}
 	/* A call issued by a completion callback on the leader: the leader's
 	 * clock of this pass is recent enough for a millisecond deadline. */
 	bool from_cb = async && tl_cb_clnt == c;
@@ -1461,6 +1482,11 @@ int rpcrdma_clnt_test_disconnect(struct rpcrdma_clnt *c)
 		rc = rpcrdma_disconnect(c->ep);
 	futex_mutex_unlock(&c->lock);
 	return rc;
+}
+
+uint32_t clnt_tirpc_reply_size(const struct rpcrdma_clnt *c)
+{
+	return c->tirpc_reply;
 }
 
 /* ---- the backchannel's view of a client (backchannel_int.h) ---- */

@@ -136,6 +136,8 @@ struct svc_conn {
 	uint32_t rd_depth, rd_inflight;
 	bool rd_known;
 	struct rpcrdma_svc_req *rdq_head, *rdq_tail;
+	/* the client's address (CONNECT_REQUEST), rpcrdma_svc_req_caller() */
+	struct sockaddr_storage peer;
 	struct svc_conn *next;
 };
 
@@ -985,6 +987,12 @@ static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 		/* AUTH_NONE call header read word by word (short.c). */
 		rpcrdma_xdr_setpos(&r->cur, XPRT_SHORT_CALL);
 	} else if (rpcrdma_rpc_decode_call(&r->cur, &r->call)) {
+		/* RFC 5531 §9: an opaque_auth body over 400 bytes is a bad
+		 * credential (verifier), answered AUTH_ERROR (rpc_auth.c). */
+		if (rpcrdma_rpc_oversize_auth(&r->cur, &rep) == 1) {
+			do_reply(r, &rep, NULL, NULL);
+			return;
+		}
 		/* Not an RPC call we can parse: dropped (as Linux does). */
 		futex_mutex_lock(&s->lock);
 		s->st.decode_errors++;
@@ -1455,6 +1463,7 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 		return;
 	}
 	c->svc = s;
+	c->peer = ev->peer;
 	c->nrecv = s->credits + bc_svc_extra_recvs(s->bc);
 	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024. */
 	xprt_negotiate(ev->private_data, ev->private_data_len, s->inline_send, s->inline_recv,
@@ -2053,6 +2062,32 @@ uint32_t rpcrdma_svc_req_proc(const struct rpcrdma_svc_req *r)
 const struct rpcrdma_rpc_auth *rpcrdma_svc_req_cred(const struct rpcrdma_svc_req *r)
 {
 	return &r->call.cred;
+}
+
+int rpcrdma_svc_req_authsys(const struct rpcrdma_svc_req *r, struct rpcrdma_rpc_authsys *s)
+{
+	if (!r || !s)
+		return -EINVAL;
+	if (r->call.cred.flavor != RPCRDMA_RPC_AUTH_SYS)
+		return -ENOENT;
+	return rpcrdma_rpc_auth_get_sys(&r->call.cred, s);
+}
+
+int rpcrdma_svc_req_caller(const struct rpcrdma_svc_req *r, struct sockaddr_storage *addr,
+			   socklen_t *len)
+{
+	const struct sockaddr_storage *p = &r->conn->peer;
+
+	if (!addr || !len)
+		return -EINVAL;
+	if (p->ss_family == AF_INET)
+		*len = sizeof(struct sockaddr_in);
+	else if (p->ss_family == AF_INET6)
+		*len = sizeof(struct sockaddr_in6);
+	else
+		return -ENOTCONN;
+	memcpy(addr, p, sizeof(*p));
+	return 0;
 }
 
 int rpcrdma_svc_getargs(struct rpcrdma_svc_req *r, xdrproc_t xargs, void *args)

@@ -4,6 +4,14 @@
  * SVCXPRT whose operations reach the request, so the generated
  * svc_getargs / svc_sendreply / svcerr_* / svc_freeargs calls work
  * unchanged.
+ *
+ * What libtirpc's svc_getreq_common() gives a dispatcher, it gets here:
+ * rq_cred is the call's credential as received (flavor, body); for
+ * AUTH_SYS, rq_clntcred points at a struct authunix_parms decoded from it
+ * (as _svcauth_unix() fills it; NULL for other flavors);
+ * svc_getrpccaller(xprt) is the client's address (xp_rtaddr, a netbuf
+ * over a sockaddr_in/_in6), and svc_getcaller(xprt) the same in xp_raddr.
+ * The server already refused malformed credentials (server.h).
  */
 #include <rpc/rpc.h>
 #include <stdlib.h>
@@ -16,7 +24,44 @@ struct tsvc {
 	SVCXPRT x; /* first: the dispatcher only sees this */
 	struct rpcrdma_svc_req *r;
 	bool replied;
+	/* what rq_clntcred and xp_rtaddr point at */
+	struct rpcrdma_rpc_authsys sys;
+	struct authunix_parms aup;
+	gid_t gids[RPCRDMA_RPC_AUTHSYS_MAX_GIDS];
+	struct sockaddr_storage caller;
 };
+
+/* rq_clntcred for AUTH_SYS (RFC 5531 Appendix A), as libtirpc's
+ * _svcauth_unix() decodes it; NULL for other flavors. */
+static void *clntcred(struct tsvc *t)
+{
+	if (rpcrdma_svc_req_authsys(t->r, &t->sys) != 0)
+		return NULL;
+	t->aup.aup_time = t->sys.stamp;
+	t->aup.aup_machname = t->sys.machinename;
+	t->aup.aup_uid = (uid_t)t->sys.uid;
+	t->aup.aup_gid = (gid_t)t->sys.gid;
+	t->aup.aup_len = t->sys.ngids;
+	for (uint32_t i = 0; i < t->sys.ngids; i++)
+		t->gids[i] = (gid_t)t->sys.gids[i];
+	t->aup.aup_gids = t->gids;
+	return &t->aup;
+}
+
+/* svc_getrpccaller() / svc_getcaller(): the connection's peer. */
+static void caller(struct tsvc *t)
+{
+	socklen_t len = 0;
+
+	if (rpcrdma_svc_req_caller(t->r, &t->caller, &len) != 0)
+		return;
+	t->x.xp_rtaddr.buf = &t->caller;
+	t->x.xp_rtaddr.len = len;
+	t->x.xp_rtaddr.maxlen = sizeof(t->caller);
+	t->x.xp_addrlen = (int)len;
+	memcpy(&t->x.xp_raddr, &t->caller,
+	       len < sizeof(t->x.xp_raddr) ? len : sizeof(t->x.xp_raddr));
+}
 
 static struct tsvc *T(SVCXPRT *x)
 {
@@ -128,6 +173,8 @@ void svc_tirpc_dispatch(struct rpcrdma_svc_req *r, rpcrdma_svc_tirpc_dispatch_t 
 	rq.rq_cred.oa_flavor = (enum_t)cred->flavor;
 	rq.rq_cred.oa_base = (caddr_t)(uintptr_t)cred->body;
 	rq.rq_cred.oa_length = cred->len;
+	rq.rq_clntcred = clntcred(&t);
+	caller(&t);
 	rq.rq_xprt = &t.x;
 	fn(&rq, &t.x);
 	/* A procedure may legitimately send no reply. */

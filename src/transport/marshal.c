@@ -103,16 +103,22 @@ static int encode_msg(struct xprt_call *c, struct xprt_ddp *d, uint8_t *buf, siz
 	d->threshold = ddp_threshold ? ddp_threshold : 1;
 	d->no_ddp =
 	    (c->opts.comp_mask & RPCRDMA_CALL_OPT_FLAGS) && (c->opts.flags & RPCRDMA_CALL_F_NO_DDP);
-	/* RPC call header with AUTH_NONE (short.c), then the arguments. */
-	if (cap < XPRT_SHORT_CALL)
+	/* RPC call header with AUTH_NONE (short.c), or with the call's own
+	 * credential and verifier after proc (RFC 5531 §9; auth_len >= 16),
+	 * then the arguments. */
+	size_t hlen = c->auth ? XPRT_SHORT_CALL - 16u + c->auth_len : XPRT_SHORT_CALL;
+
+	if (cap < hlen)
 		return -EMSGSIZE;
 	xprt_short_call_hdr(buf, c->xid, c->prog, c->vers, c->proc);
+	if (c->auth)
+		memcpy(buf + XPRT_SHORT_CALL - 16u, c->auth, c->auth_len);
 	if (!c->xargs) {
-		*len = XPRT_SHORT_CALL;
+		*len = hlen;
 		return 0;
 	}
 	rpcrdma_xdr_init(&x, buf, cap, RPCRDMA_XDR_ENCODE);
-	if (rpcrdma_xdr_setpos(&x, XPRT_SHORT_CALL))
+	if (rpcrdma_xdr_setpos(&x, hlen))
 		return -EMSGSIZE;
 	rpcrdma_tirpc_xdr_create(&xdrs, &x);
 	xprt_ddp_attach(&xdrs, d);
@@ -320,7 +326,7 @@ int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t dd
 	/* A call without arguments and without call options (a NULL
 	 * procedure, say): what steps 1-5 of marshal_full() decide for it,
 	 * directly. */
-	if (!c->xargs && !c->opts.comp_mask &&
+	if (!c->xargs && !c->opts.comp_mask && !c->auth &&
 	    lim->inline_send >= XPRT_SHORT_HDR + XPRT_SHORT_CALL) {
 		xprt_short_call_hdr(c->msg, c->xid, c->prog, c->vers, c->proc);
 		c->msg_len = XPRT_SHORT_CALL;

@@ -186,6 +186,11 @@ struct xprt_call {
 	xdrproc_t xargs, xres;
 	void *args, *res;
 	struct rpcrdma_call_opts opts; /* a copy; zero when none given */
+	/* Credential and verifier as encoded after proc in the call header
+	 * (RFC 5531 §9), or NULL for AUTH_NONE (word by word, short.c); the
+	 * bytes stay valid until the call completes. */
+	const uint8_t *auth;
+	uint32_t auth_len;
 	/* Resources kept by the slot across calls. hdr and msg are two
 	 * buffers of the client's send pool (lkey), each inline_send bytes. */
 	struct rpcrdma_pd *pd;

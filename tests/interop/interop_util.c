@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "mount.h"
+#include "rpcrdma/client.h"
 
 int iop_failures;
 enum rpcrdma_rtr iop_connect_rtr = RPCRDMA_RTR_NONE;
@@ -483,6 +484,15 @@ int iop_recv(struct iop_conn *c, struct iop_msg *m, int timeout_ms)
 }
 
 /* ---------------------------------------------------------------- calls */
+
+void iop_clnt_auth_root(struct rpcrdma_clnt_opts *co)
+{
+	static const struct rpcrdma_rpc_authsys root = {.machinename = "rpcrdma-interop"};
+
+	co->comp_mask |= RPCRDMA_CLNT_OPT_AUTH;
+	co->auth_flavor = RPCRDMA_RPC_AUTH_SYS;
+	co->auth_sys = &root;
+}
 
 int iop_encode_call(struct iop_conn *c, uint8_t *buf, size_t cap, uint32_t xid,
 		    const struct rpcrdma1_chunks *ch, uint32_t prog, uint32_t vers, uint32_t proc,

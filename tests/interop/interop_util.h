@@ -194,6 +194,13 @@ int iop_call(struct iop_conn *c, const void *msg, uint32_t len, uint32_t xid, bo
 /* NFSv3 NULL over @c (transport RDMA_MSG, no chunks), asserting the reply. */
 int iop_nfs_null(struct iop_conn *c, bool retry);
 
+/* Make the client API's calls carry AUTH_SYS root (uid 0, gid 0, no gids,
+ * machine "rpcrdma-interop"; RFC 5531 §10.2), as the raw calls above do:
+ * the guest exports sec=sys with no_root_squash (guest/nfs-server.sh), so
+ * nfsd refuses AUTH_NONE beyond the root's GETATTR/FSINFO. */
+struct rpcrdma_clnt_opts;
+void iop_clnt_auth_root(struct rpcrdma_clnt_opts *co);
+
 /* MOUNTPROC3_MNT of @path over TCP through libtirpc (clnttcp_create to
  * 127.0.0.1:@port, AUTH_SYS root). 0 and the root handle, or -1. */
 int iop_mount(uint16_t port, const char *path, uint8_t *fh, uint32_t *fhlen);

@@ -12,6 +12,10 @@
  *     first-frame nudge, see the first-call note in main); the
  *     negotiated thresholds are 4096 and the server's credit grant is 64;
  *   - GETATTR of the MOUNT root handle: a directory;
+ *   - every call carries AUTH_SYS root (RPCRDMA_CLNT_OPT_AUTH) for the
+ *     sec=sys export; LOOKUP with AUTH_NONE for that one call
+ *     (RPCRDMA_CALL_OPT_AUTH) is refused with NFS3ERR_ACCES (RFC 5531
+ *     §10.2: the server decides which flavors it accepts);
  *   - READ of read-1m (1 MiB) into a receive bulk buffer: one Write chunk,
  *     1 MiB arrived, remotely invalidated, cksum = the guest's;
  *   - WRITE of 1 MiB (Read chunk) to write-clnt, FILE_SYNC, then READ back
@@ -137,6 +141,7 @@ int main(void)
 	co.mpa_crc = 0;
 	co.timeout_ms = 15000;
 	co.remote_invalidate = 1;
+	iop_clnt_auth_root(&co); /* the export is sec=sys */
 	t0 = iop_now_ms();
 	rc = rpcrdma_clnt_create("127.0.0.1", env.rdma_port, NFS_PROGRAM, NFS_V3, &co, &cl);
 	if (rc) {
@@ -194,6 +199,28 @@ int main(void)
 		       r.GETATTR3res_u.resok.obj_attributes.type);
 		IOP_EXPECT(rc == 0 && r.status == NFS3_OK &&
 			   r.GETATTR3res_u.resok.obj_attributes.type == NF3DIR);
+	}
+	/* The export is sec=sys (guest/nfs-server.sh): the same LOOKUP with an
+	 * AUTH_NONE credential for this one call (RPCRDMA_CALL_OPT_AUTH: the
+	 * empty AUTH_NONE credential and verifier, RFC 5531 §10.1) is refused
+	 * with NFS3ERR_ACCES, where the client's AUTH_SYS root succeeds. */
+	{
+		static const uint8_t none2[16] = {0};
+		struct rpcrdma_call_opts no = {
+		    .comp_mask = RPCRDMA_CALL_OPT_AUTH, .auth = none2, .auth_len = sizeof(none2)};
+		LOOKUP3args a = {
+		    .what = {.dir = iop_fh3(&root), .name = (char *)(uintptr_t) "interop"}};
+		LOOKUP3res r;
+
+		memset(&r, 0, sizeof(r));
+		rc = rpcrdma_clnt_call(cl, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args, &a,
+				       (xdrproc_t)xdr_LOOKUP3res, &r, &no);
+		printf("LOOKUP interop with AUTH_NONE: %d, nfsstat3 %d (sec=sys export: %d "
+		       "NFS3ERR_ACCES expected)\n",
+		       rc, r.status, NFS3ERR_ACCES);
+		IOP_EXPECT(rc == 0 && r.status == NFS3ERR_ACCES);
+		if (rc == 0)
+			xdr_free((xdrproc_t)xdr_LOOKUP3res, (char *)&r);
 	}
 	if (iop_clnt_lookup(cl, &root, "interop", &dir) != 0)
 		goto out;

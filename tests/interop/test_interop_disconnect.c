@@ -334,6 +334,7 @@ static struct rpcrdma_clnt *make_clnt(uint16_t port)
 	co.timeout_ms = 20000;
 	co.remote_invalidate = 1;
 	co.retries = 3;
+	iop_clnt_auth_root(&co); /* the export is sec=sys */
 	rc = rpcrdma_clnt_create("127.0.0.1", port, NFS_PROGRAM, NFS_V3, &co, &cl);
 	if (rc) {
 		printf("rpcrdma_clnt_create(127.0.0.1:%u): %d (%s)\n", port, rc,

@@ -45,11 +45,11 @@ chmod 0666 /export/interop/*
 # threshold, which nfsd sends through the client's Reply chunk.
 mkdir -p /export/interop/dir2000
 for i in $(seq 1 2000); do : >"/export/interop/dir2000/f$i"; done
-# sec=sys:none: our client API (include/rpcrdma/client.h) sends AUTH_NONE
-# only, and nfsd answers NFS3ERR_ACCES to anything but GETATTR/FSINFO of
-# the export root from a flavor the export does not list; AUTH_NONE calls
-# run as the anonymous uid (the files are 0666). AUTH_SYS stays first.
-echo '/export *(rw,sync,no_subtree_check,no_root_squash,insecure,fsid=0,sec=sys:none)' >/etc/exports
+# sec=sys only: every client of the suite sends AUTH_SYS as root (uid 0,
+# gid 0; no_root_squash), the raw ones and the client API alike
+# (iop_clnt_auth_root, RPCRDMA_CLNT_OPT_AUTH). nfsd answers AUTH_NONE
+# with NFS3ERR_ACCES beyond GETATTR/FSINFO of the export root.
+echo '/export *(rw,sync,no_subtree_check,no_root_squash,insecure,fsid=0,sec=sys)' >/etc/exports
 run exportfs -ra
 run rpc.mountd -p 20048
 # 1 MiB READ/WRITE in one call (nfsd sizes it from RAM otherwise: 256 KiB

@@ -33,9 +33,9 @@
  *   - DESTROY_SESSION, DESTROY_CLIENTID; every reverse call received was
  *     answered (backchannel counters), none dropped.
  *
- * AUTH: the client API sends AUTH_NONE only; the export lists sec=sys:none
- * (guest/nfs-server.sh), so nfsd runs our calls as the anonymous user (the
- * files are 0666).
+ * AUTH: the forward calls carry AUTH_SYS root (RPCRDMA_CLNT_OPT_AUTH,
+ * iop_clnt_auth_root) against the sec=sys export (guest/nfs-server.sh,
+ * no_root_squash), so nfsd runs them as root.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -953,6 +953,7 @@ int main(void)
 	co.mpa_crc = 1;
 	co.timeout_ms = 20000;
 	co.remote_invalidate = 1;
+	iop_clnt_auth_root(&co); /* the export is sec=sys */
 	/* Reverse direction: chunks off (nfsd sends its callbacks inline,
 	 * svc_rdma_backchannel.c; anything else would be refused with
 	 * ERR_CHUNK and show). */
