@@ -86,7 +86,8 @@ struct rpcrdma_svc_req {
 	uint32_t msg_len; /* RPC message without the chunks: inline or Position-Zero */
 	uint32_t p0len;
 	struct {
-		uint32_t pos, len;
+		uint32_t pos, len; /* rdma_position (complete stream), data bytes */
+		uint32_t ioff;     /* the same place in the message sent inline */
 		uint8_t *data;
 	} rc[RPCRDMA_SVC_MAX_READ_CHUNKS];
 	uint32_t nrc;
@@ -427,7 +428,11 @@ static void refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err)
  * Layout. The staging buffer is the call stream exactly as the decoder
  * reads it: the inline pieces (or the Position-Zero chunk's pieces) with
  * each chunk's data at its XDR position, followed by its XDR roundup as
- * zeros (RFC 8166 §3.4.5: the requester leaves the roundup out). So the
+ * zeros (RFC 8166 §3.4.5: the requester leaves the roundup out). A
+ * position is an offset in that complete stream, so chunk i's data
+ * starts ioff = position - (data + roundup of chunks 0..i-1) bytes into
+ * the message sent inline; a chunk that carries its roundup (a length
+ * that is a multiple of 4) is accepted as well and lands the same way. So the
  * arguments decode from one flat buffer, bulk items point into it without
  * a copy, and the number of chunks is not limited by an iovec count. When a
  * Long Call (Position-Zero) also has other Read chunks, the Position-Zero
@@ -617,7 +622,7 @@ static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
 	if (r->h.proc == RPCRDMA1_MSG)
 		inl = xprt_pool_buf(&c->recvp, r->ridx) + r->h.hdr_len;
 	for (uint32_t i = 0; i < r->nrc; i++) {
-		uint32_t gap = r->rc[i].pos - prev, len = r->rc[i].len;
+		uint32_t gap = r->rc[i].ioff - prev, len = r->rc[i].len;
 		size_t pad = RPCRDMA_XDR_ROUNDUP((size_t)len) - len;
 
 		if (inl)
@@ -627,7 +632,7 @@ static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
 		off += len;
 		memset(st + off, 0, pad);
 		off += pad;
-		prev = r->rc[i].pos;
+		prev = r->rc[i].ioff;
 	}
 	if (inl)
 		memcpy(st + off, inl + prev, r->msg_len - prev);
@@ -661,11 +666,11 @@ static void pull_finish(struct rpcrdma_svc_req *r)
 	if (!r->p0len || !r->nrc)
 		return;
 	for (uint32_t i = 0; i < r->nrc; i++) {
-		uint32_t gap = r->rc[i].pos - prev;
+		uint32_t gap = r->rc[i].ioff - prev;
 
 		memcpy(st + off, p0 + prev, gap);
 		off += gap + RPCRDMA_XDR_ROUNDUP((size_t)r->rc[i].len);
-		prev = r->rc[i].pos;
+		prev = r->rc[i].ioff;
 	}
 	memcpy(st + off, p0 + prev, r->p0len - prev);
 }
@@ -758,8 +763,8 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	struct rpcrdma_svc_req *r = &c->reqs[idx];
 	const uint8_t *buf = xprt_pool_buf(&c->recvp, idx);
 	struct rpcrdma1_chunks *ch = &r->h.chunks;
-	uint64_t total = 0, w;
-	uint32_t nchunks = 0, start = 0, prev_pos = 0;
+	uint64_t total = 0, w, moved = 0;
+	uint32_t nchunks = 0, start = 0, prev_ioff = 0;
 	int rc;
 
 	/* RFC 8167 §4.1: a reverse Reply (or an RDMA_ERROR answering a reverse
@@ -814,8 +819,10 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		return;
 	}
 	/* Read chunks: Position-Zero (NOMSG) first, then the DDP items at
-	 * strictly increasing 4-aligned positions inside the message
-	 * (RFC 8166 §3.4.5), at most RPCRDMA_SVC_MAX_READ_CHUNKS of them. */
+	 * 4-aligned positions in the complete stream (RFC 8166 §3.4.5), each
+	 * at or after the end of the previous one's data and roundup (moved:
+	 * the stream bytes of the chunks so far), at most
+	 * RPCRDMA_SVC_MAX_READ_CHUNKS of them. */
 	while (start < ch->nreads) {
 		uint32_t pos, nsegs;
 		uint64_t clen;
@@ -827,13 +834,15 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		if (pos == 0 && nchunks == 0 && r->h.proc == RPCRDMA1_NOMSG) {
 			r->p0len = (uint32_t)clen;
 		} else {
-			if (r->nrc >= RPCRDMA_SVC_MAX_READ_CHUNKS || (r->nrc && pos <= prev_pos) ||
-			    pos == 0 || (pos & 3))
+			if (r->nrc >= RPCRDMA_SVC_MAX_READ_CHUNKS || pos == 0 || (pos & 3) ||
+			    pos < moved || pos - moved < prev_ioff)
 				goto chunk_err;
 			r->rc[r->nrc].pos = pos;
 			r->rc[r->nrc].len = (uint32_t)clen;
+			r->rc[r->nrc].ioff = (uint32_t)(pos - moved);
+			prev_ioff = r->rc[r->nrc].ioff;
 			r->nrc++;
-			prev_pos = pos;
+			moved += RPCRDMA_XDR_ROUNDUP(clen);
 		}
 		total += clen;
 		nchunks++;
@@ -843,7 +852,7 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	    rpcrdma1_reply_chunk_length(ch, &w) || w > s->max_chunk)
 		goto chunk_err;
 	r->msg_len = r->h.proc == RPCRDMA1_MSG ? len - (uint32_t)r->h.hdr_len : r->p0len;
-	if (r->nrc && r->rc[r->nrc - 1].pos > r->msg_len)
+	if (r->nrc && r->rc[r->nrc - 1].ioff > r->msg_len)
 		goto chunk_err; /* position out of range */
 	if (!nchunks) {
 		queue_ready(s, r, runnow);

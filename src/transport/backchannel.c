@@ -214,8 +214,8 @@ int xprt_bc_read_plan(const struct rpcrdma1_hdr *h, size_t inline_len, uint64_t 
 		      uint32_t *p0len, struct xprt_rchunk *rc, uint32_t *nrc, uint64_t *total)
 {
 	const struct rpcrdma1_chunks *ch = &h->chunks;
-	uint32_t start = 0, n = 0, prev = 0, nchunks = 0;
-	uint64_t sum = 0;
+	uint32_t start = 0, n = 0, nchunks = 0;
+	uint64_t sum = 0, moved = 0, prev_ioff = 0;
 
 	*p0len = 0;
 	if (rpcrdma1_check_call(h))
@@ -229,17 +229,20 @@ int xprt_bc_read_plan(const struct rpcrdma1_hdr *h, size_t inline_len, uint64_t 
 		if (pos == 0 && nchunks == 0 && h->proc == RPCRDMA1_NOMSG) {
 			*p0len = (uint32_t)clen;
 		} else {
-			/* Positions strictly increase so the splice is one pass;
-			 * inline, they must lie inside the message. */
-			if (n >= RPCRDMA_MAX_BULK || pos == 0 || (n && pos <= prev))
+			/* Positions are in the complete stream (RFC 8166
+			 * §3.4.5): each at or after the end of the previous
+			 * chunk's data + roundup (moved), so the splice is one
+			 * pass; inline, they must lie inside the message. */
+			if (n >= RPCRDMA_MAX_BULK || pos == 0 || pos < moved || pos - moved < prev_ioff)
 				return -EINVAL;
-			if (h->proc != RPCRDMA1_NOMSG && pos > inline_len)
+			prev_ioff = pos - moved;
+			if (h->proc != RPCRDMA1_NOMSG && pos - moved > inline_len)
 				return -EINVAL;
 			rc[n].pos = pos;
 			rc[n].len = (uint32_t)clen;
 			rc[n].data = NULL;
 			n++;
-			prev = pos;
+			moved += RPCRDMA_XDR_ROUNDUP(clen);
 		}
 		sum += clen;
 		if (sum > max_total)
@@ -261,10 +264,17 @@ int xprt_bc_splice(struct rpcrdma_xdr *x, const uint8_t *base, uint32_t blen,
 	unsigned int n = 0;
 
 	/* At most 3 iovecs per chunk + 1 (RPCRDMA_MAX_BULK 4 -> 13 <= 16). */
-	for (uint32_t i = 0; i < nrc; i++) {
-		uint32_t pos = rc[i].pos;
-		uint32_t pad = (uint32_t)(RPCRDMA_XDR_ROUNDUP(rc[i].len) - rc[i].len);
+	uint64_t moved = 0;
 
+	for (uint32_t i = 0; i < nrc; i++) {
+		uint32_t pad = (uint32_t)(RPCRDMA_XDR_ROUNDUP(rc[i].len) - rc[i].len);
+		uint32_t pos;
+
+		/* RFC 8166 §3.4.5: rc[i].pos counts the earlier chunks. */
+		if (rc[i].pos < moved)
+			return -EINVAL;
+		pos = (uint32_t)(rc[i].pos - moved);
+		moved += RPCRDMA_XDR_ROUNDUP(rc[i].len);
 		if (pos > blen || pos < cur || (pos & 3))
 			return -EINVAL;
 		if (pos > cur) {

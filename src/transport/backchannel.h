@@ -106,8 +106,10 @@ struct xprt_rchunk {
 /*
  * The Read list of a received call, as the responder will pull it: an
  * optional Position-Zero chunk (RDMA_NOMSG, Long Call) and up to
- * RPCRDMA_MAX_BULK DDP chunks at increasing non-zero positions inside the
- * inline message of @inline_len bytes. Fills *p0len, rc[].pos/.len, *nrc
+ * RPCRDMA_MAX_BULK DDP chunks at increasing non-zero positions in the
+ * complete stream (RFC 8166 §3.4.5: a position counts the data + roundup
+ * of the chunks before it) that fall inside the inline message of
+ * @inline_len bytes once those are taken out. Fills *p0len, rc[].pos/.len, *nrc
  * and *total (bytes to read). -EINVAL when the list cannot be used (the
  * caller answers ERR_CHUNK, RFC 8166 §4.5.2).
  */

@@ -8,7 +8,10 @@
  *   requester, call: the length word stays inline, the data leaves the
  *     stream and becomes a Read chunk at the data's XDR position; the XDR
  *     roundup is neither in the chunk nor inline (RFC 8166 §3.4.5 "Read
- *     chunk roundup", as Linux's client sends it);
+ *     chunk roundup", as Linux's client sends it). The position is the
+ *     one in the complete stream, as if every earlier chunk's data and
+ *     roundup were still inline (RFC 8166 §3.4.5), not the offset in the
+ *     reduced stream sent inline;
  *   requester, reply: item i may have been written into Write chunk i
  *     (RFC 8166 §3.4.6), with no roundup inline after it;
  *   responder, call: the stream was spliced back together (splice.c), so
@@ -38,6 +41,7 @@ void xprt_ddp_init(struct xprt_ddp *d, enum xprt_ddp_role role)
 	d->threshold = 0;
 	d->no_ddp = false;
 	d->nitems = 0;
+	d->elided = 0;
 	d->recv_bulk = NULL;
 	d->nrecv_bulk = 0;
 	d->nplaced = 0;
@@ -75,9 +79,12 @@ static bool_t bulk_encode(XDR *xdrs, struct xprt_ddp *d, struct rpcrdma_bulk *b)
 	    d->nitems < RPCRDMA_MAX_BULK) {
 		struct xprt_ddp_item *it = &d->items[d->nitems++];
 
-		it->pos = XDR_GETPOS(xdrs);
+		/* RFC 8166 §3.4.5: rdma_position counts the data and XDR
+		 * roundup of the chunks before this one. */
+		it->pos = XDR_GETPOS(xdrs) + d->elided;
 		it->len = len;
 		it->base = b->base;
+		d->elided += (uint32_t)RPCRDMA_XDR_ROUNDUP((size_t)len);
 		return TRUE;
 	}
 	if (d && d->role == XPRT_DDP_SVC_ENC && i < d->nwrite && len && len <= d->write_cap[i]) {

@@ -63,7 +63,8 @@ static int build_lists(struct xprt_call *c, const struct xprt_ddp *d, bool long_
 		seg.length = d->items[i].len;
 		seg.offset = rpcrdma_mr_offset(c->mr[XPRT_MR_READ0 + i]);
 		/* RFC 8166 §3.4.5: the chunk carries the item's data without
-		 * its XDR roundup; the position is the data's offset. */
+		 * its XDR roundup; the position is the data's offset in the
+		 * complete stream (ddp.c counts earlier chunks back in). */
 		rc = rpcrdma1_chunks_add_read(ch, d->items[i].pos, &seg);
 		if (rc)
 			return rc;

@@ -749,10 +749,14 @@ int rpcrdma1_check_reply(const struct rpcrdma1_hdr *h)
 		rc = rpcrdma1_reply_chunk_length(c, &reply);
 	if (rc)
 		return -EINVAL;
+	(void)written; /* Write chunks may carry data with either form */
 	if (h->proc == RPCRDMA1_MSG)
 		return reply == 0 ? 0 : -EINVAL;
-	/* RFC 8166 §3.5.3.2 Long Reply */
-	return reply != 0 && written == 0 ? 0 : -EINVAL;
+	/* RFC 8166 §3.5.3.2 Long Reply: the rest of the reply (what the
+	 * Write chunks do not carry, §3.4.6) is in the Reply chunk. Linux
+	 * svc_rdma_sendto fills the Write list and answers RDMA_NOMSG
+	 * whenever a Reply chunk was offered. */
+	return reply != 0 ? 0 : -EINVAL;
 }
 
 int rpcrdma1_write_chunk_length(const struct rpcrdma1_chunks *c, uint32_t i, uint64_t *length)

@@ -222,10 +222,12 @@ int rpcrdma1_check_call(const struct rpcrdma1_hdr *h);
  *     responder-provided Read chunks of the reliable-reply draft need their
  *     own check;
  *   - RDMA_MSG: the reply is inline, so no Reply chunk bytes were written
- *     (a Reply chunk may be echoed back with length 0);
+ *     (a Reply chunk may be echoed back with length 0); Write chunks may
+ *     carry result data (RFC 8166 §3.4.6), the rest is inline;
  *   - RDMA_NOMSG (Long Reply, RFC 8166 §3.5.3.2): the reply is in the Reply
- *     chunk, which must show some bytes written, and no Write chunk may
- *     show any;
+ *     chunk, which must show some bytes written; Write chunks may carry
+ *     result data too (the Write list and the Reply chunk in one reply, as
+ *     Linux svc_rdma_sendto sends whenever a Reply chunk was offered);
  *   - RDMA_ERROR: nothing to check;
  *   - RDMA_MSGP, RDMA_DONE: not a reply.
  */

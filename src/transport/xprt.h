@@ -139,7 +139,9 @@ enum xprt_ddp_role {
 };
 
 struct xprt_ddp_item {
-	uint32_t pos; /* XDR position of the item's data (after its length word) */
+	/* CLNT_ENC: XDR position of the item's data (after its length word)
+	 * in the complete stream (RFC 8166 §3.4.5); SVC_ENC: Write chunk index */
+	uint32_t pos;
 	uint32_t len;
 	const void *base;
 };
@@ -155,6 +157,9 @@ struct xprt_ddp {
 	 * chunk (pos = Write chunk index) */
 	uint32_t nitems;
 	struct xprt_ddp_item items[RPCRDMA_MAX_BULK];
+	/* CLNT_ENC: stream bytes (data + roundup) moved to Read chunks so
+	 * far; the reduced stream's offset + this = the position */
+	uint32_t elided;
 	/* CLNT_DEC */
 	const struct rpcrdma_buf *recv_bulk;
 	uint32_t nrecv_bulk;

@@ -739,11 +739,21 @@ static void test_checks(void)
 	CHECK_RC(rpcrdma1_check_reply(&h), 0);
 	h.chunks.reply[0].length = 8; /* MSG, yet Reply chunk bytes written */
 	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
-	h.proc = RPCRDMA1_NOMSG; /* Long Reply, but Write chunk bytes too */
+	/* RFC 8166 §3.4.6 + §3.5.3.2: a Long Reply whose Write chunk carries
+	 * the result data and whose Reply chunk carries the rest of the
+	 * reply (Linux svc_rdma_sendto sends this whenever a Reply chunk was
+	 * offered): valid. */
+	h.proc = RPCRDMA1_NOMSG;
+	h.chunks.reply[0].length = 200;
+	if (rpcrdma1_check_reply(&h) != 0)
+		fprintf(stderr, "RFC 8166 §3.5.3.2: RDMA_NOMSG with a filled Write list refused\n");
+	CHECK_RC(rpcrdma1_check_reply(&h), 0);
+	h.chunks.wsegs[0].length = 0; /* Write chunk echoed unused */
+	CHECK_RC(rpcrdma1_check_reply(&h), 0);
+	h.chunks.wsegs[0].length = 4096;
+	h.chunks.reply[0].length = 0; /* Long Reply with nothing written */
 	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
 	h.chunks.wsegs[0].length = 0;
-	CHECK_RC(rpcrdma1_check_reply(&h), 0);
-	h.chunks.reply[0].length = 0; /* Long Reply with nothing written */
 	CHECK_RC(rpcrdma1_check_reply(&h), -EINVAL);
 	h.chunks.reply_present = false;
 	h.chunks.nreply = 0;

@@ -17,7 +17,8 @@
  *   Read chunk position not 4-aligned      ERR_CHUNK
  *   RPCRDMA_SVC_MAX_READ_CHUNKS + 1 Read chunks  ERR_CHUNK
  *   Write chunk smaller than the result, no Reply chunk  ERR_CHUNK
- *   8 Read chunks at increasing positions  served, bytes in order
+ *   8 Read chunks at RFC 8166 §3.4.5 positions (complete stream), roundup
+ *     elided and roundup carried   served, bytes in order
  *   a well-formed NULL call        RDMA_MSG reply, SUCCESS
  * and a normal client keeps being served meanwhile. Then, with a normal
  * client: a reply that fits neither inline nor a Reply chunk makes the
@@ -183,6 +184,75 @@ static void expect_err_chunk(struct raw *rp, uint32_t xid)
 			n > 0 ? m[0] : 0);
 }
 
+/*
+ * RFC 8166 §3.4.5: a conforming requester's call with eight Read chunks, as
+ * Linux would build it by hand: rdma_position is the item's offset in the
+ * complete XDR stream, as if every chunk's data (with its XDR roundup) were
+ * inline, while only the length words travel inline. @with_pad: each chunk
+ * carries its item's roundup too (length rounded up to 4), the other form
+ * a responder must accept. The XT_BULK8 procedure hashes the bytes in
+ * order; a splice at the wrong offsets gives a wrong hash, GARBAGE_ARGS or
+ * ERR_CHUNK.
+ */
+static void bulk8_call(struct raw *rp, uint32_t xid, bool with_pad)
+{
+	static const uint32_t lens[8] = {5, 8, 13, 1, 100, 3, 64, 7};
+	uint8_t src[320], cat[256], *p = src;
+	struct rpcrdma_mr *smr = NULL;
+	uint32_t mm[128], m[64], total = 0, pos = 40;
+	size_t k = 0;
+	int n;
+
+	memset(src, 0, sizeof(src));
+	XT_CHECK(rpcrdma_mr_reg(rp->pd, src, sizeof(src),
+				RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_READ, &smr) == 0);
+	mm[k++] = xid;
+	mm[k++] = 1;
+	mm[k++] = 1;
+	mm[k++] = 0;
+	for (uint32_t i = 0; i < 8; i++) {
+		uint64_t off = rpcrdma_mr_offset(smr) + (uint64_t)(p - src);
+		uint32_t rup = (lens[i] + 3u) & ~3u;
+
+		xt_fill(p, lens[i], 80 + i);
+		memcpy(cat + total, p, lens[i]);
+		pos += 4; /* the item's length word (inline) */
+		mm[k++] = 1;
+		mm[k++] = pos; /* the data, in the complete stream */
+		mm[k++] = rpcrdma_mr_stag(smr);
+		mm[k++] = with_pad ? rup : lens[i];
+		mm[k++] = (uint32_t)(off >> 32);
+		mm[k++] = (uint32_t)off;
+		p += rup;
+		pos += rup; /* data + roundup, although not inline */
+		total += lens[i];
+	}
+	mm[k++] = 0;
+	mm[k++] = 0;
+	mm[k++] = 0;
+	const uint32_t rpc[] = {xid, 0, 2, XTEST_PROG, XTEST_VERS, XT_BULK8, 0, 0, 0, 0};
+
+	memcpy(mm + k, rpc, sizeof(rpc));
+	k += 10;
+	for (uint32_t i = 0; i < 8; i++)
+		mm[k++] = lens[i]; /* each item's length word stays inline */
+	XT_CHECK(raw_send(rp, mm, k) == 0);
+	n = raw_recv(rp, m, 64, 3000);
+	uint64_t h = xt_hash(cat, total);
+
+	/* RDMA_MSG, empty lists, accepted SUCCESS, hash (hyper), total */
+	bool ok = n == 16 && m[0] == xid && m[3] == 0 && m[7] == xid && m[8] == 1 && m[12] == 0 &&
+		  m[13] == (uint32_t)(h >> 32) && m[14] == (uint32_t)h && m[15] == total;
+	XT_CHECK(ok);
+	if (!ok)
+		fprintf(stderr,
+			"  RFC 8166 §3.4.5: 8 Read chunks at complete-stream positions (%s) "
+			"misassembled: %d words, proc %u, accept_stat %u\n",
+			with_pad ? "roundup in the chunks" : "roundup elided", n,
+			n > 3 ? m[3] : 0, n > 12 ? m[12] : 0);
+	rpcrdma_mr_dereg(smr);
+}
+
 static void hostile(uint16_t port, struct rpcrdma_clnt *good)
 {
 	struct raw r;
@@ -273,55 +343,12 @@ static void hostile(uint16_t port, struct rpcrdma_clnt *good)
 	     XTEST_VERS, XT_READ, 0, 0, 0, 0, 4096, 1);
 	expect_err_chunk(&r, 0x38);
 	/* Eight Read chunks (more than the old limit of 4, within
-	 * RPCRDMA_SVC_MAX_READ_CHUNKS) at increasing positions, odd lengths:
-	 * the server pulls each from our memory and the procedure sees the
-	 * bytes in order (hash and total in the reply). */
-	{
-		static const uint32_t lens[8] = {5, 8, 13, 1, 100, 3, 64, 7};
-		uint8_t src[256], *p = src;
-		struct rpcrdma_mr *smr = NULL;
-		uint32_t mm[128], total = 0;
-		size_t k = 0;
-
-		xt_fill(src, sizeof(src), 8);
-		XT_CHECK(rpcrdma_mr_reg(r.pd, src, sizeof(src),
-					RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_READ,
-					&smr) == 0);
-		mm[k++] = 0x39;
-		mm[k++] = 1;
-		mm[k++] = 1;
-		mm[k++] = 0;
-		for (uint32_t i = 0; i < 8; i++) {
-			uint64_t off = rpcrdma_mr_offset(smr) + (uint64_t)(p - src);
-
-			mm[k++] = 1;
-			mm[k++] = 40 + 4 * (i + 1); /* the data follows its length word */
-			mm[k++] = rpcrdma_mr_stag(smr);
-			mm[k++] = lens[i];
-			mm[k++] = (uint32_t)(off >> 32);
-			mm[k++] = (uint32_t)off;
-			p += lens[i];
-			total += lens[i];
-		}
-		mm[k++] = 0;
-		mm[k++] = 0;
-		mm[k++] = 0;
-		const uint32_t rpc[] = {0x39, 0, 2, XTEST_PROG, XTEST_VERS, XT_BULK8, 0, 0, 0, 0};
-
-		memcpy(mm + k, rpc, sizeof(rpc));
-		k += 10;
-		for (uint32_t i = 0; i < 8; i++)
-			mm[k++] = lens[i]; /* each item's length word stays inline */
-		XT_CHECK(raw_send(&r, mm, k) == 0);
-		n = raw_recv(&r, m, 64, 3000);
-		uint64_t h = xt_hash(src, total);
-
-		/* RDMA_MSG, empty lists, accepted SUCCESS, hash (hyper), total */
-		XT_CHECK(n == 16 && m[0] == 0x39 && m[3] == 0 && m[7] == 0x39 && m[8] == 1 &&
-			 m[12] == 0 && m[13] == (uint32_t)(h >> 32) && m[14] == (uint32_t)h &&
-			 m[15] == total);
-		rpcrdma_mr_dereg(smr);
-	}
+	 * RPCRDMA_SVC_MAX_READ_CHUNKS) at their RFC 8166 §3.4.5 positions,
+	 * odd lengths, as a conforming requester sends them: the roundup
+	 * elided, then each data item's roundup carried in its chunk (the
+	 * responder accepts both). The procedure sees the bytes in order. */
+	bulk8_call(&r, 0x39, false);
+	bulk8_call(&r, 0x3a, true);
 	/* The server still serves others... */
 	XT_CHECK(rpcrdma_clnt_call(good, XT_NULL, NULL, NULL, NULL, NULL, NULL) == 0);
 	/* ... and this peer too: a well-formed NULL call. */

@@ -45,6 +45,50 @@ bool_t xdr_xt_opaque(XDR *x, struct xt_opaque *o)
 	return xdr_bytes(x, &o->val, &o->len, ~0u);
 }
 
+bool_t xdr_xt_readn_args(XDR *x, struct xt_readn_args *a)
+{
+	return xdr_u_int(x, &a->n) && xdr_u_int(x, &a->len) && xdr_u_int(x, &a->seed) &&
+	       xdr_u_int(x, &a->tail);
+}
+
+bool_t xdr_xt_readn_res(XDR *x, struct xt_readn_res *r)
+{
+	if (!xdr_u_int(x, &r->n) || r->n > XT_READN_MAX)
+		return FALSE;
+	for (uint32_t i = 0; i < r->n; i++)
+		if (!xdr_rpcrdma_bulk(x, &r->b[i]))
+			return FALSE;
+	return xdr_xt_opaque(x, &r->tail);
+}
+
+static void readn(struct rpcrdma_svc_req *req)
+{
+	struct xt_readn_args a = {0};
+	struct xt_readn_res r;
+	uint8_t *mem;
+	int ok;
+
+	memset(&r, 0, sizeof(r));
+	ok = rpcrdma_svc_getargs(req, (xdrproc_t)xdr_xt_readn_args, &a) == 0 &&
+	     a.n <= XT_READN_MAX && a.len <= (16u << 20) && a.tail <= (1u << 20);
+	mem = ok ? malloc((size_t)a.n * a.len + a.tail + 1) : NULL;
+	if (!mem) {
+		rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+		return;
+	}
+	r.n = a.n;
+	for (uint32_t i = 0; i < a.n; i++) {
+		r.b[i].base = mem + (size_t)i * a.len;
+		r.b[i].len = a.len;
+		xt_fill(r.b[i].base, a.len, a.seed + i);
+	}
+	r.tail.val = (char *)mem + (size_t)a.n * a.len;
+	r.tail.len = a.tail;
+	xt_fill(r.tail.val, a.tail, a.seed ^ 0x5a5au);
+	rpcrdma_svc_reply(req, (xdrproc_t)xdr_xt_readn_res, &r);
+	free(mem);
+}
+
 static atomic_uint inflight, maxinfl;
 
 static void dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ctx)
@@ -171,6 +215,10 @@ static void dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void
 		rpcrdma_svc_reply(req, (xdrproc_t)xdr_xt_bulk8_res, &res);
 		return;
 	}
+	case XT_READN:
+		atomic_fetch_sub(&inflight, 1);
+		readn(req);
+		return;
 	case XT_MAXINFL: {
 		u_int v = atomic_load(&maxinfl);
 

@@ -28,6 +28,7 @@ enum {
 	XT_SLOW = 6,     /* u_int ms -> u_int calls in progress when it arrived */
 	XT_MAXINFL = 7,  /* void -> u_int most calls in progress at once so far */
 	XT_BULK8 = 8,    /* 8 x bulk -> {u_hyper hash of their bytes in order; u_int total} */
+	XT_READN = 9,    /* {u_int n, len, seed, tail} -> {u_int n; n x bulk; opaque tail<>} */
 };
 
 struct xt_write_args {
@@ -68,6 +69,22 @@ struct xt_bulk8_res {
 };
 bool_t xdr_xt_bulk8_res(XDR *x, struct xt_bulk8_res *r);
 bool_t xdr_xt_opaque(XDR *x, struct xt_opaque *o);
+
+/* XT_READN: n (at most XT_READN_MAX) result bulk items of len bytes, item
+ * i filled with xt_fill(seed + i), then an opaque<> of tail bytes filled
+ * with xt_fill(seed ^ 0x5a5a): result data by Write chunks, the rest
+ * inline or in the Reply chunk. */
+#define XT_READN_MAX 16u
+struct xt_readn_args {
+	uint32_t n, len, seed, tail;
+};
+struct xt_readn_res {
+	uint32_t n;
+	rpcrdma_bulk b[XT_READN_MAX];
+	struct xt_opaque tail;
+};
+bool_t xdr_xt_readn_args(XDR *x, struct xt_readn_args *a);
+bool_t xdr_xt_readn_res(XDR *x, struct xt_readn_res *r);
 
 static inline uint64_t xt_hash(const void *p, size_t n)
 {
