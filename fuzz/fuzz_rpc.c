@@ -72,7 +72,23 @@ static void check_call(struct rpcrdma_xdr *x)
 
 	if (rpcrdma_rpc_decode_call(x, &c) != 0) {
 		ASSERT(rpcrdma_xdr_getpos(x) == pos);
+		/* What the server answers a header it cannot decode: an
+		 * oversize opaque_auth is AUTH_BADCRED / AUTH_BADVERF. */
+		struct rpcrdma_rpc_reply o;
+		if (rpcrdma_rpc_oversize_auth(x, &o) == 1)
+			ASSERT(o.reply_stat == RPCRDMA_RPC_MSG_DENIED &&
+			       (o.auth_stat == RPCRDMA_RPC_AUTH_BADCRED ||
+				o.auth_stat == RPCRDMA_RPC_AUTH_BADVERF));
+		ASSERT(rpcrdma_xdr_getpos(x) == pos);
 		return;
+	}
+	/* A decodable call never looks oversize. */
+	{
+		struct rpcrdma_rpc_reply o;
+		struct rpcrdma_xdr y = *x;
+
+		rpcrdma_xdr_setpos(&y, pos);
+		ASSERT(rpcrdma_rpc_oversize_auth(&y, &o) == 0);
 	}
 	rpcrdma_xdr_init(&e, out, sizeof(out), RPCRDMA_XDR_ENCODE);
 	ASSERT(rpcrdma_rpc_encode_call(&e, &c) == 0);

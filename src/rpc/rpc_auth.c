@@ -247,10 +247,11 @@ int rpcrdma_rpc_check_cred_verf(const void *buf, size_t len)
 	/* The cursor takes a mutable buffer: decode a copy. */
 	memcpy(copy, buf, len);
 	rpcrdma_xdr_init(&x, copy, len, RPCRDMA_XDR_DECODE);
-	if (rpcrdma_rpc_decode_auth(&x, &a) || rpcrdma_rpc_decode_auth(&x, &a) ||
-	    rpcrdma_xdr_remaining(&x) != 0)
-		return -EINVAL;
-	return 0;
+	/* credential, then verifier, then nothing */
+	for (int i = 0; i < 2; i++)
+		if (rpcrdma_rpc_decode_auth(&x, &a))
+			return -EINVAL;
+	return rpcrdma_xdr_remaining(&x) == 0 ? 0 : -EINVAL;
 }
 
 int rpcrdma_rpc_oversize_auth(const struct rpcrdma_xdr *x, struct rpcrdma_rpc_reply *r)

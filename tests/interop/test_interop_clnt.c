@@ -21,7 +21,9 @@
  *   - WRITE of 1 MiB (Read chunk) to write-clnt, FILE_SYNC, then READ back
  *     identical; expected-clnt.cksum for interop_write_verify;
  *   - READDIRPLUS of dir2000 with a 64 KiB reply size: long replies by
- *     Reply chunk (RDMA_NOMSG), 2,000 entries.
+ *     Reply chunk (RDMA_NOMSG), 2,000 entries;
+ *   - one READDIRPLUS of 32 KiB through the TI-RPC CLIENT adapter with an
+ *     AUTH_SYS cl_auth: the adapter's own Reply chunk carries it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -396,6 +398,48 @@ int main(void)
 		printf("READDIRPLUS dir2000: %u entries in %u calls, %u long replies\n", n, calls,
 		       longs);
 		IOP_EXPECT(eof && n == 2002 && longs >= 1);
+	}
+
+	/* The same through the TI-RPC CLIENT adapter (what rpcgen stubs use)
+	 * with an AUTH_SYS cl_auth: one READDIRPLUS whose reply (up to 32 KiB)
+	 * exceeds the 4 KiB inline threshold arrives through the Reply chunk
+	 * the adapter offers on its own (RFC 8166 §3.5.3.2; issue 13 defect
+	 * 7), and nfsd accepts the cl_auth credential (defect 6). */
+	if (iop_clnt_lookup(cl, &dir, "dir2000", &f) == 0) {
+		CLIENT *tc = rpcrdma_clnt_tirpc(cl);
+		READDIRPLUS3args a = {.dir = iop_fh3(&f), .dircount = 32768, .maxcount = 32768};
+		READDIRPLUS3res r;
+		struct rpcrdma_xprt_stats s0, s1;
+		struct timeval tv = {15, 0};
+		enum clnt_stat cs = RPC_FAILED;
+		unsigned int n = 0;
+
+		IOP_CHECK(tc != NULL);
+		memset(&r, 0, sizeof(r));
+		IOP_EXPECT(rpcrdma_clnt_stats(cl, &s0) == 0);
+		if (tc) {
+			tc->cl_auth =
+			    authunix_create((char *)(uintptr_t) "rpcrdma-interop", 0, 0, 0, NULL);
+			cs = clnt_call(tc, NFSPROC3_READDIRPLUS, (xdrproc_t)xdr_READDIRPLUS3args,
+				       (char *)&a, (xdrproc_t)xdr_READDIRPLUS3res, (char *)&r, tv);
+		}
+		IOP_EXPECT(rpcrdma_clnt_stats(cl, &s1) == 0);
+		if (cs == RPC_SUCCESS && r.status == NFS3_OK)
+			for (entryplus3 *e = r.READDIRPLUS3res_u.resok.reply.entries; e;
+			     e = e->nextentry)
+				n++;
+		printf("CLIENT adapter READDIRPLUS dir2000 (AUTH_SYS cl_auth): clnt_stat %d, "
+		       "nfsstat3 %d, %u entries, %llu bytes written into the Reply chunk\n",
+		       (int)cs, r.status, n, (unsigned long long)(s1.reply_bytes - s0.reply_bytes));
+		IOP_EXPECT(cs == RPC_SUCCESS && r.status == NFS3_OK && n >= 100);
+		IOP_EXPECT(s1.reply_bytes - s0.reply_bytes > 4096);
+		if (cs == RPC_SUCCESS)
+			clnt_freeres(tc, (xdrproc_t)xdr_READDIRPLUS3res, (char *)&r);
+		if (tc) {
+			auth_destroy(tc->cl_auth);
+			tc->cl_auth = NULL;
+			clnt_destroy(tc);
+		}
 	}
 
 out:
