@@ -157,6 +157,12 @@ struct rpcrdma_xprt_stats {
 	uint64_t rpc_errors;                /* RPC replies other than SUCCESS */
 	uint64_t decode_errors;             /* results/arguments that did not decode */
 	uint64_t conn_errors;               /* connections lost or refused */
+
+	/* client: replies whose RPC XID is not their call's (RFC 8166
+	 * §4.2.1), dropped */
+	uint64_t xid_mismatches;
+	/* client without a backchannel: RPC CALLs received, dropped */
+	uint64_t unexpected_calls;
 	/* state (current) */
 	uint32_t credits;         /* client: latest grant (0 as 1); server: grant */
 	uint32_t outstanding;     /* calls on the wire now */

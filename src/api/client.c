@@ -148,7 +148,7 @@ struct rpcrdma_clnt {
 	uint32_t nrpend;
 	struct clnt_testhook hook;
 	/* RFC 8167 (backchannel.c, rpcrdma_clnt_create_bc), or NULL. Receives
-	 * posted: nrecv = nslots + its reverse credits (§4.3.1). */
+	 * posted: nrecv = nslots + 1 spare + its reverse credits (§4.3.1). */
 	struct bc_clnt *bc;
 	uint32_t nrecv;
 	uint32_t bc_wrs; /* send work requests it may have posted at once */
@@ -671,7 +671,49 @@ static struct clnt_slot *slot_by_xid(struct rpcrdma_clnt *c, uint32_t xid)
 	return s;
 }
 
-static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc,
+/* RFC 8166 §4.2.1: a reply's rdma_xid repeats the XID of its RPC message,
+ * which is the call's (RFC 5531 §9), and that message is a REPLY. The
+ * message is inline after the header (RDMA_MSG) or in the call's Reply
+ * chunk (RDMA_NOMSG); an RDMA_ERROR carries none. 0: nothing against it
+ * (what the decoder objects to completes the call with its error); 1: a
+ * different RPC XID; 2: a CALL. */
+static int reply_rpc_check(const struct clnt_slot *s, const uint8_t *buf, uint32_t len,
+			   const struct rpcrdma1_hdr *h)
+{
+	const uint8_t *msg;
+	uint64_t mlen;
+	uint32_t w[2];
+
+	if (h->vers != RPCRDMA1_VERSION)
+		return 0;
+	if (h->proc == RPCRDMA1_MSG) {
+		if (h->hdr_len > len)
+			return 0;
+		msg = buf + h->hdr_len;
+		mlen = len - h->hdr_len;
+	} else if (h->proc == RPCRDMA1_NOMSG) {
+		if (!s->call.reply_offered || rpcrdma1_reply_chunk_length(&h->chunks, &mlen) ||
+		    mlen > s->call.reply_cap)
+			return 0;
+		msg = s->call.lreply.buf;
+	} else {
+		return 0;
+	}
+	if (mlen < sizeof(w))
+		return 0;
+	memcpy(w, msg, sizeof(w));
+	if (ntohl(w[1]) == 0) /* msg_type CALL */
+		return 2;
+	return ntohl(w[0]) != s->call.xid ? 1 : 0;
+}
+
+/* A received message that is not a reverse call. True when it ended a call
+ * on the wire (its receive is given back with the next call, see rpend);
+ * false when it was dropped (a reply to no call on the wire, a duplicate,
+ * a late one after the connection's call is gone, a wrong RPC XID, a CALL):
+ * the caller re-posts that receive at once, so the calls on the wire keep
+ * one posted receive each. */
+static bool handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc,
 			 struct cb_list *cbl)
 {
 	const uint8_t *buf = xprt_pool_buf(&c->recvp, idx);
@@ -683,11 +725,11 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 	/* RFC 8167 §4.1: a reverse Call (msg_type CALL) lands in any receive
 	 * buffer; the backchannel copies it out, the buffer is re-posted. */
 	if (c->bc && bc_clnt_recv(c->bc, buf, len))
-		return;
+		return true; /* re-posted at once (handle_wc: c->bc) */
 	c->st.inline_bytes_rx += len;
 	if (len < RPCRDMA1_FIXED_SIZE) {
 		c->st.bad_headers++;
-		return;
+		return false;
 	}
 	/* The common Short reply word by word (short.c), else in full. */
 	rc = xprt_short_decode_hdr(buf, len, h) ? 0 : rpcrdma1_decode_buf(buf, len, h);
@@ -695,7 +737,19 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 	if (!s) {
 		/* Not fatal: count and drop. */
 		c->st.unmatched_replies++;
-		return;
+		return false;
+	}
+	if (!rc) {
+		int bad = reply_rpc_check(s, buf, len, h);
+
+		if (bad) {
+			/* Not this call's reply: it stays on the wire. */
+			if (bad == 2)
+				c->st.unexpected_calls++;
+			else
+				c->st.xid_mismatches++;
+			return false;
+		}
 	}
 	/* RFC 8166 §3.3.1; with a backchannel, RFC 8167 §4.1: an RDMA_ERROR's
 	 * direction cannot be told from the message, its credit is ignored. */
@@ -708,10 +762,10 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 	if (s->zombie) {
 		c->st.unmatched_replies++;
 		slot_free(c, s);
-		return;
+		return true;
 	}
 	if (s->done)
-		return;
+		return true;
 	/* RFC 8797 §4 / RFC 8166 §3.4.?: the responder may have invalidated
 	 * our one exposed STag; everything else is invalidated here, before
 	 * the call completes. */
@@ -758,6 +812,7 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 	}
 	c->st.replies++;
 	slot_complete(c, s, st, cbl);
+	return true;
 }
 
 static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_list *cbl)
@@ -781,10 +836,11 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 	}
 	if (kind != WR_RECV || idx >= c->nrecv)
 		return;
-	handle_reply(c, idx, wc, cbl);
+	bool ended = handle_reply(c, idx, wc, cbl);
+
 	if (c->state != C_UP)
 		return;
-	if (!c->bc && c->nrpend < c->nrecv) {
+	if (ended && !c->bc && c->nrpend < c->nrecv) {
 		/* posted with the next call (transmit; see rpend) */
 		c->rpend[c->nrpend].wr_id = mk_wrid(c->gen, WR_RECV, idx);
 		c->rpend_sge[c->nrpend].addr = (uint64_t)(uintptr_t)xprt_pool_buf(&c->recvp, idx);
@@ -1198,7 +1254,10 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 	    &c->dev);
 	if (!rc)
 		rc = rpcrdma_pd_alloc(c->dev, &c->pd);
-	c->nrecv = c->nslots + (bc ? bc_clnt_extra_recvs(bc) : 0);
+	/* One spare receive: a message no call expects (a duplicate reply
+	 * when no call is on the wire) lands in it and it is re-posted at
+	 * once (handle_wc), instead of the peer's Send finding no buffer. */
+	c->nrecv = c->nslots + 1 + (bc ? bc_clnt_extra_recvs(bc) : 0);
 	c->bc_wrs = bc ? bc_clnt_extra_wrs(bc) : 0;
 	ca.cqe = 2 * c->nslots + 16 + (c->nrecv - c->nslots) + c->bc_wrs;
 	if (!rc)
