@@ -38,6 +38,15 @@
  * marshalled again (same XID, new STags) and sent, up to the new grant.
  * When the configured retries are exhausted the outstanding calls fail
  * with -ECONNRESET; a later call starts connecting again.
+ *
+ * Deadlines: every call ends by its deadline whatever the peer does. A
+ * caller waiting for a free slot waits until its deadline at most; a
+ * reconnect (connect, MPA exchange, the pause between attempts) ends at
+ * the earliest deadline of the calls waiting for it; a call that times out
+ * on the wire keeps its slot and credit (the responder may still answer,
+ * RFC 8166 §3.3.1), and when such calls hold every credit while another
+ * call waits, the connection is closed and made again, which gives the
+ * credits back (timeout_resets).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -113,11 +122,13 @@ struct rpcrdma_clnt {
 	struct xprt_pool sendp, recvp;
 	struct xprt_limits lim;
 	enum clnt_state state;
-	uint32_t gen; /* connection generation, in every wr_id */
+	uint32_t gen;      /* connection generation, in every wr_id */
+	uint32_t attempts; /* failed reconnect attempts since the last connection (leader) */
 	struct xprt_credits cr;
 	struct clnt_slot *slots;
 	struct clnt_slot *txq_head, *txq_tail; /* FIFO of need_tx slots */
 	uint32_t nfree;
+	uint32_t nslot_wait; /* callers waiting for a free slot (call_start) */
 	uint32_t xid_seq;
 	/* leader/follower */
 	bool leader;           /* a thread drives the device */
@@ -453,9 +464,56 @@ static void drain_cq(struct rpcrdma_clnt *c)
 		;
 }
 
+/* Lock held: the earliest deadline of the calls not completed yet (0:
+ * none has one). */
+static uint64_t earliest_deadline(const struct rpcrdma_clnt *c)
+{
+	uint64_t d = 0;
+
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		const struct clnt_slot *s = &c->slots[i];
+
+		if (s->in_use && !s->done && !s->zombie && s->deadline && (!d || s->deadline < d))
+			d = s->deadline;
+	}
+	return d;
+}
+
+/* Lock not held: has a call that is not completed reached its deadline?
+ * (Connecting stops then: check_timeouts fails that call.) */
+static bool deadline_passed(struct rpcrdma_clnt *c, uint64_t now)
+{
+	uint64_t d;
+
+	futex_mutex_lock(&c->lock);
+	d = earliest_deadline(c);
+	futex_mutex_unlock(&c->lock);
+	return d && now >= d;
+}
+
+/* Lock not held: pause @ns between connection attempts, or less when a
+ * call reaches its deadline meanwhile (true then). */
+static bool conn_backoff(struct rpcrdma_clnt *c, uint64_t ns)
+{
+	uint64_t end = api_now_ns() + ns;
+
+	for (;;) {
+		uint64_t now = api_now_ns();
+
+		if (deadline_passed(c, now))
+			return true;
+		if (now >= end || c->stop)
+			return false;
+		usleep((useconds_t)((end - now < 10000000u ? end - now : 10000000u) / 1000u));
+	}
+}
+
 /* Create an endpoint, post every receive and connect; wait for the
- * outcome. Called without the lock by the leader (the only thread driving
- * the device at that time) or by the creator. */
+ * outcome, at most connect_timeout_ms (+1 s for the provider's own) and
+ * never past the deadline of a call waiting for the connection (a listener
+ * that accepts TCP and never answers the MPA request must not hold calls
+ * past their timeouts). Called without the lock by the leader (the only
+ * thread driving the device at that time) or by the creator. */
 static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 {
 	struct rpcrdma_ep_attr ea = {0};
@@ -518,7 +576,9 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 			rc = ev.status ? ev.status : -ECONNREFUSED;
 			goto fail;
 		}
-		if (api_now_ns() > end) {
+		uint64_t now = api_now_ns();
+
+		if (now > end || deadline_passed(c, now)) {
 			rc = -ETIMEDOUT;
 			goto fail;
 		}
@@ -618,14 +678,19 @@ static void fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
 	}
 }
 
+static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl);
+
 /* Leader, lock held, connection down: re-connect with the configured
  * number of attempts, then retransmit; or fail what is outstanding. Drops
- * the lock while connecting. */
+ * the lock while connecting. When a call reaches its deadline first, that
+ * call fails with -ETIMEDOUT and the connection stays down (attempts
+ * counted on: the next pass goes on for the calls still waiting). */
 static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	struct rpcrdma_ep *old = c->ep;
 	uint32_t gen = c->gen;
 	int rc = -ECONNRESET;
+	bool expired = false;
 
 	c->ep = NULL;
 	futex_mutex_unlock(&c->lock);
@@ -633,19 +698,27 @@ static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		rpcrdma_ep_destroy(old);
 		drain_cq(c);
 	}
-	for (uint32_t attempt = 0; attempt < c->retries && !c->stop; attempt++) {
+	while (c->attempts < c->retries && !c->stop) {
 		rc = conn_open(c, gen);
 		if (!rc)
 			break;
-		if (attempt + 1 < c->retries)
-			usleep(100000u * (attempt + 1));
+		c->attempts++;
+		expired = deadline_passed(c, api_now_ns());
+		if (!expired && c->attempts < c->retries)
+			expired = conn_backoff(c, 100000000ull * c->attempts);
+		if (expired)
+			break;
 	}
 	futex_mutex_lock(&c->lock);
 	if (!rc) {
+		c->attempts = 0;
 		c->state = C_UP;
 		c->st.reconnects++;
 		kick_tx(c, cbl);
+	} else if (expired && !c->stop) {
+		check_timeouts(c, cbl);
 	} else {
+		c->attempts = 0;
 		c->state = C_DEAD;
 		c->txq_head = c->txq_tail = NULL;
 		for (uint32_t i = 0; i < c->nslots; i++)
@@ -864,6 +937,28 @@ static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	}
 }
 
+/* Lock held: do calls that ended on the wire without a reply (timed out:
+ * completed or zombies) hold every credit in use while another call waits
+ * for a credit or a slot? Their replies may never come (RFC 8166 §3.3.1
+ * gives no other way to get a credit back): the connection is then closed
+ * and made again. */
+static bool credits_held_by_dead(const struct rpcrdma_clnt *c)
+{
+	uint32_t n = 0;
+
+	if (c->state != C_UP || !c->cr.on_wire)
+		return false;
+	if (!c->nslot_wait && !(c->txq_head && !xprt_credits_may_send(&c->cr)))
+		return false;
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		const struct clnt_slot *s = &c->slots[i];
+
+		if (s->in_use && s->on_wire && (s->zombie || s->done))
+			n++;
+	}
+	return n >= c->cr.on_wire;
+}
+
 /* ------------------------------------------------------------------ */
 /* Progress: leader/follower                                           */
 /* ------------------------------------------------------------------ */
@@ -884,8 +979,10 @@ static bool bg_has_work(const struct rpcrdma_clnt *c)
 {
 	/* With a backchannel, reverse calls may arrive at any time and the
 	 * connection is kept up for them (RFC 8167 §5.4): always lead. */
+	/* A caller waiting for a slot: replies (or credits_held_by_dead)
+	 * free it only while someone drives the device. */
 	return !c->stop && (c->nasync > 0 || (c->state == C_DOWN && c->txq_head) ||
-			    (c->bc && c->state != C_DEAD));
+			    c->nslot_wait > 0 || (c->bc && c->state != C_DEAD));
 }
 
 /*
@@ -1009,6 +1106,10 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		if (t >= next_tmo) {
 			next_tmo = t + CLNT_TMO_CHECK_NS;
 			check_timeouts(c, &cbl);
+			if (credits_held_by_dead(c)) {
+				c->st.timeout_resets++;
+				conn_lost(c, &cbl); /* reconnect() closes it */
+			}
 		}
 		if (c->txq_head)
 			kick_tx(c, &cbl);
@@ -1067,6 +1168,17 @@ static void handoff(struct rpcrdma_clnt *c)
 		api_cond_signal(&c->bg_cv);
 }
 
+/* @mono_ns (api_now_ns() clock) as a CLOCK_REALTIME time (api_cond_timedwait). */
+static void abs_time(uint64_t mono_ns, struct timespec *ts)
+{
+	uint64_t now = api_now_ns(), left = mono_ns > now ? mono_ns - now : 0;
+
+	clock_gettime(CLOCK_REALTIME, ts);
+	left += (uint64_t)ts->tv_nsec;
+	ts->tv_sec += (time_t)(left / 1000000000u);
+	ts->tv_nsec = (long)(left % 1000000000u);
+}
+
 /* Synchronous caller, lock held: wait for @s, leading when no one does. */
 static void wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
 {
@@ -1078,9 +1190,20 @@ static void wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
 		} else if (!s->done) {
 			s->waiting = true;
 			c->nwaiting++;
-			api_cond_wait(&s->cv, &c->lock);
+			if (s->deadline) {
+				struct timespec ts;
+
+				abs_time(s->deadline, &ts);
+				(void)api_cond_timedwait(&s->cv, &c->lock, &ts);
+			} else {
+				api_cond_wait(&s->cv, &c->lock);
+			}
 			c->nwaiting--;
 			s->waiting = false;
+			/* The leader checks deadlines; should it be held up
+			 * (connecting, in a callback), the call still ends. */
+			if (!s->done && s->deadline && api_now_ns() > s->deadline)
+				slot_complete(c, s, -ETIMEDOUT, NULL);
 		}
 		if (c->state == C_DEAD && !s->done)
 			slot_complete(c, s, -ECONNRESET, NULL);
@@ -1363,12 +1486,30 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_RECV_BULK) &&
 	    opts->nrecv_bulk > RPCRDMA_MAX_BULK)
 		return -EMSGSIZE;
+	uint64_t t0 = 0; /* when it started waiting for a slot */
+
 	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_TIMEOUT))
 		tmo = opts->timeout_ms;
 	while (!c->nfree) {
+		/* Slots held by calls that timed out on the wire come back
+		 * with their replies or the connection (credits_held_by_dead):
+		 * the background thread drives the device meanwhile. */
+		struct timespec ts;
+		uint64_t now = api_now_ns();
+
 		if (c->stop)
 			return -ECANCELED;
-		api_cond_wait(&c->slot_cv, &c->lock);
+		if (!t0)
+			t0 = now;
+		if (tmo && now - t0 >= (uint64_t)tmo * 1000000ull) {
+			c->st.timeouts++;
+			return -ETIMEDOUT;
+		}
+		if (!c->nslot_wait++ && !c->leader)
+			api_cond_signal(&c->bg_cv);
+		abs_time(tmo ? t0 + (uint64_t)tmo * 1000000ull : now + 50000000ull, &ts);
+		(void)api_cond_timedwait(&c->slot_cv, &c->lock, &ts);
+		c->nslot_wait--;
 	}
 	if (c->stop)
 		return -ECANCELED;
@@ -1410,7 +1551,9 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 	 * clock of this pass is recent enough for a millisecond deadline. */
 	bool from_cb = async && tl_cb_clnt == c;
 
-	s->deadline = tmo ? (from_cb ? c->now_ns : api_now_ns()) + (uint64_t)tmo * 1000000ull : 0;
+	if (!t0)
+		t0 = from_cb ? c->now_ns : api_now_ns();
+	s->deadline = tmo ? t0 + (uint64_t)tmo * 1000000ull : 0;
 	c->st.calls++;
 	if (async)
 		c->nasync++;
