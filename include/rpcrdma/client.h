@@ -42,7 +42,9 @@
  * with one); further calls wait in the client, counted as credit stalls.
  *
  * Errors: every function returns 0 or a negative errno. A call fails with
- *   -ETIMEDOUT         no reply within the call timeout (after retries)
+ *   -ETIMEDOUT         no reply within the call timeout (after retries); the
+ *                      timeout also bounds the wait for a free slot and for
+ *                      a reconnect, whatever the server does
  *   -ECONNRESET        the connection was lost and could not be re-made
  *                      within the configured retries
  *   -ECANCELED         the client is being destroyed
@@ -157,6 +159,15 @@ struct rpcrdma_xprt_stats {
 	uint64_t rpc_errors;                /* RPC replies other than SUCCESS */
 	uint64_t decode_errors;             /* results/arguments that did not decode */
 	uint64_t conn_errors;               /* connections lost or refused */
+
+	/* client: replies whose RPC XID is not their call's (RFC 8166
+	 * §4.2.1), dropped */
+	uint64_t xid_mismatches;
+	/* client without a backchannel: RPC CALLs received, dropped */
+	uint64_t unexpected_calls;
+	/* client: connections closed because calls that timed out on the
+	 * wire held every credit (their replies may never come) */
+	uint64_t timeout_resets;
 	/* state (current) */
 	uint32_t credits;         /* client: latest grant (0 as 1); server: grant */
 	uint32_t outstanding;     /* calls on the wire now */
@@ -223,11 +234,18 @@ struct rpcrdma_clnt_opts {
 	uint32_t inline_send, inline_recv;
 	/* Default per-call timeout in ms (default 30000; 0 = wait forever).
 	 * RPC-over-RDMA is reliable: a call is sent again only on a new
-	 * connection, never because of the timeout. */
+	 * connection, never because of the timeout. The call ends by then
+	 * whatever the server does: waiting for a slot, a credit or a
+	 * reconnect included. A call that timed out on the wire keeps its
+	 * credit until its reply comes (RFC 8166 §3.3.1); when such calls hold
+	 * every credit while another call waits, the connection is closed and
+	 * made again (stats: timeout_resets). */
 	uint32_t timeout_ms;
 	uint32_t connect_timeout_ms; /* default 10000 */
 	/* Reconnect attempts after a connection is lost, before outstanding
-	 * calls fail with -ECONNRESET (default 3). Calls are retransmitted with
+	 * calls fail with -ECONNRESET (default 3; each attempt, and the pause
+	 * of 100 ms x attempts before the next, ends early when a waiting
+	 * call reaches its timeout). Calls are retransmitted with
 	 * the same XID on the new connection; a call whose connection was lost
 	 * more than this many times fails with -ECONNRESET. A later call on a
 	 * client whose attempts ran out starts connecting again. */
@@ -383,7 +401,8 @@ typedef void (*rpcrdma_clnt_cb_t)(struct rpcrdma_clnt *clnt, int status, void *r
  * runs exactly once, later, possibly before this returns) or -errno (it
  * never runs). Calls beyond the credit window are queued in their slot and
  * sent as replies return; when every slot (RPCRDMA_CLNT_OPT_CREDITS) is
- * taken, this waits for one to free up. @args may be encoded again on a
+ * taken, this waits for one to free up, until the call's timeout at most
+ * (-ETIMEDOUT then). @args may be encoded again on a
  * retransmission: @args, @res, bulk buffers and @opts' buffers must stay
  * valid until the callback has run.
  */

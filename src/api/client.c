@@ -38,6 +38,15 @@
  * marshalled again (same XID, new STags) and sent, up to the new grant.
  * When the configured retries are exhausted the outstanding calls fail
  * with -ECONNRESET; a later call starts connecting again.
+ *
+ * Deadlines: every call ends by its deadline whatever the peer does. A
+ * caller waiting for a free slot waits until its deadline at most; a
+ * reconnect (connect, MPA exchange, the pause between attempts) ends at
+ * the earliest deadline of the calls waiting for it; a call that times out
+ * on the wire keeps its slot and credit (the responder may still answer,
+ * RFC 8166 §3.3.1), and when such calls hold every credit while another
+ * call waits, the connection is closed and made again, which gives the
+ * credits back (timeout_resets).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -120,11 +129,13 @@ struct rpcrdma_clnt {
 	struct xprt_pool sendp, recvp;
 	struct xprt_limits lim;
 	enum clnt_state state;
-	uint32_t gen; /* connection generation, in every wr_id */
+	uint32_t gen;      /* connection generation, in every wr_id */
+	uint32_t attempts; /* failed reconnect attempts since the last connection (leader) */
 	struct xprt_credits cr;
 	struct clnt_slot *slots;
 	struct clnt_slot *txq_head, *txq_tail; /* FIFO of need_tx slots */
 	uint32_t nfree;
+	uint32_t nslot_wait; /* callers waiting for a free slot (call_start) */
 	uint32_t xid_seq;
 	/* leader/follower */
 	bool leader;           /* a thread drives the device */
@@ -155,7 +166,7 @@ struct rpcrdma_clnt {
 	uint32_t nrpend;
 	struct clnt_testhook hook;
 	/* RFC 8167 (backchannel.c, rpcrdma_clnt_create_bc), or NULL. Receives
-	 * posted: nrecv = nslots + its reverse credits (§4.3.1). */
+	 * posted: nrecv = nslots + 1 spare + its reverse credits (§4.3.1). */
 	struct bc_clnt *bc;
 	uint32_t nrecv;
 	uint32_t bc_wrs; /* send work requests it may have posted at once */
@@ -460,9 +471,56 @@ static void drain_cq(struct rpcrdma_clnt *c)
 		;
 }
 
+/* Lock held: the earliest deadline of the calls not completed yet (0:
+ * none has one). */
+static uint64_t earliest_deadline(const struct rpcrdma_clnt *c)
+{
+	uint64_t d = 0;
+
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		const struct clnt_slot *s = &c->slots[i];
+
+		if (s->in_use && !s->done && !s->zombie && s->deadline && (!d || s->deadline < d))
+			d = s->deadline;
+	}
+	return d;
+}
+
+/* Lock not held: has a call that is not completed reached its deadline?
+ * (Connecting stops then: check_timeouts fails that call.) */
+static bool deadline_passed(struct rpcrdma_clnt *c, uint64_t now)
+{
+	uint64_t d;
+
+	futex_mutex_lock(&c->lock);
+	d = earliest_deadline(c);
+	futex_mutex_unlock(&c->lock);
+	return d && now >= d;
+}
+
+/* Lock not held: pause @ns between connection attempts, or less when a
+ * call reaches its deadline meanwhile (true then). */
+static bool conn_backoff(struct rpcrdma_clnt *c, uint64_t ns)
+{
+	uint64_t end = api_now_ns() + ns;
+
+	for (;;) {
+		uint64_t now = api_now_ns();
+
+		if (deadline_passed(c, now))
+			return true;
+		if (now >= end || c->stop)
+			return false;
+		usleep((useconds_t)((end - now < 10000000u ? end - now : 10000000u) / 1000u));
+	}
+}
+
 /* Create an endpoint, post every receive and connect; wait for the
- * outcome. Called without the lock by the leader (the only thread driving
- * the device at that time) or by the creator. */
+ * outcome, at most connect_timeout_ms (+1 s for the provider's own) and
+ * never past the deadline of a call waiting for the connection (a listener
+ * that accepts TCP and never answers the MPA request must not hold calls
+ * past their timeouts). Called without the lock by the leader (the only
+ * thread driving the device at that time) or by the creator. */
 static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 {
 	struct rpcrdma_ep_attr ea = {0};
@@ -531,7 +589,9 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 			rc = ev.status ? ev.status : -ECONNREFUSED;
 			goto fail;
 		}
-		if (api_now_ns() > end) {
+		uint64_t now = api_now_ns();
+
+		if (now > end || deadline_passed(c, now)) {
 			rc = -ETIMEDOUT;
 			goto fail;
 		}
@@ -631,14 +691,19 @@ static void fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
 	}
 }
 
+static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl);
+
 /* Leader, lock held, connection down: re-connect with the configured
  * number of attempts, then retransmit; or fail what is outstanding. Drops
- * the lock while connecting. */
+ * the lock while connecting. When a call reaches its deadline first, that
+ * call fails with -ETIMEDOUT and the connection stays down (attempts
+ * counted on: the next pass goes on for the calls still waiting). */
 static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	struct rpcrdma_ep *old = c->ep;
 	uint32_t gen = c->gen;
 	int rc = -ECONNRESET;
+	bool expired = false;
 
 	c->ep = NULL;
 	futex_mutex_unlock(&c->lock);
@@ -646,19 +711,27 @@ static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		rpcrdma_ep_destroy(old);
 		drain_cq(c);
 	}
-	for (uint32_t attempt = 0; attempt < c->retries && !c->stop; attempt++) {
+	while (c->attempts < c->retries && !c->stop) {
 		rc = conn_open(c, gen);
 		if (!rc)
 			break;
-		if (attempt + 1 < c->retries)
-			usleep(100000u * (attempt + 1));
+		c->attempts++;
+		expired = deadline_passed(c, api_now_ns());
+		if (!expired && c->attempts < c->retries)
+			expired = conn_backoff(c, 100000000ull * c->attempts);
+		if (expired)
+			break;
 	}
 	futex_mutex_lock(&c->lock);
 	if (!rc) {
+		c->attempts = 0;
 		c->state = C_UP;
 		c->st.reconnects++;
 		kick_tx(c, cbl);
+	} else if (expired && !c->stop) {
+		check_timeouts(c, cbl);
 	} else {
+		c->attempts = 0;
 		c->state = C_DEAD;
 		c->txq_head = c->txq_tail = NULL;
 		for (uint32_t i = 0; i < c->nslots; i++)
@@ -684,7 +757,49 @@ static struct clnt_slot *slot_by_xid(struct rpcrdma_clnt *c, uint32_t xid)
 	return s;
 }
 
-static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc,
+/* RFC 8166 §4.2.1: a reply's rdma_xid repeats the XID of its RPC message,
+ * which is the call's (RFC 5531 §9), and that message is a REPLY. The
+ * message is inline after the header (RDMA_MSG) or in the call's Reply
+ * chunk (RDMA_NOMSG); an RDMA_ERROR carries none. 0: nothing against it
+ * (what the decoder objects to completes the call with its error); 1: a
+ * different RPC XID; 2: a CALL. */
+static int reply_rpc_check(const struct clnt_slot *s, const uint8_t *buf, uint32_t len,
+			   const struct rpcrdma1_hdr *h)
+{
+	const uint8_t *msg;
+	uint64_t mlen;
+	uint32_t w[2];
+
+	if (h->vers != RPCRDMA1_VERSION)
+		return 0;
+	if (h->proc == RPCRDMA1_MSG) {
+		if (h->hdr_len > len)
+			return 0;
+		msg = buf + h->hdr_len;
+		mlen = len - h->hdr_len;
+	} else if (h->proc == RPCRDMA1_NOMSG) {
+		if (!s->call.reply_offered || rpcrdma1_reply_chunk_length(&h->chunks, &mlen) ||
+		    mlen > s->call.reply_cap)
+			return 0;
+		msg = s->call.lreply.buf;
+	} else {
+		return 0;
+	}
+	if (mlen < sizeof(w))
+		return 0;
+	memcpy(w, msg, sizeof(w));
+	if (ntohl(w[1]) == 0) /* msg_type CALL */
+		return 2;
+	return ntohl(w[0]) != s->call.xid ? 1 : 0;
+}
+
+/* A received message that is not a reverse call. True when it ended a call
+ * on the wire (its receive is given back with the next call, see rpend);
+ * false when it was dropped (a reply to no call on the wire, a duplicate,
+ * a late one after the connection's call is gone, a wrong RPC XID, a CALL):
+ * the caller re-posts that receive at once, so the calls on the wire keep
+ * one posted receive each. */
+static bool handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc,
 			 struct cb_list *cbl)
 {
 	const uint8_t *buf = xprt_pool_buf(&c->recvp, idx);
@@ -696,11 +811,11 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 	/* RFC 8167 §4.1: a reverse Call (msg_type CALL) lands in any receive
 	 * buffer; the backchannel copies it out, the buffer is re-posted. */
 	if (c->bc && bc_clnt_recv(c->bc, buf, len))
-		return;
+		return true; /* re-posted at once (handle_wc: c->bc) */
 	c->st.inline_bytes_rx += len;
 	if (len < RPCRDMA1_FIXED_SIZE) {
 		c->st.bad_headers++;
-		return;
+		return false;
 	}
 	/* The common Short reply word by word (short.c), else in full. */
 	rc = xprt_short_decode_hdr(buf, len, h) ? 0 : rpcrdma1_decode_buf(buf, len, h);
@@ -708,7 +823,19 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 	if (!s) {
 		/* Not fatal: count and drop. */
 		c->st.unmatched_replies++;
-		return;
+		return false;
+	}
+	if (!rc) {
+		int bad = reply_rpc_check(s, buf, len, h);
+
+		if (bad) {
+			/* Not this call's reply: it stays on the wire. */
+			if (bad == 2)
+				c->st.unexpected_calls++;
+			else
+				c->st.xid_mismatches++;
+			return false;
+		}
 	}
 	/* RFC 8166 §3.3.1; with a backchannel, RFC 8167 §4.1: an RDMA_ERROR's
 	 * direction cannot be told from the message, its credit is ignored. */
@@ -721,10 +848,10 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 	if (s->zombie) {
 		c->st.unmatched_replies++;
 		slot_free(c, s);
-		return;
+		return true;
 	}
 	if (s->done)
-		return;
+		return true;
 	/* RFC 8797 §4 / RFC 8166 §3.4.?: the responder may have invalidated
 	 * our one exposed STag; everything else is invalidated here, before
 	 * the call completes. */
@@ -771,6 +898,7 @@ static void handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 	}
 	c->st.replies++;
 	slot_complete(c, s, st, cbl);
+	return true;
 }
 
 static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_list *cbl)
@@ -794,10 +922,11 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 	}
 	if (kind != WR_RECV || idx >= c->nrecv)
 		return;
-	handle_reply(c, idx, wc, cbl);
+	bool ended = handle_reply(c, idx, wc, cbl);
+
 	if (c->state != C_UP)
 		return;
-	if (!c->bc && c->nrpend < c->nrecv) {
+	if (ended && !c->bc && c->nrpend < c->nrecv) {
 		/* posted with the next call (transmit; see rpend) */
 		c->rpend[c->nrpend].wr_id = mk_wrid(c->gen, WR_RECV, idx);
 		c->rpend_sge[c->nrpend].addr = (uint64_t)(uintptr_t)xprt_pool_buf(&c->recvp, idx);
@@ -821,6 +950,28 @@ static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	}
 }
 
+/* Lock held: do calls that ended on the wire without a reply (timed out:
+ * completed or zombies) hold every credit in use while another call waits
+ * for a credit or a slot? Their replies may never come (RFC 8166 §3.3.1
+ * gives no other way to get a credit back): the connection is then closed
+ * and made again. */
+static bool credits_held_by_dead(const struct rpcrdma_clnt *c)
+{
+	uint32_t n = 0;
+
+	if (c->state != C_UP || !c->cr.on_wire)
+		return false;
+	if (!c->nslot_wait && !(c->txq_head && !xprt_credits_may_send(&c->cr)))
+		return false;
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		const struct clnt_slot *s = &c->slots[i];
+
+		if (s->in_use && s->on_wire && (s->zombie || s->done))
+			n++;
+	}
+	return n >= c->cr.on_wire;
+}
+
 /* ------------------------------------------------------------------ */
 /* Progress: leader/follower                                           */
 /* ------------------------------------------------------------------ */
@@ -841,8 +992,10 @@ static bool bg_has_work(const struct rpcrdma_clnt *c)
 {
 	/* With a backchannel, reverse calls may arrive at any time and the
 	 * connection is kept up for them (RFC 8167 §5.4): always lead. */
+	/* A caller waiting for a slot: replies (or credits_held_by_dead)
+	 * free it only while someone drives the device. */
 	return !c->stop && (c->nasync > 0 || (c->state == C_DOWN && c->txq_head) ||
-			    (c->bc && c->state != C_DEAD));
+			    c->nslot_wait > 0 || (c->bc && c->state != C_DEAD));
 }
 
 /*
@@ -966,6 +1119,10 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		if (t >= next_tmo) {
 			next_tmo = t + CLNT_TMO_CHECK_NS;
 			check_timeouts(c, &cbl);
+			if (credits_held_by_dead(c)) {
+				c->st.timeout_resets++;
+				conn_lost(c, &cbl); /* reconnect() closes it */
+			}
 		}
 		if (c->txq_head)
 			kick_tx(c, &cbl);
@@ -1024,6 +1181,17 @@ static void handoff(struct rpcrdma_clnt *c)
 		api_cond_signal(&c->bg_cv);
 }
 
+/* @mono_ns (api_now_ns() clock) as a CLOCK_REALTIME time (api_cond_timedwait). */
+static void abs_time(uint64_t mono_ns, struct timespec *ts)
+{
+	uint64_t now = api_now_ns(), left = mono_ns > now ? mono_ns - now : 0;
+
+	clock_gettime(CLOCK_REALTIME, ts);
+	left += (uint64_t)ts->tv_nsec;
+	ts->tv_sec += (time_t)(left / 1000000000u);
+	ts->tv_nsec = (long)(left % 1000000000u);
+}
+
 /* Synchronous caller, lock held: wait for @s, leading when no one does. */
 static void wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
 {
@@ -1035,9 +1203,20 @@ static void wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
 		} else if (!s->done) {
 			s->waiting = true;
 			c->nwaiting++;
-			api_cond_wait(&s->cv, &c->lock);
+			if (s->deadline) {
+				struct timespec ts;
+
+				abs_time(s->deadline, &ts);
+				(void)api_cond_timedwait(&s->cv, &c->lock, &ts);
+			} else {
+				api_cond_wait(&s->cv, &c->lock);
+			}
 			c->nwaiting--;
 			s->waiting = false;
+			/* The leader checks deadlines; should it be held up
+			 * (connecting, in a callback), the call still ends. */
+			if (!s->done && s->deadline && api_now_ns() > s->deadline)
+				slot_complete(c, s, -ETIMEDOUT, NULL);
 		}
 		if (c->state == C_DEAD && !s->done)
 			slot_complete(c, s, -ECONNRESET, NULL);
@@ -1219,7 +1398,10 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 	    &c->dev);
 	if (!rc)
 		rc = rpcrdma_pd_alloc(c->dev, &c->pd);
-	c->nrecv = c->nslots + (bc ? bc_clnt_extra_recvs(bc) : 0);
+	/* One spare receive: a message no call expects (a duplicate reply
+	 * when no call is on the wire) lands in it and it is re-posted at
+	 * once (handle_wc), instead of the peer's Send finding no buffer. */
+	c->nrecv = c->nslots + 1 + (bc ? bc_clnt_extra_recvs(bc) : 0);
 	c->bc_wrs = bc ? bc_clnt_extra_wrs(bc) : 0;
 	ca.cqe = 2 * c->nslots + 16 + (c->nrecv - c->nslots) + c->bc_wrs;
 	if (!rc)
@@ -1325,15 +1507,33 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_RECV_BULK) &&
 	    opts->nrecv_bulk > RPCRDMA_MAX_BULK)
 		return -EMSGSIZE;
+	uint64_t t0 = 0; /* when it started waiting for a slot */
+
 	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_TIMEOUT))
 		tmo = opts->timeout_ms;
 	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_AUTH) &&
 	    rpcrdma_rpc_check_cred_verf(opts->auth, opts->auth_len))
 		return -EINVAL;
 	while (!c->nfree) {
+		/* Slots held by calls that timed out on the wire come back
+		 * with their replies or the connection (credits_held_by_dead):
+		 * the background thread drives the device meanwhile. */
+		struct timespec ts;
+		uint64_t now = api_now_ns();
+
 		if (c->stop)
 			return -ECANCELED;
-		api_cond_wait(&c->slot_cv, &c->lock);
+		if (!t0)
+			t0 = now;
+		if (tmo && now - t0 >= (uint64_t)tmo * 1000000ull) {
+			c->st.timeouts++;
+			return -ETIMEDOUT;
+		}
+		if (!c->nslot_wait++ && !c->leader)
+			api_cond_signal(&c->bg_cv);
+		abs_time(tmo ? t0 + (uint64_t)tmo * 1000000ull : now + 50000000ull, &ts);
+		(void)api_cond_timedwait(&c->slot_cv, &c->lock, &ts);
+		c->nslot_wait--;
 	}
 	if (c->stop)
 		return -ECANCELED;
@@ -1381,7 +1581,9 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 	 * clock of this pass is recent enough for a millisecond deadline. */
 	bool from_cb = async && tl_cb_clnt == c;
 
-	s->deadline = tmo ? (from_cb ? c->now_ns : api_now_ns()) + (uint64_t)tmo * 1000000ull : 0;
+	if (!t0)
+		t0 = from_cb ? c->now_ns : api_now_ns();
+	s->deadline = tmo ? t0 + (uint64_t)tmo * 1000000ull : 0;
 	c->st.calls++;
 	if (async)
 		c->nasync++;

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The misbehaving responder of fake_peer.h: RPC-over-RDMA Version One
+ * messages built word by word (RFC 8166 §4.2, RFC 5531 §9) and sent
+ * through the provider API.
+ */
+#include "xprt/fake_peer.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FP_NRECV 32u
+#define FP_NSEND 64u
+
+static uint64_t fp_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void fp_send(struct fake_peer *p, const uint32_t *w, size_t n)
+{
+	uint8_t *b = p->buf[FP_NRECV + p->nsend % FP_NSEND];
+	struct rpcrdma_sge s = {(uint64_t)(uintptr_t)b, (uint32_t)(4 * n), rpcrdma_mr_stag(p->mr)};
+	struct rpcrdma_send_wr wr = {.wr_id = 1000u + p->nsend % FP_NSEND,
+				     .opcode = RPCRDMA_WR_SEND,
+				     .sg = &s,
+				     .num_sge = 1,
+				     .flags = RPCRDMA_SEND_SIGNALED};
+
+	if (!p->ep)
+		return;
+	p->nsend++;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = htonl(w[i]);
+
+		memcpy(b + 4 * i, &v, 4);
+	}
+	if (rpcrdma_post_send(p->ep, &wr) == 0)
+		atomic_fetch_add(&p->sent, 1);
+}
+
+/* RDMA_MSG, three empty lists; RPC REPLY, MSG_ACCEPTED, AUTH_NONE
+ * verifier, SUCCESS; one u_int result. */
+static void fp_reply(struct fake_peer *p, uint32_t rdma_xid, uint32_t rpc_xid, uint32_t res)
+{
+	const uint32_t w[] = {
+	    rdma_xid, 1, atomic_load(&p->credit), 0, 0, 0, 0, rpc_xid, 1, 0, 0, 0, 0, res};
+
+	fp_send(p, w, sizeof(w) / 4);
+	p->last[0] = rdma_xid;
+	p->last[1] = rpc_xid;
+	p->last[2] = res;
+	p->have_last = true;
+}
+
+/* An RPC CALL (msg_type 0) to the client, both headers carrying @xid. */
+static void fp_call(struct fake_peer *p, uint32_t xid)
+{
+	const uint32_t w[] = {
+	    xid, 1, atomic_load(&p->credit), 0, 0, 0, 0, xid, 0, 2, 0x20000099u, 1, 1, 0, 0, 0,
+	    0,   7};
+
+	fp_send(p, w, sizeof(w) / 4);
+}
+
+/* Keep the device going for @ms without taking completions. */
+static void fp_pause(struct fake_peer *p, int ms)
+{
+	uint64_t end = fp_ms() + (uint64_t)ms;
+
+	while (fp_ms() < end)
+		(void)rpcrdma_dev_progress(p->dev, 5);
+}
+
+static void fp_flush_held(struct fake_peer *p)
+{
+	for (uint32_t i = 0; i < p->nheld; i++)
+		fp_reply(p, p->held[i][0], p->held[i][1], p->held[i][2] + 1);
+	p->nheld = 0;
+}
+
+static void fp_vanish(struct fake_peer *p)
+{
+	if (p->ep)
+		rpcrdma_ep_destroy(p->ep);
+	p->ep = NULL;
+	if (p->l)
+		rpcrdma_listener_destroy(p->l);
+	p->l = NULL;
+	atomic_store(&p->gone, true);
+}
+
+static void fp_on_call(struct fake_peer *p, const uint32_t *w, size_t n)
+{
+	uint32_t rx, px, arg;
+	int mode = atomic_load(&p->mode);
+
+	if (n < 17 || w[3] != 0 || w[8] != 0)
+		return; /* not a Short call */
+	rx = w[0];
+	px = w[7];
+	arg = n > 17 ? w[17] : 0;
+	atomic_fetch_add(&p->calls, 1);
+	if (mode != FP_HOLD && p->nheld)
+		fp_flush_held(p); /* late replies first */
+	switch (mode) {
+	case FP_OK:
+		fp_reply(p, rx, px, arg + 1);
+		break;
+	case FP_SILENT:
+		break;
+	case FP_BAD_RPC_XID:
+		fp_reply(p, rx, px ^ 0x5a5a0000u, 0xbad);
+		fp_reply(p, rx, px, arg + 1);
+		break;
+	case FP_BAD_RDMA_XID:
+		fp_reply(p, rx ^ 0x5a5a0000u, px, 0xbad);
+		fp_reply(p, rx, px, arg + 1);
+		break;
+	case FP_CALL:
+		fp_call(p, px);
+		fp_reply(p, rx, px, arg + 1);
+		break;
+	case FP_UNMATCHED:
+		fp_reply(p, rx ^ 0x5a5a0000u, px ^ 0x5a5a0000u, arg + 1);
+		break;
+	case FP_SOME:
+		if ((p->odd++ & 1u) == 0)
+			fp_reply(p, rx, px, arg + 1);
+		break;
+	case FP_HOLD:
+		if (p->nheld < FP_MAXHELD) {
+			p->held[p->nheld][0] = rx;
+			p->held[p->nheld][1] = px;
+			p->held[p->nheld][2] = arg;
+			p->nheld++;
+		}
+		if (p->nheld >= atomic_load(&p->batch)) {
+			if (p->have_last) {
+				const uint32_t d[3] = {p->last[0], p->last[1], p->last[2]};
+
+				fp_reply(p, d[0], d[1], d[2]); /* a duplicate */
+				fp_pause(p, 100);
+			}
+			fp_flush_held(p);
+		}
+		break;
+	case FP_VANISH:
+		fp_vanish(p);
+		break;
+	default:
+		break;
+	}
+}
+
+static void fp_accept(struct fake_peer *p, struct rpcrdma_conn_req *req)
+{
+	struct rpcrdma_ep_attr ea = {0};
+
+	if (p->ep)
+		rpcrdma_ep_destroy(p->ep); /* the client made a new connection */
+	p->ep = NULL;
+	p->nheld = 0;
+	p->have_last = false;
+	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS;
+	ea.send_cq = ea.recv_cq = p->cq;
+	ea.evch = p->ch;
+	ea.max_send_wr = 128;
+	ea.max_recv_wr = FP_NRECV;
+	ea.max_send_sge = 1;
+	ea.max_recv_sge = 1;
+	if (rpcrdma_ep_create(p->pd, &ea, &p->ep)) {
+		rpcrdma_reject(req, NULL, 0);
+		return;
+	}
+	for (uint32_t i = 0; i < FP_NRECV; i++) {
+		struct rpcrdma_sge s = {(uint64_t)(uintptr_t)p->buf[i], 1024,
+					rpcrdma_mr_stag(p->mr)};
+
+		(void)rpcrdma_post_recv(p->ep, i, &s, 1);
+	}
+	if (rpcrdma_accept(req, p->ep, NULL, 0) == 0)
+		atomic_fetch_add(&p->conns, 1);
+}
+
+static void *fp_main(void *arg)
+{
+	struct fake_peer *p = arg;
+	struct rpcrdma_event ev;
+	struct rpcrdma_wc wc[16];
+
+	while (!atomic_load(&p->stop)) {
+		(void)rpcrdma_dev_progress(p->dev, 10);
+		while (rpcrdma_evch_get(p->ch, &ev) == 0) {
+			if (ev.type == RPCRDMA_EV_CONNECT_REQUEST)
+				fp_accept(p, ev.req);
+		}
+		int n = rpcrdma_cq_poll(p->cq, wc, 16);
+
+		for (int i = 0; i < n; i++) {
+			if (wc[i].opcode != RPCRDMA_WC_RECV || wc[i].status != RPCRDMA_WC_SUCCESS ||
+			    wc[i].wr_id >= FP_NRECV || !p->ep)
+				continue;
+			uint32_t w[64];
+			size_t nw = wc[i].byte_len / 4;
+
+			nw = nw > 64 ? 64 : nw;
+			for (size_t k = 0; k < nw; k++) {
+				uint32_t v;
+
+				memcpy(&v, p->buf[wc[i].wr_id] + 4 * k, 4);
+				w[k] = ntohl(v);
+			}
+			struct rpcrdma_sge s = {(uint64_t)(uintptr_t)p->buf[wc[i].wr_id], 1024,
+						rpcrdma_mr_stag(p->mr)};
+
+			(void)rpcrdma_post_recv(p->ep, wc[i].wr_id, &s, 1);
+			fp_on_call(p, w, nw);
+		}
+	}
+	return NULL;
+}
+
+int fp_start(struct fake_peer *p, uint16_t port, enum fp_mode mode)
+{
+	struct rpcrdma_cq_attr ca = {.cqe = 512};
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_storage la;
+
+	memset(p, 0, sizeof(*p));
+	atomic_store(&p->mode, (int)mode);
+	atomic_store(&p->credit, 8);
+	atomic_store(&p->batch, 1);
+	if (rpcrdma_dev_open(NULL, NULL, &p->dev) || rpcrdma_pd_alloc(p->dev, &p->pd) ||
+	    rpcrdma_cq_create(p->dev, &ca, &p->cq) || rpcrdma_evch_create(p->dev, NULL, &p->ch) ||
+	    rpcrdma_mr_reg(p->pd, p->buf, sizeof(p->buf), RPCRDMA_ACCESS_LOCAL_WRITE, &p->mr) ||
+	    rpcrdma_listen(p->dev, p->ch, (struct sockaddr *)&sin, sizeof(sin), 8, NULL, &p->l) ||
+	    rpcrdma_listener_addr(p->l, &la)) {
+		fp_stop(p);
+		return -1;
+	}
+	p->port = ntohs(((struct sockaddr_in *)&la)->sin_port);
+	if (pthread_create(&p->thr, NULL, fp_main, p)) {
+		fp_stop(p);
+		return -1;
+	}
+	return 0;
+}
+
+void fp_stop(struct fake_peer *p)
+{
+	if (p->thr) {
+		atomic_store(&p->stop, true);
+		pthread_join(p->thr, NULL);
+		p->thr = 0;
+	}
+	if (p->ep)
+		rpcrdma_ep_destroy(p->ep);
+	if (p->l)
+		rpcrdma_listener_destroy(p->l);
+	if (p->mr)
+		rpcrdma_mr_dereg(p->mr);
+	if (p->ch)
+		rpcrdma_evch_destroy(p->ch);
+	if (p->cq)
+		rpcrdma_cq_destroy(p->cq);
+	if (p->pd)
+		rpcrdma_pd_free(p->pd);
+	if (p->dev)
+		rpcrdma_dev_close(p->dev);
+	p->ep = NULL;
+	p->l = NULL;
+	p->mr = NULL;
+	p->ch = NULL;
+	p->cq = NULL;
+	p->pd = NULL;
+	p->dev = NULL;
+}
+
+static void *mute_main(void *arg)
+{
+	struct tcp_mute *t = arg;
+	int fds[64], n = 0;
+	char junk[4096];
+
+	while (!atomic_load(&t->stop)) {
+		struct pollfd pf[65];
+
+		pf[0].fd = t->fd;
+		pf[0].events = POLLIN;
+		for (int i = 0; i < n; i++) {
+			pf[i + 1].fd = fds[i];
+			pf[i + 1].events = POLLIN;
+		}
+		if (poll(pf, (nfds_t)n + 1, 20) <= 0)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (pf[i + 1].revents)
+				(void)!read(fds[i], junk,
+					    sizeof(junk)); /* MPA request: no answer */
+		if ((pf[0].revents & POLLIN) && n < 64) {
+			int fd = accept(t->fd, NULL, NULL);
+
+			if (fd >= 0) {
+				fds[n++] = fd;
+				atomic_fetch_add(&t->accepted, 1);
+			}
+		}
+	}
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	return NULL;
+}
+
+int tcp_mute_start(struct tcp_mute *t, uint16_t port)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int one = 1;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (t->fd < 0)
+		return -1;
+	(void)setsockopt(t->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(t->fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(t->fd, 8) ||
+	    pthread_create(&t->thr, NULL, mute_main, t)) {
+		close(t->fd);
+		t->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+void tcp_mute_stop(struct tcp_mute *t)
+{
+	atomic_store(&t->stop, true);
+	pthread_join(t->thr, NULL);
+	close(t->fd);
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A misbehaving RPC-over-RDMA responder for the client's tests: a thread
+ * speaking the provider API (include/rpcrdma/provider.h) directly, no
+ * rpcrdma server. It listens on a port, accepts one connection at a time
+ * (a new one replaces the old) and answers Short calls (RDMA_MSG, empty
+ * chunk lists, AUTH_NONE) to any procedure whose argument is one u_int
+ * with the result arg + 1 (xdr_u_int both ways), in the way its mode says.
+ *
+ * And a plain TCP listener that accepts connections and never answers
+ * (an MPA request then waits for ever).
+ */
+#ifndef FAKE_PEER_H
+#define FAKE_PEER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rpcrdma.h"
+
+enum fp_mode {
+	FP_OK = 0,       /* every call answered correctly */
+	FP_SILENT,       /* nothing answered */
+	FP_BAD_RPC_XID,  /* first a reply with the call's rdma_xid and another RPC XID
+			    (result 0xbad), then the right reply */
+	FP_BAD_RDMA_XID, /* first a reply with another rdma_xid and the call's RPC XID
+			    (result 0xbad), then the right reply */
+	FP_CALL,         /* first an RPC CALL carrying the call's XID in both headers,
+			    then the right reply */
+	FP_UNMATCHED,    /* only a reply whose rdma_xid and RPC XID match no call */
+	FP_SOME,         /* every other call answered (the 1st, 3rd, ...) */
+	FP_HOLD,         /* calls held until `batch` are; then a duplicate of the last
+			    reply sent before (if any), a 100 ms pause, and the held
+			    replies. In any other mode, replies still held go out
+			    first when the next call arrives (late replies). */
+	FP_VANISH,       /* at the first call: the connection and the listener close */
+};
+
+#define FP_MAXHELD 64
+
+struct fake_peer {
+	/* set by the test (any time) */
+	_Atomic int mode;
+	_Atomic uint32_t credit; /* rdma_credit of every message sent (default 8) */
+	_Atomic uint32_t batch;  /* FP_HOLD (default 1) */
+	/* read by the test */
+	uint16_t port;
+	_Atomic uint32_t calls; /* calls received */
+	_Atomic uint32_t sent;  /* messages sent */
+	_Atomic uint32_t conns; /* connections accepted */
+	_Atomic bool gone;      /* FP_VANISH happened */
+	/* the thread's own */
+	pthread_t thr;
+	_Atomic bool stop;
+	struct rpcrdma_dev *dev;
+	struct rpcrdma_pd *pd;
+	struct rpcrdma_cq *cq;
+	struct rpcrdma_evch *ch;
+	struct rpcrdma_listener *l;
+	struct rpcrdma_ep *ep;
+	struct rpcrdma_mr *mr;
+	uint32_t nsend;
+	uint32_t held[FP_MAXHELD][3]; /* rdma_xid, rpc_xid, arg */
+	uint32_t nheld;
+	uint32_t odd;     /* FP_SOME */
+	uint32_t last[3]; /* the last reply sent: rdma_xid, rpc_xid, result */
+	bool have_last;
+	uint8_t buf[96][1024]; /* 32 receives, 64 sends */
+};
+
+/* Start on 127.0.0.1 port @port (0: any; p->port says which). 0 or -1. */
+int fp_start(struct fake_peer *p, uint16_t port, enum fp_mode mode);
+/* Stop the thread, close everything. */
+void fp_stop(struct fake_peer *p);
+
+/* A TCP listener thread on @port that accepts and reads, never writes. */
+struct tcp_mute {
+	pthread_t thr;
+	int fd;
+	_Atomic bool stop;
+	_Atomic uint32_t accepted;
+};
+int tcp_mute_start(struct tcp_mute *t, uint16_t port);
+void tcp_mute_stop(struct tcp_mute *t);
+
+#endif
