@@ -80,8 +80,11 @@ RPCRDMA_EXTERN_C_BEGIN
 /* Default server credit grant and client credit request. */
 #define RPCRDMA_DEFAULT_CREDITS 64u
 /* Most DDP-eligible (bulk) items in one call's arguments, and most result
- * bulk items (Write chunks) one call may receive. */
+ * bulk items (Write chunks) one call may receive through recv_bulk[]. */
 #define RPCRDMA_MAX_BULK 4u
+/* Most result bulk items (Write chunks) one call may receive through
+ * recv_bulk_v (RPCRDMA_CALL_OPT_RECV_BULK_V). */
+#define RPCRDMA_MAX_WRITE_CHUNKS 16u
 
 /* ------------------------------------------------------------------ */
 /* DDP-eligible data items                                             */
@@ -285,6 +288,8 @@ enum rpcrdma_call_opt_mask {
 	RPCRDMA_CALL_OPT_REPLY_SIZE = 1u << 2, /* reply_size */
 	RPCRDMA_CALL_OPT_RESULT = 1u << 3,     /* result */
 	RPCRDMA_CALL_OPT_FLAGS = 1u << 4,      /* flags */
+	RPCRDMA_CALL_OPT_RECV_BULK_V = 1u << 5, /* recv_bulk_v, nrecv_bulk_v, recv_bulk_len_v */
+	RPCRDMA_CALL_OPT_WRITE_SEG = 1u << 6,   /* write_seg_max */
 };
 
 enum rpcrdma_call_flags {
@@ -312,6 +317,22 @@ struct rpcrdma_call_opts {
 	uint32_t reply_size;
 	uint32_t flags;                     /* RPCRDMA_CALL_F_* */
 	struct rpcrdma_call_result *result; /* filled when the call completes */
+	/* RPCRDMA_CALL_OPT_RECV_BULK_V: receive buffers for up to
+	 * RPCRDMA_MAX_WRITE_CHUNKS result bulk items (the call fails with
+	 * -EMSGSIZE beyond), used instead of recv_bulk/nrecv_bulk with the
+	 * same meaning; recv_bulk_len_v (may be NULL; nrecv_bulk_v entries)
+	 * receives the bytes that arrived per item, as result->recv_bulk_len
+	 * does for the first RPCRDMA_MAX_BULK. A Write chunk the results do
+	 * not use comes back with length 0 (RFC 8166 §3.4.6). */
+	const struct rpcrdma_buf *recv_bulk_v;
+	uint32_t nrecv_bulk_v;
+	uint32_t *recv_bulk_len_v;
+	/* RPCRDMA_CALL_OPT_WRITE_SEG: offer each Write chunk as segments of at
+	 * most this many bytes (a multiple of 4, at least 4; -EINVAL
+	 * otherwise), as a requester limited in the size of one RDMA segment
+	 * would; the responder fills them in order (RFC 8166 §3.4.6). At most
+	 * 64 segments over all Write chunks of a call (-EMSGSIZE beyond). */
+	uint32_t write_seg_max;
 };
 
 /*

@@ -56,6 +56,7 @@ enum rpcrdma_svc_opt_mask {
 	RPCRDMA_SVC_OPT_MPA_CRC = 1u << 9,    /* mpa_crc */
 	RPCRDMA_SVC_OPT_BACKLOG = 1u << 10,   /* backlog */
 	RPCRDMA_SVC_OPT_MAX_PULL = 1u << 11,  /* max_pull_bytes */
+	RPCRDMA_SVC_OPT_MAX_WRITE_CHUNKS = 1u << 12, /* max_write_chunks */
 };
 
 /* Server options; a zeroed struct (or NULL) means all defaults. */
@@ -95,6 +96,13 @@ struct rpcrdma_svc_opts {
 	 * buffers) plus at most max(this, one call), not with the payload
 	 * sizes in flight. */
 	uint64_t max_pull_bytes;
+	/* Most Write chunks a call's Write list may hold (default and at most
+	 * RPCRDMA_MAX_WRITE_CHUNKS of client.h, at least 1): a call with more
+	 * gets ERR_CHUNK (RFC 8166 §4.5.2). Result bulk item i goes into
+	 * Write chunk i when it fits, filling its segments in order; Write
+	 * chunks the results do not use are echoed with length 0 (RFC 8166
+	 * §3.4.6). */
+	uint32_t max_write_chunks;
 };
 
 /*
