@@ -45,8 +45,8 @@ static int build_lists(struct xprt_call *c, const struct xprt_ddp *d, bool long_
 {
 	struct rpcrdma1_chunks *ch = &c->chunks;
 	struct rpcrdma1_segment seg;
-	uint32_t seg_max = (c->opts.comp_mask & RPCRDMA_CALL_OPT_WRITE_SEG) ? c->opts.write_seg_max
-									    : UINT32_MAX;
+	uint32_t seg_max =
+	    (c->opts.comp_mask & RPCRDMA_CALL_OPT_WRITE_SEG) ? c->opts.write_seg_max : UINT32_MAX;
 	int rc;
 
 	rpcrdma1_chunks_init(ch);

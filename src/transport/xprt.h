@@ -180,7 +180,7 @@ static inline const struct rpcrdma_buf *xprt_recv_bulk(const struct rpcrdma_call
 {
 	if (o->comp_mask & RPCRDMA_CALL_OPT_RECV_BULK_V) {
 		*n = o->nrecv_bulk_v < RPCRDMA_MAX_WRITE_CHUNKS ? o->nrecv_bulk_v
-								 : RPCRDMA_MAX_WRITE_CHUNKS;
+								: RPCRDMA_MAX_WRITE_CHUNKS;
 		return o->recv_bulk_v;
 	}
 	if (o->comp_mask & RPCRDMA_CALL_OPT_RECV_BULK) {

@@ -35,8 +35,8 @@ static uint32_t w(size_t i)
 }
 
 /* Check @n items of @len bytes (seed + i) and a tail of @tail bytes. */
-static bool readn_ok(const struct xt_readn_res *res, uint8_t *const *bufs, uint32_t n,
-		     uint32_t len, uint32_t seed, uint32_t tail)
+static bool readn_ok(const struct xt_readn_res *res, uint8_t *const *bufs, uint32_t n, uint32_t len,
+		     uint32_t seed, uint32_t tail)
 {
 	uint8_t *exp = malloc((size_t)(len > tail ? len : tail) + 1);
 	bool ok = res->n == n && res->tail.len == tail;
@@ -85,8 +85,7 @@ static void t_wlist_and_reply_chunk(struct rpcrdma_clnt *c, uint32_t tail, uint3
 			rpcrdma_strerror(rc), r.reply_proc, want_proc);
 		xt_failures++;
 	}
-	XT_CHECK(rc == 0 && r.write_chunks == 1 && r.reply_chunk == 1 &&
-		 r.recv_bulk_len[0] == len);
+	XT_CHECK(rc == 0 && r.write_chunks == 1 && r.reply_chunk == 1 && r.recv_bulk_len[0] == len);
 	XT_CHECK(rc == 0 && readn_ok(&res, &dst, 1, len, seed, tail));
 	xdr_free((xdrproc_t)xdr_xt_readn_res, (char *)&res);
 	free(dst);
@@ -125,7 +124,9 @@ static void t_multiseg(struct rpcrdma_clnt *c, uint32_t len, uint32_t cap, uint3
 			"RFC 8166 §3.4.6: %u bytes into a Write chunk of %u segments of <= %u: "
 			"call %d (%s), data %s, past the result %s\n",
 			len, (cap + seg - 1) / seg, seg, rc, rpcrdma_strerror(rc),
-			rc ? "-" : readn_ok(&res, &dst, 1, len, seed, 40) ? "ok" : "WRONG",
+			rc                                       ? "-"
+			: readn_ok(&res, &dst, 1, len, seed, 40) ? "ok"
+								 : "WRONG",
 			untouched ? "untouched" : "WRITTEN");
 		xt_failures++;
 	}
@@ -151,8 +152,8 @@ static void t_multichunk(struct rpcrdma_clnt *c, uint32_t n, uint32_t spare, uin
 	struct rpcrdma_buf bufs[RPCRDMA_MAX_WRITE_CHUNKS];
 	uint8_t *dst[RPCRDMA_MAX_WRITE_CHUNKS];
 	uint32_t got[RPCRDMA_MAX_WRITE_CHUNKS];
-	struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RESULT |
-						   RPCRDMA_CALL_OPT_RECV_BULK_V,
+	struct rpcrdma_call_opts o = {.comp_mask =
+					  RPCRDMA_CALL_OPT_RESULT | RPCRDMA_CALL_OPT_RECV_BULK_V,
 				      .result = &r,
 				      .recv_bulk_v = bufs,
 				      .nrecv_bulk_v = n + spare,
@@ -201,8 +202,8 @@ static void t_bounds(struct rpcrdma_clnt *c)
 	struct xt_readn_args a = {2, 4096, 5, 0};
 	struct xt_readn_res res;
 	struct rpcrdma_call_result r;
-	struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RESULT |
-						   RPCRDMA_CALL_OPT_RECV_BULK_V,
+	struct rpcrdma_call_opts o = {.comp_mask =
+					  RPCRDMA_CALL_OPT_RESULT | RPCRDMA_CALL_OPT_RECV_BULK_V,
 				      .result = &r,
 				      .recv_bulk_v = bufs};
 	int rc;
@@ -267,13 +268,13 @@ int main(void)
 
 		rpcrdma_clnt_set_testhook(c, &h);
 	}
-	t_wlist_and_reply_chunk(c, 3000, 1); /* RDMA_NOMSG: rest in the Reply chunk */
-	t_wlist_and_reply_chunk(c, 100, 0);  /* RDMA_MSG: rest inline */
-	t_multiseg(c, 100003, 100003, 4096);   /* 25 segments, the last odd */
-	t_multiseg(c, 100003, 131072, 16384);  /* 8: the 7th partly, the 8th not filled */
-	t_multichunk(c, 10, 2, 5000, 0);       /* 12 Write chunks, 2 unused */
-	t_multichunk(c, 6, 1, 9001, 2048);     /* 7 chunks of 5 segments each */
-	t_multichunk(c, 16, 0, 4096, 0);       /* RPCRDMA_MAX_WRITE_CHUNKS */
+	t_wlist_and_reply_chunk(c, 3000, 1);  /* RDMA_NOMSG: rest in the Reply chunk */
+	t_wlist_and_reply_chunk(c, 100, 0);   /* RDMA_MSG: rest inline */
+	t_multiseg(c, 100003, 100003, 4096);  /* 25 segments, the last odd */
+	t_multiseg(c, 100003, 131072, 16384); /* 8: the 7th partly, the 8th not filled */
+	t_multichunk(c, 10, 2, 5000, 0);      /* 12 Write chunks, 2 unused */
+	t_multichunk(c, 6, 1, 9001, 2048);    /* 7 chunks of 5 segments each */
+	t_multichunk(c, 16, 0, 4096, 0);      /* RPCRDMA_MAX_WRITE_CHUNKS */
 	t_bounds(c);
 	XT_CHECK(rpcrdma_clnt_stats(c, &st) == 0);
 	XT_CHECK(st.bad_headers == 0 && st.decode_errors == 0 && st.long_replies == 1);
