@@ -25,12 +25,16 @@
  *     (RPCRDMA_CLNT_OPT_DDP_THRESHOLD, default 1024 bytes) is not copied:
  *     its buffer is registered for this call and offered to the server as a
  *     Read chunk at the item's XDR position (RFC 8166 §3.4.5); smaller items
- *     are copied inline. Several bulk items give several Read chunks at
- *     different positions.
+ *     are copied inline. Several bulk items give several Read chunks, each
+ *     at its position in the complete XDR stream (as if every chunk's data
+ *     and XDR roundup were inline; the roundup itself is not sent).
  *   - In results, bulk item i is placed by the server's RDMA Write straight
- *     into the buffer the call options give as recv_bulk[i] (a Write chunk,
- *     RFC 8166 §3.4.6) when that buffer is at least the DDP threshold;
- *     otherwise it arrives inline and is copied there.
+ *     into the buffer the call options give as recv_bulk[i] or
+ *     recv_bulk_v[i] (a Write chunk, RFC 8166 §3.4.6, of one segment or of
+ *     segments of at most write_seg_max bytes) when that buffer is at least
+ *     the DDP threshold; otherwise it arrives inline and is copied there.
+ *     A reply may carry the data in Write chunks and the rest inline
+ *     (RDMA_MSG) or in the Reply chunk (RDMA_NOMSG).
  * Any message still too large for the inline threshold goes as a Long Call
  * (RDMA_NOMSG + Position-Zero Read chunk, RFC 8166 §3.5.3.1) or, for
  * replies, into a Reply chunk the client offers when the call options say
@@ -60,8 +64,9 @@
  *   -EBADMSG           the reply (or its results) did not decode
  *   -EMSGSIZE          the call needs more than the transport can carry
  *                      (e.g. a reply larger than the inline threshold with
- *                      no reply_size given, or more bulk items than
- *                      RPCRDMA_MAX_BULK)
+ *                      no reply_size given, or more result buffers
+ *                      than RPCRDMA_MAX_BULK / RPCRDMA_MAX_WRITE_CHUNKS,
+ *                      or more than 64 Write chunk segments)
  * struct rpcrdma_call_result (optional) gives the details.
  */
 #ifndef RPCRDMA_CLIENT_H
@@ -82,8 +87,11 @@ RPCRDMA_EXTERN_C_BEGIN
 /* Default server credit grant and client credit request. */
 #define RPCRDMA_DEFAULT_CREDITS 64u
 /* Most DDP-eligible (bulk) items in one call's arguments, and most result
- * bulk items (Write chunks) one call may receive. */
+ * bulk items (Write chunks) one call may receive through recv_bulk[]. */
 #define RPCRDMA_MAX_BULK 4u
+/* Most result bulk items (Write chunks) one call may receive through
+ * recv_bulk_v (RPCRDMA_CALL_OPT_RECV_BULK_V). */
+#define RPCRDMA_MAX_WRITE_CHUNKS 16u
 
 /* ------------------------------------------------------------------ */
 /* DDP-eligible data items                                             */
@@ -335,12 +343,14 @@ struct rpcrdma_buf {
 };
 
 enum rpcrdma_call_opt_mask {
-	RPCRDMA_CALL_OPT_TIMEOUT = 1u << 0,    /* timeout_ms */
-	RPCRDMA_CALL_OPT_RECV_BULK = 1u << 1,  /* recv_bulk, nrecv_bulk */
-	RPCRDMA_CALL_OPT_REPLY_SIZE = 1u << 2, /* reply_size */
-	RPCRDMA_CALL_OPT_RESULT = 1u << 3,     /* result */
-	RPCRDMA_CALL_OPT_FLAGS = 1u << 4,      /* flags */
-	RPCRDMA_CALL_OPT_AUTH = 1u << 5,       /* auth, auth_len */
+	RPCRDMA_CALL_OPT_TIMEOUT = 1u << 0,     /* timeout_ms */
+	RPCRDMA_CALL_OPT_RECV_BULK = 1u << 1,   /* recv_bulk, nrecv_bulk */
+	RPCRDMA_CALL_OPT_REPLY_SIZE = 1u << 2,  /* reply_size */
+	RPCRDMA_CALL_OPT_RESULT = 1u << 3,      /* result */
+	RPCRDMA_CALL_OPT_FLAGS = 1u << 4,       /* flags */
+	RPCRDMA_CALL_OPT_AUTH = 1u << 5,        /* auth, auth_len */
+	RPCRDMA_CALL_OPT_RECV_BULK_V = 1u << 6, /* recv_bulk_v, nrecv_bulk_v, recv_bulk_len_v */
+	RPCRDMA_CALL_OPT_WRITE_SEG = 1u << 7,   /* write_seg_max */
 };
 
 enum rpcrdma_call_flags {
@@ -375,6 +385,22 @@ struct rpcrdma_call_opts {
 	 * opaque_auth (bodies of at most 400 bytes). */
 	const void *auth;
 	uint32_t auth_len;
+	/* RPCRDMA_CALL_OPT_RECV_BULK_V: receive buffers for up to
+	 * RPCRDMA_MAX_WRITE_CHUNKS result bulk items (the call fails with
+	 * -EMSGSIZE beyond), used instead of recv_bulk/nrecv_bulk with the
+	 * same meaning; recv_bulk_len_v (may be NULL; nrecv_bulk_v entries)
+	 * receives the bytes that arrived per item, as result->recv_bulk_len
+	 * does for the first RPCRDMA_MAX_BULK. A Write chunk the results do
+	 * not use comes back with length 0 (RFC 8166 §3.4.6). */
+	const struct rpcrdma_buf *recv_bulk_v;
+	uint32_t nrecv_bulk_v;
+	uint32_t *recv_bulk_len_v;
+	/* RPCRDMA_CALL_OPT_WRITE_SEG: offer each Write chunk as segments of at
+	 * most this many bytes (a multiple of 4, at least 4; -EINVAL
+	 * otherwise), as a requester limited in the size of one RDMA segment
+	 * would; the responder fills them in order (RFC 8166 §3.4.6). At most
+	 * 64 segments over all Write chunks of a call (-EMSGSIZE beyond). */
+	uint32_t write_seg_max;
 };
 
 /*

@@ -60,18 +60,19 @@ struct rpcrdma_svc;     /* opaque: a listening server */
 struct rpcrdma_svc_req; /* opaque: one call awaiting its reply */
 
 enum rpcrdma_svc_opt_mask {
-	RPCRDMA_SVC_OPT_PROVIDER = 1u << 0,   /* provider */
-	RPCRDMA_SVC_OPT_CREDITS = 1u << 1,    /* credits */
-	RPCRDMA_SVC_OPT_INLINE = 1u << 2,     /* inline_send, inline_recv */
-	RPCRDMA_SVC_OPT_WORKERS = 1u << 3,    /* workers */
-	RPCRDMA_SVC_OPT_CPU = 1u << 4,        /* cpu */
-	RPCRDMA_SVC_OPT_PROGRESS = 1u << 5,   /* progress */
-	RPCRDMA_SVC_OPT_REMOTE_INV = 1u << 6, /* remote_invalidate */
-	RPCRDMA_SVC_OPT_MAX_CHUNK = 1u << 7,  /* max_chunk_bytes */
-	RPCRDMA_SVC_OPT_MAX_CONNS = 1u << 8,  /* max_conns */
-	RPCRDMA_SVC_OPT_MPA_CRC = 1u << 9,    /* mpa_crc */
-	RPCRDMA_SVC_OPT_BACKLOG = 1u << 10,   /* backlog */
-	RPCRDMA_SVC_OPT_MAX_PULL = 1u << 11,  /* max_pull_bytes */
+	RPCRDMA_SVC_OPT_PROVIDER = 1u << 0,          /* provider */
+	RPCRDMA_SVC_OPT_CREDITS = 1u << 1,           /* credits */
+	RPCRDMA_SVC_OPT_INLINE = 1u << 2,            /* inline_send, inline_recv */
+	RPCRDMA_SVC_OPT_WORKERS = 1u << 3,           /* workers */
+	RPCRDMA_SVC_OPT_CPU = 1u << 4,               /* cpu */
+	RPCRDMA_SVC_OPT_PROGRESS = 1u << 5,          /* progress */
+	RPCRDMA_SVC_OPT_REMOTE_INV = 1u << 6,        /* remote_invalidate */
+	RPCRDMA_SVC_OPT_MAX_CHUNK = 1u << 7,         /* max_chunk_bytes */
+	RPCRDMA_SVC_OPT_MAX_CONNS = 1u << 8,         /* max_conns */
+	RPCRDMA_SVC_OPT_MPA_CRC = 1u << 9,           /* mpa_crc */
+	RPCRDMA_SVC_OPT_BACKLOG = 1u << 10,          /* backlog */
+	RPCRDMA_SVC_OPT_MAX_PULL = 1u << 11,         /* max_pull_bytes */
+	RPCRDMA_SVC_OPT_MAX_WRITE_CHUNKS = 1u << 12, /* max_write_chunks */
 };
 
 /* Server options; a zeroed struct (or NULL) means all defaults. */
@@ -111,6 +112,13 @@ struct rpcrdma_svc_opts {
 	 * buffers) plus at most max(this, one call), not with the payload
 	 * sizes in flight. */
 	uint64_t max_pull_bytes;
+	/* Most Write chunks a call's Write list may hold (default and at most
+	 * RPCRDMA_MAX_WRITE_CHUNKS of client.h, at least 1): a call with more
+	 * gets ERR_CHUNK (RFC 8166 §4.5.2). Result bulk item i goes into
+	 * Write chunk i when it fits, filling its segments in order; Write
+	 * chunks the results do not use are echoed with length 0 (RFC 8166
+	 * §3.4.6). */
+	uint32_t max_write_chunks;
 };
 
 /*
@@ -207,7 +215,9 @@ RPCRDMA_API void rpcrdma_svc_freeargs(struct rpcrdma_svc_req *req, xdrproc_t xar
 /*
  * The call's bulk data: Read chunk @i (0-based, in Read list order, not
  * counting a Position-Zero chunk) already pulled: *@data, *@len, and its
- * XDR position in the call. -ENOENT if there is no such chunk.
+ * XDR position in the call (rdma_position: the offset in the complete
+ * stream, as if every chunk's data and roundup were inline, RFC 8166
+ * §3.4.5). -ENOENT if there is no such chunk.
  */
 RPCRDMA_API int rpcrdma_svc_req_read_chunk(struct rpcrdma_svc_req *req, uint32_t i,
 					   const void **data, uint32_t *len, uint32_t *position);

@@ -1507,6 +1507,10 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_RECV_BULK) &&
 	    opts->nrecv_bulk > RPCRDMA_MAX_BULK)
 		return -EMSGSIZE;
+	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_RECV_BULK_V) &&
+	    (opts->nrecv_bulk_v > RPCRDMA_MAX_WRITE_CHUNKS ||
+	     (opts->nrecv_bulk_v && !opts->recv_bulk_v)))
+		return opts->nrecv_bulk_v > RPCRDMA_MAX_WRITE_CHUNKS ? -EMSGSIZE : -EINVAL;
 	uint64_t t0 = 0; /* when it started waiting for a slot */
 
 	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_TIMEOUT))

@@ -104,7 +104,7 @@ struct rpcrdma_svc_req {
 	struct xprt_ddp ddp;
 	struct rpcrdma_rpc_call call;
 	/* reply */
-	struct rpcrdma_mr *wmr[RPCRDMA_MAX_BULK];
+	struct rpcrdma_mr *wmr[RPCRDMA_MAX_WRITE_CHUNKS];
 	struct rpcrdma_mr *lmr;
 	struct xprt_lbuf lrep;
 	uint32_t writes_pending;
@@ -148,6 +148,7 @@ struct rpcrdma_svc {
 	struct api_cond done_cv; /* a Write or Send completed, a request ended */
 	/* options */
 	uint32_t credits, inline_send, inline_recv, workers, max_conns;
+	uint32_t max_wchunks; /* Write chunks one call may offer */
 	uint64_t max_chunk;
 	int cpu, backlog;
 	enum rpcrdma_progress_mode progress;
@@ -848,6 +849,10 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		nchunks++;
 		start += nsegs;
 	}
+	/* The Write list, bounded by max_write_chunks (RFC 8166 §4.5.2:
+	 * chunks we cannot use get ERR_CHUNK). */
+	if (ch->nwrites > s->max_wchunks)
+		goto chunk_err;
 	if (total > s->max_chunk || rpcrdma1_write_list_length(ch, &w) || w > s->max_chunk ||
 	    rpcrdma1_reply_chunk_length(ch, &w) || w > s->max_chunk)
 		goto chunk_err;
@@ -1158,8 +1163,9 @@ static int encode_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_repl
 {
 	struct rpcrdma_xdr x;
 	XDR xdrs;
-	uint32_t nw =
-	    r->h.chunks.nwrites < RPCRDMA_MAX_BULK ? r->h.chunks.nwrites : RPCRDMA_MAX_BULK;
+	/* handle_call() bounded nwrites by max_write_chunks */
+	uint32_t nw = r->h.chunks.nwrites < RPCRDMA_MAX_WRITE_CHUNKS ? r->h.chunks.nwrites
+								     : RPCRDMA_MAX_WRITE_CHUNKS;
 
 	xprt_ddp_init(&r->ddp, XPRT_DDP_SVC_ENC);
 	r->ddp.nwrite = nw;
@@ -1433,7 +1439,7 @@ static void conn_destroy(struct svc_conn *c)
 		for (uint32_t i = 0; i < c->nrecv; i++) {
 			struct rpcrdma_svc_req *r = &c->reqs[i];
 
-			for (uint32_t k = 0; k < RPCRDMA_MAX_BULK; k++)
+			for (uint32_t k = 0; k < RPCRDMA_MAX_WRITE_CHUNKS; k++)
 				if (r->wmr[k])
 					rpcrdma_mr_dereg(r->wmr[k]);
 			if (r->rdmr)
@@ -1755,6 +1761,7 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 	s->progress = RPCRDMA_PROGRESS_THREAD;
 	s->remote_inv = true;
 	s->max_chunk = 64u << 20;
+	s->max_wchunks = RPCRDMA_MAX_WRITE_CHUNKS;
 	s->max_pull = 16u << 20;
 	s->max_conns = 1024;
 	s->mpa_crc = true;
@@ -1792,6 +1799,11 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 		s->mpa_crc = o->mpa_crc != 0;
 	if (m & RPCRDMA_SVC_OPT_BACKLOG)
 		s->backlog = o->backlog > 0 ? o->backlog : 128;
+	if (m & RPCRDMA_SVC_OPT_MAX_WRITE_CHUNKS) {
+		if (o->max_write_chunks < 1 || o->max_write_chunks > RPCRDMA_MAX_WRITE_CHUNKS)
+			return -EINVAL;
+		s->max_wchunks = o->max_write_chunks;
+	}
 	return 0;
 }
 

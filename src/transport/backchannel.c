@@ -233,7 +233,8 @@ int xprt_bc_read_plan(const struct rpcrdma1_hdr *h, size_t inline_len, uint64_t 
 			 * §3.4.5): each at or after the end of the previous
 			 * chunk's data + roundup (moved), so the splice is one
 			 * pass; inline, they must lie inside the message. */
-			if (n >= RPCRDMA_MAX_BULK || pos == 0 || pos < moved || pos - moved < prev_ioff)
+			if (n >= RPCRDMA_MAX_BULK || pos == 0 || pos < moved ||
+			    pos - moved < prev_ioff)
 				return -EINVAL;
 			prev_ioff = pos - moved;
 			if (h->proc != RPCRDMA1_NOMSG && pos - moved > inline_len)

@@ -45,6 +45,8 @@ static int build_lists(struct xprt_call *c, const struct xprt_ddp *d, bool long_
 {
 	struct rpcrdma1_chunks *ch = &c->chunks;
 	struct rpcrdma1_segment seg;
+	uint32_t seg_max =
+	    (c->opts.comp_mask & RPCRDMA_CALL_OPT_WRITE_SEG) ? c->opts.write_seg_max : UINT32_MAX;
 	int rc;
 
 	rpcrdma1_chunks_init(ch);
@@ -71,13 +73,22 @@ static int build_lists(struct xprt_call *c, const struct xprt_ddp *d, bool long_
 		c->nread++;
 		c->read_bytes += seg.length;
 	}
+	/* Write chunk i: result buffer i as segments of at most seg_max
+	 * bytes over its one MR, in order (RFC 8166 §3.4.6: the responder
+	 * fills them in order). */
 	for (uint32_t i = 0; i < c->nwrite; i++) {
+		uint64_t left = c->write_cap[i];
+
 		seg.handle = rpcrdma_mr_stag(c->mr[XPRT_MR_WRITE0 + i]);
-		seg.length = (uint32_t)c->write_cap[i];
 		seg.offset = rpcrdma_mr_offset(c->mr[XPRT_MR_WRITE0 + i]);
 		rc = rpcrdma1_chunks_add_write_chunk(ch);
-		if (!rc)
-			rc = rpcrdma1_chunks_add_write_seg(ch, &seg);
+		do {
+			seg.length = left > seg_max ? seg_max : (uint32_t)left;
+			if (!rc)
+				rc = rpcrdma1_chunks_add_write_seg(ch, &seg);
+			seg.offset += seg.length;
+			left -= seg.length;
+		} while (!rc && left);
 		if (rc)
 			return rc;
 	}
@@ -193,9 +204,15 @@ __attribute__((noinline)) static int marshal_full(struct xprt_call *c,
 	/* 3. Write chunks for result bulk buffers, in order: Write chunk i is
 	 * consumed by result bulk item i (RFC 8166 §3.4.6), so only a prefix
 	 * of large-enough buffers can be offered. */
-	if ((c->opts.comp_mask & RPCRDMA_CALL_OPT_RECV_BULK) && !d.no_ddp) {
-		for (uint32_t i = 0; i < c->opts.nrecv_bulk && i < RPCRDMA_MAX_BULK; i++) {
-			const struct rpcrdma_buf *b = &c->opts.recv_bulk[i];
+	if ((c->opts.comp_mask & RPCRDMA_CALL_OPT_WRITE_SEG) &&
+	    (c->opts.write_seg_max < 4 || (c->opts.write_seg_max & 3)))
+		return -EINVAL;
+	uint32_t nrb;
+	const struct rpcrdma_buf *rb = xprt_recv_bulk(&c->opts, &nrb);
+
+	if (rb && !d.no_ddp) {
+		for (uint32_t i = 0; i < nrb; i++) {
+			const struct rpcrdma_buf *b = &rb[i];
 			struct rpcrdma1_segment seg;
 
 			if (!b->base || b->len < ddp_threshold || !b->len)

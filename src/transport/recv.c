@@ -14,6 +14,29 @@
 #include "rpcrdma/tirpc.h"
 #include "transport/xprt.h"
 
+/* RFC 8166 §3.4.6: the responder echoes Write chunk @i with the segments
+ * we offered (@off), each length rewritten to the bytes written, filling
+ * them in order: no segment holds more than offered, and none after a
+ * partly filled one holds any. */
+static bool write_chunk_in_order(const struct rpcrdma1_chunks *off,
+				 const struct rpcrdma1_chunks *got, uint32_t i)
+{
+	const struct rpcrdma1_write_chunk *ow = &off->writes[i], *gw = &got->writes[i];
+	bool partial = false;
+
+	if (gw->nsegs != ow->nsegs)
+		return false;
+	for (uint32_t j = 0; j < gw->nsegs; j++) {
+		uint32_t cap = off->wsegs[ow->first + j].length;
+		uint32_t len = got->wsegs[gw->first + j].length;
+
+		if (len > cap || (partial && len))
+			return false;
+		partial = len < cap;
+	}
+	return true;
+}
+
 /* Everything but the short reply without results (xprt_reply_process):
  * out of line, so that reply needs none of this function's stack frame. */
 __attribute__((noinline)) static int reply_process_full(struct xprt_call *c, const uint8_t *buf,
@@ -43,7 +66,8 @@ __attribute__((noinline)) static int reply_process_full(struct xprt_call *c, con
 		return -EBADMSG;
 	xprt_ddp_init(&d, XPRT_DDP_CLNT_DEC);
 	for (uint32_t i = 0; i < h->chunks.nwrites; i++) {
-		if (rpcrdma1_write_chunk_length(&h->chunks, i, &w) || w > c->write_cap[i])
+		if (rpcrdma1_write_chunk_length(&h->chunks, i, &w) || w > c->write_cap[i] ||
+		    !write_chunk_in_order(&c->chunks, &h->chunks, i))
 			return -EBADMSG;
 		d.placed[i] = (uint32_t)w;
 	}
@@ -84,16 +108,19 @@ __attribute__((noinline)) static int reply_process_full(struct xprt_call *c, con
 	if (st)
 		return st;
 results:
-	if (c->opts.comp_mask & RPCRDMA_CALL_OPT_RECV_BULK) {
-		d.recv_bulk = c->opts.recv_bulk;
-		d.nrecv_bulk =
-		    c->opts.nrecv_bulk < RPCRDMA_MAX_BULK ? c->opts.nrecv_bulk : RPCRDMA_MAX_BULK;
-	}
+	d.recv_bulk = xprt_recv_bulk(&c->opts, &d.nrecv_bulk);
 	rpcrdma_tirpc_xdr_create(&xdrs, &x);
 	xprt_ddp_attach(&xdrs, &d);
 	if (c->xres && !(*c->xres)(&xdrs, c->res))
 		return -EBADMSG;
+	/* RFC 8166 §3.4.6: a Write chunk no result item used comes back
+	 * with length 0; bytes there belong to no result. */
+	for (uint32_t i = d.idx; i < d.nplaced; i++)
+		if (d.placed[i])
+			return -EBADMSG;
 	memcpy(r->recv_bulk_len, d.got, sizeof(r->recv_bulk_len));
+	if ((c->opts.comp_mask & RPCRDMA_CALL_OPT_RECV_BULK_V) && c->opts.recv_bulk_len_v)
+		memcpy(c->opts.recv_bulk_len_v, d.got, d.nrecv_bulk * sizeof(d.got[0]));
 	return 0;
 }
 

@@ -33,7 +33,7 @@
 #include "transport/rpcrdma1_wire.h"
 
 #define RPCRDMA1_MAX_READ_SEGS    64 /* Read list entries (all Read chunks) */
-#define RPCRDMA1_MAX_WRITE_CHUNKS 8  /* Write chunks in the Write list */
+#define RPCRDMA1_MAX_WRITE_CHUNKS 16 /* Write chunks in the Write list */
 #define RPCRDMA1_MAX_WRITE_SEGS   64 /* segments over all Write chunks */
 #define RPCRDMA1_MAX_REPLY_SEGS   64 /* segments in the Reply chunk */
 

@@ -156,22 +156,40 @@ struct xprt_ddp {
 	/* CLNT_ENC: items moved by Read chunk; SVC_ENC: items moved by Write
 	 * chunk (pos = Write chunk index) */
 	uint32_t nitems;
-	struct xprt_ddp_item items[RPCRDMA_MAX_BULK];
+	struct xprt_ddp_item items[RPCRDMA_MAX_WRITE_CHUNKS];
 	/* CLNT_ENC: stream bytes (data + roundup) moved to Read chunks so
 	 * far; the reduced stream's offset + this = the position */
 	uint32_t elided;
 	/* CLNT_DEC */
 	const struct rpcrdma_buf *recv_bulk;
 	uint32_t nrecv_bulk;
-	uint32_t nplaced;                  /* Write chunks the reply reports */
-	uint32_t placed[RPCRDMA_MAX_BULK]; /* bytes the responder wrote */
-	uint32_t got[RPCRDMA_MAX_BULK];    /* bytes that arrived, any way */
+	uint32_t nplaced;                          /* Write chunks the reply reports */
+	uint32_t placed[RPCRDMA_MAX_WRITE_CHUNKS]; /* bytes the responder wrote */
+	uint32_t got[RPCRDMA_MAX_WRITE_CHUNKS];    /* bytes that arrived, any way */
 	/* SVC_ENC: capacity of the client's Write chunks */
 	uint32_t nwrite;
-	uint64_t write_cap[RPCRDMA_MAX_BULK];
+	uint64_t write_cap[RPCRDMA_MAX_WRITE_CHUNKS];
 };
 
 void xprt_ddp_init(struct xprt_ddp *d, enum xprt_ddp_role role);
+
+/* The receive buffers a call gives for its result bulk items (recv_bulk_v
+ * or recv_bulk), their number in *@n (bounded as client.h says). */
+static inline const struct rpcrdma_buf *xprt_recv_bulk(const struct rpcrdma_call_opts *o,
+						       uint32_t *n)
+{
+	if (o->comp_mask & RPCRDMA_CALL_OPT_RECV_BULK_V) {
+		*n = o->nrecv_bulk_v < RPCRDMA_MAX_WRITE_CHUNKS ? o->nrecv_bulk_v
+								: RPCRDMA_MAX_WRITE_CHUNKS;
+		return o->recv_bulk_v;
+	}
+	if (o->comp_mask & RPCRDMA_CALL_OPT_RECV_BULK) {
+		*n = o->nrecv_bulk < RPCRDMA_MAX_BULK ? o->nrecv_bulk : RPCRDMA_MAX_BULK;
+		return o->recv_bulk;
+	}
+	*n = 0;
+	return NULL;
+}
 /* Make @xdrs (an rpcrdma_tirpc stream) carry @d. */
 void xprt_ddp_attach(XDR *xdrs, struct xprt_ddp *d);
 
@@ -181,7 +199,7 @@ void xprt_ddp_attach(XDR *xdrs, struct xprt_ddp *d);
  * result bulk item (Write chunks), the Reply chunk, the Long Call. */
 #define XPRT_MR_READ0  0
 #define XPRT_MR_WRITE0 RPCRDMA_MAX_BULK
-#define XPRT_MR_REPLY  (RPCRDMA_MAX_BULK + RPCRDMA_MAX_BULK)
+#define XPRT_MR_REPLY  (RPCRDMA_MAX_BULK + RPCRDMA_MAX_WRITE_CHUNKS)
 #define XPRT_MR_LONG   (XPRT_MR_REPLY + 1)
 #define XPRT_CALL_NMR  (XPRT_MR_REPLY + 2)
 
@@ -213,7 +231,7 @@ struct xprt_call {
 	uint32_t nread;     /* Read chunks (incl. Position-Zero) */
 	uint64_t read_bytes;
 	uint32_t nwrite; /* Write chunks offered */
-	uint64_t write_cap[RPCRDMA_MAX_BULK];
+	uint64_t write_cap[RPCRDMA_MAX_WRITE_CHUNKS];
 	bool reply_offered;
 	uint64_t reply_cap;
 	uint32_t hdr_len, msg_len;

@@ -145,12 +145,13 @@ int main(void)
 	CHECK(dir(&dec) == XPRT_DIR_NONE);
 
 	/* ---- Read chunk plan ---- */
-	/* Two DDP chunks at 44 and 48 inside a 56-byte inline message (each
-	 * position is that of the item's data, after its length word). */
+	/* Two DDP chunks in a 56-byte inline message (each position is that
+	 * of the item's data, after its length word, in the complete stream,
+	 * RFC 8166 §3.4.5): 44, and 44 + 8 (5 bytes + roundup) + 4 = 56. */
 	len = 0;
 	put(12), put(1), put(2), put(0);
 	put(1), put(44), put(0x10), put(5), put(0), put(0x100);
-	put(1), put(48), put(0x11), put(8), put(0), put(0x200);
+	put(1), put(56), put(0x11), put(8), put(0), put(0x200);
 	put(0), put(0), put(0);
 	{
 		size_t hl = len;
@@ -163,7 +164,7 @@ int main(void)
 		CHECK(rpcrdma1_decode_buf(buf, len, &h) == 0 && h.hdr_len == hl);
 		CHECK(xprt_bc_read_plan(&h, len - hl, 1 << 20, &p0, rc, &nrc, &total) == 0);
 		CHECK(p0 == 0 && nrc == 2 && total == 13);
-		CHECK(rc[0].pos == 44 && rc[0].len == 5 && rc[1].pos == 48 && rc[1].len == 8);
+		CHECK(rc[0].pos == 44 && rc[0].len == 5 && rc[1].pos == 56 && rc[1].len == 8);
 		/* splice: "hello" at 44 (+3 pad), "ABCDEFGH" at 48 */
 		{
 			uint8_t data[13];

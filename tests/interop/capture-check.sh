@@ -12,8 +12,9 @@
 #     a Send cut across segments by QEMU's re-segmenting), the script
 #     walks the FPDUs itself (capture-selftest.py tests that walk);
 #   - no malformed packets (except Wireshark's own misreading of odd-length
-#     WRITE data carried by a Read chunk and of MPA frames of a TCP session
-#     that reuses an earlier one's ports, both explained below).
+#     WRITE data carried by a Read chunk, of a call with two Read chunks,
+#     and of MPA frames of a TCP session that reuses an earlier one's
+#     ports, all explained below).
 # A direction of a TCP session in which the capture lost a segment
 # (tcpdump drops packets under load: "packets dropped by kernel";
 # Wireshark's tcp.analysis.lost_segment) cannot be dissected reliably
@@ -217,6 +218,12 @@ fi
 # reassembles the call from the chunk and then looks for the pad bytes
 # ("fill bytes ... TRUNCATED"). Those frames are listed, not failed.
 #
+# Another: a call with two Read chunks (test_interop_nfs41's COMPOUND of two
+# WRITEs, XIDs in STATE_DIR/multichunk-xids). Its positions are RFC 8166
+# §3.4.5's (offsets in the complete XDR stream; nfsd decodes both WRITEs),
+# but Wireshark 4.0 reassembles such a call wrongly (both WRITEs' data
+# come out empty) and flags it. Those frames are listed, not failed.
+#
 # The other: QEMU's user-mode network reuses a host-side source port for a
 # later connection (the suite makes ~100). Wireshark then misreads the MPA
 # request and reply of the new TCP session (SYN flagged "same ports as an
@@ -227,7 +234,8 @@ fi
 reused=" $("${ts[@]}" -Y 'tcp.analysis.reused_ports' -T fields -e tcp.stream 2>/dev/null | tr '\n' ' ')"
 "${ts[@]}" -Y '_ws.malformed' -T fields -E separator='|' -e frame.number -e nfs.procedure_v3 \
 	-e nfs.count3 -e rpc.msgtyp -e iwarp_rdma.opcode -e tcp.stream -e tcp.payload -e tcp.stream \
-	-e tcp.srcport >"$state/capture-malformed.txt" 2>/dev/null
+	-e tcp.srcport -e rpc.xid >"$state/capture-malformed.txt" 2>/dev/null
+touch "$state/multichunk-xids"
 # frames after a lost segment: out of the check (see the top)
 after_loss "$state/capture-malformed.txt" >"$state/capture-malformed-skipped.txt"
 nmal=0
@@ -235,10 +243,16 @@ nodd=0
 nreuse=0
 mpa_req=4d504120494420526571204672616d65 # "MPA ID Req Frame"
 mpa_rep=4d504120494420526570204672616d65 # "MPA ID Rep Frame"
-while IFS='|' read -r fr proc count msgtyp ops stream payload _; do
+while IFS='|' read -r fr proc count msgtyp ops stream payload _ _ xid; do
 	payload=${payload//:/}
+	xid=${xid##*,}
 	if grep -qx "$fr" "$state/capture-malformed-skipped.txt"; then
 		continue
+	elif [ "$msgtyp" = 0 ] && [ -n "$xid" ] &&
+		grep -qix "$(printf '%08x' "$((xid))")" "$state/multichunk-xids"; then
+		echo "note: frame $fr: call $xid with two Read chunks (RFC 8166 §3.4.5 positions)," \
+			"reassembled wrongly and flagged malformed by Wireshark"
+		nodd=$((nodd + 1))
 	elif [ "$proc" = 7 ] && [ "$msgtyp" = 0 ] && [ -n "$count" ] && [ $((count % 4)) -ne 0 ] &&
 		[[ ",$ops," == *",0x02,"* ]]; then
 		echo "note: frame $fr: NFS WRITE call of $count bytes from a Read chunk without XDR" \

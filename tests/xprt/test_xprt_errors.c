@@ -205,7 +205,8 @@ static void bulk8_call(struct raw *rp, uint32_t xid, bool with_pad)
 
 	memset(src, 0, sizeof(src));
 	XT_CHECK(rpcrdma_mr_reg(rp->pd, src, sizeof(src),
-				RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_READ, &smr) == 0);
+				RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_READ,
+				&smr) == 0);
 	mm[k++] = xid;
 	mm[k++] = 1;
 	mm[k++] = 1;
@@ -248,8 +249,8 @@ static void bulk8_call(struct raw *rp, uint32_t xid, bool with_pad)
 		fprintf(stderr,
 			"  RFC 8166 §3.4.5: 8 Read chunks at complete-stream positions (%s) "
 			"misassembled: %d words, proc %u, accept_stat %u\n",
-			with_pad ? "roundup in the chunks" : "roundup elided", n,
-			n > 3 ? m[3] : 0, n > 12 ? m[12] : 0);
+			with_pad ? "roundup in the chunks" : "roundup elided", n, n > 3 ? m[3] : 0,
+			n > 12 ? m[12] : 0);
 	rpcrdma_mr_dereg(smr);
 }
 

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/api_int.h"
 #include "interop_util.h"
 #include "nfs41.h"
 #include "rpcrdma/backchannel.h"
@@ -313,6 +314,8 @@ static const char *op_name(nfs_opnum4 op)
 		return "PUTROOTFH";
 	case OP_READ:
 		return "READ";
+	case OP_WRITE:
+		return "WRITE";
 	case OP_EXCHANGE_ID:
 		return "EXCHANGE_ID";
 	case OP_CREATE_SESSION:
@@ -351,6 +354,8 @@ static nfsstat4 op_status(const nfs_resop4 *r)
 		return r->nfs_resop4_u.opputrootfh;
 	case OP_READ:
 		return r->nfs_resop4_u.opread.status;
+	case OP_WRITE:
+		return r->nfs_resop4_u.opwrite.status;
 	case OP_EXCHANGE_ID:
 		return r->nfs_resop4_u.opexchange_id.eir_status;
 	case OP_CREATE_SESSION:
@@ -891,6 +896,343 @@ static void print_bc_stats(const char *when)
 	       g.cb_sequence, g.cb_recall, g.cb_other, g.cb_replies_ok, g.cb_bad);
 }
 
+/* ---- chunk shapes against nfsd (issue 13) ---- */
+
+/* SEQUENCE, PUTROOTFH, LOOKUP interop, LOOKUP @name, GETFH: @fh (malloc'ed). */
+static int lookup_fh(const char *name, nfs_fh4 *fh)
+{
+	nfs_argop4 op[5];
+	COMPOUND4res res;
+	nfs_resop4 *rf;
+	int rc;
+
+	memset(op, 0, sizeof(op));
+	op_sequence(&op[0]);
+	op[1].argop = OP_PUTROOTFH;
+	op[2].argop = OP_LOOKUP;
+	op[2].nfs_argop4_u.oplookup.objname.utf8string_val = (char *)"interop";
+	op[2].nfs_argop4_u.oplookup.objname.utf8string_len = 7;
+	op[3].argop = OP_LOOKUP;
+	op[3].nfs_argop4_u.oplookup.objname.utf8string_val = (char *)(uintptr_t)name;
+	op[3].nfs_argop4_u.oplookup.objname.utf8string_len = (u_int)strlen(name);
+	op[4].argop = OP_GETFH;
+	rc = compound("LOOKUP", op, 5, &res, NULL);
+	if (rc)
+		return rc;
+	rf = res_op(&res, 4, OP_GETFH);
+	if (res.status != NFS4_OK || !rf) {
+		rc = res.status ? (int)res.status : (int)NFS4ERR_SERVERFAULT;
+		free_res(&res);
+		return rc;
+	}
+	{
+		const nfs_fh4 *r = &rf->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
+
+		fh->nfs_fh4_val = malloc(r->nfs_fh4_len + 1u);
+		if (fh->nfs_fh4_val) {
+			memcpy(fh->nfs_fh4_val, r->nfs_fh4_val, r->nfs_fh4_len);
+			fh->nfs_fh4_len = r->nfs_fh4_len;
+		}
+	}
+	free_res(&res);
+	return fh->nfs_fh4_val ? 0 : -ENOMEM;
+}
+
+#define W1_FILE "nfs41-w1"
+#define W2_FILE "nfs41-w2"
+#define W1_END  (4u * 4096u + 4u) /* where the first chunk's data ends: see two_writes() */
+#define W2_SIZE 20004u            /* sizes are multiples of 4: see the top of this file */
+
+/* Position of the first Read chunk of the last call sent (the client's
+ * test hook, api_int.h). */
+static uint32_t probe_pos;
+
+static void probe_send(void *arg, const uint8_t *hdr, size_t len, size_t mlen)
+{
+	static struct rpcrdma1_hdr h;
+
+	(void)arg;
+	(void)mlen;
+	if (rpcrdma1_decode_buf(hdr, len, &h) == 0 && h.chunks.nreads)
+		probe_pos = h.chunks.reads[0].position;
+}
+
+/* The capture check lets Wireshark's misreading of this call's frames go
+ * (it reassembles a call with two Read chunks wrongly): STATE/multichunk-xids. */
+static void note_multichunk_xid(const struct iop_env *e, uint32_t xid)
+{
+	char path[600];
+	FILE *f;
+
+	if (!e->state[0])
+		return;
+	snprintf(path, sizeof(path), "%s/multichunk-xids", e->state);
+	f = fopen(path, "a");
+	if (f) {
+		fprintf(f, "%08x\n", xid);
+		fclose(f);
+	}
+}
+
+/* SEQUENCE, PUTFH @fh1, WRITE @d1 (@l1 bytes), and when @fh2: PUTFH @fh2,
+ * WRITE @d2 (@l2 bytes); anonymous stateid, FILE_SYNC4, offset 0.
+ * Returns the number of operations. */
+static unsigned int write_ops(nfs_argop4 *op, const nfs_fh4 *fh1, uint8_t *d1, uint32_t l1,
+			      const nfs_fh4 *fh2, uint8_t *d2, uint32_t l2)
+{
+	memset(op, 0, 5 * sizeof(*op));
+	op_sequence(&op[0]);
+	op[1].argop = OP_PUTFH;
+	op[1].nfs_argop4_u.opputfh.object = *fh1;
+	op[2].argop = OP_WRITE;
+	op[2].nfs_argop4_u.opwrite.stable = FILE_SYNC4;
+	op[2].nfs_argop4_u.opwrite.data.base = d1;
+	op[2].nfs_argop4_u.opwrite.data.len = l1;
+	if (!fh2)
+		return 3;
+	op[3].argop = OP_PUTFH;
+	op[3].nfs_argop4_u.opputfh.object = *fh2;
+	op[4].argop = OP_WRITE;
+	op[4].nfs_argop4_u.opwrite.stable = FILE_SYNC4;
+	op[4].nfs_argop4_u.opwrite.data.base = d2;
+	op[4].nfs_argop4_u.opwrite.data.len = l2;
+	return 5;
+}
+
+/*
+ * Defect 1 of issue 13, RFC 8166 §3.4.5: one COMPOUND { SEQUENCE, PUTFH
+ * w1, WRITE, PUTFH w2, WRITE } whose two WRITE4args.data items go by two
+ * Read chunks. The second chunk's rdma_position is its offset in the
+ * complete XDR stream (the first WRITE's data counted in); nfsd splices
+ * the call by that rule (svc_rdma_read_multiple_chunks: inline bytes up to
+ * the next position minus the bytes gathered so far), so with a position
+ * in the reduced stream the second WRITE would be garbage. Both files'
+ * contents are then cksummed in the guest.
+ *
+ * Linux 6.1 has a bug of its own there: svc_rdma_copy_inline_range()
+ * copies an inline piece to page[pageno] + pageno instead of + pageoff, so
+ * the inline bytes between two chunks land in the right place only when
+ * the stream so far ends at pageoff == pageno (a first WRITE of 30000
+ * bytes gave ILLEGAL for the second PUTFH). The first chunk is sized so
+ * that it ends at 4 * 4096 + 4: a probe WRITE (one Read chunk, same
+ * prefix) gives its position through the client's test hook. WRITE uses
+ * the anonymous stateid (RFC 8881 §8.2.3); nfsd answers NFS4ERR_GRACE to
+ * it while a grace period holds: then again, every second.
+ */
+static void two_writes(const struct iop_env *env)
+{
+	uint8_t *d1 = malloc(W1_END), *d2 = malloc(W2_SIZE);
+	nfs_fh4 fh1 = {0, NULL}, fh2 = {0, NULL};
+	struct clnt_testhook hook = {.on_send = probe_send}, nohook = {0};
+	char cmd[256], out[512];
+	uint32_t c1 = 0, c2 = 0, l1 = 0;
+	unsigned long long s1 = 0, s2 = 0;
+	int rc, grc = -1;
+
+	IOP_EXPECT(d1 && d2);
+	snprintf(cmd, sizeof(cmd),
+		 "cd /export/interop && rm -f %s %s && : > %s && : > %s && chmod 0666 %s %s",
+		 W1_FILE, W2_FILE, W1_FILE, W2_FILE, W1_FILE, W2_FILE);
+	IOP_EXPECT(iop_guest_sh(env, "nfs41-wmk", cmd, 30000, &grc, out, sizeof(out)) == 0 &&
+		   grc == 0);
+	IOP_EXPECT(lookup_fh(W1_FILE, &fh1) == 0 && lookup_fh(W2_FILE, &fh2) == 0);
+	if (!d1 || !d2 || !fh1.nfs_fh4_val || !fh2.nfs_fh4_val)
+		goto done;
+	for (uint32_t i = 0; i < W1_END; i++)
+		d1[i] = (uint8_t)((i * 2654435761u) >> 13);
+	for (uint32_t i = 0; i < W2_SIZE; i++)
+		d2[i] = (uint8_t)((i * 40503u + 7u) >> 5);
+	for (unsigned int tries = 0;; tries++) {
+		nfs_argop4 op[5];
+		COMPOUND4res res;
+		struct rpcrdma_call_result cr;
+		struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RESULT, .result = &cr};
+		nfs_resop4 *r1, *r2;
+		unsigned int n;
+
+		if (!l1) {
+			/* The probe: SEQUENCE, PUTFH w1, WRITE 4096 bytes. */
+			probe_pos = 0;
+			rpcrdma_clnt_set_testhook(g.cl, &hook);
+			n = write_ops(op, &fh1, d1, 4096, NULL, NULL, 0);
+		} else {
+			n = write_ops(op, &fh1, d1, l1, &fh2, d2, W2_SIZE);
+		}
+		memset(&cr, 0, sizeof(cr));
+		rc = compound(l1 ? "WRITE x2" : "WRITE (probe)", op, n, &res, &o);
+		rpcrdma_clnt_set_testhook(g.cl, &nohook);
+		IOP_EXPECT(rc == 0);
+		if (rc)
+			break;
+		r1 = res_op(&res, 2, OP_WRITE);
+		if (r1 && r1->nfs_resop4_u.opwrite.status == NFS4ERR_GRACE && tries < 120) {
+			free_res(&res);
+			sleep(1);
+			continue;
+		}
+		if (!l1) {
+			free_res(&res);
+			IOP_EXPECT(probe_pos && probe_pos < 4096 && !(probe_pos & 3));
+			if (!probe_pos || probe_pos >= 4096 || (probe_pos & 3))
+				break;
+			l1 = W1_END - probe_pos;
+			printf("WRITE (probe): data at position %u: the first chunk is %u bytes\n",
+			       probe_pos, l1);
+			continue;
+		}
+		r2 = res_op(&res, 4, OP_WRITE);
+		note_multichunk_xid(env, cr.xid);
+		printf("WRITE x2: %u Read chunks, call %s, reply %s\n", cr.read_chunks,
+		       cr.call_proc ? "RDMA_NOMSG" : "RDMA_MSG",
+		       cr.reply_proc ? "RDMA_NOMSG" : "RDMA_MSG");
+		IOP_EXPECT(cr.read_chunks == 2);
+		IOP_EXPECT(res.status == NFS4_OK && r1 && r2);
+		if (res.status != NFS4_OK)
+			printf("RFC 8166 §3.4.5: COMPOUND with two WRITEs by two Read chunks "
+			       "failed: %d\n",
+			       res.status);
+		if (r1 && r2 && res.status == NFS4_OK) {
+			IOP_EXPECT(r1->nfs_resop4_u.opwrite.WRITE4res_u.resok4.count == l1);
+			IOP_EXPECT(r2->nfs_resop4_u.opwrite.WRITE4res_u.resok4.count == W2_SIZE);
+		}
+		free_res(&res);
+		break;
+	}
+	snprintf(cmd, sizeof(cmd), "cd /export/interop && echo $(cksum < %s) $(cksum < %s)",
+		 W1_FILE, W2_FILE);
+	grc = -1;
+	IOP_EXPECT(iop_guest_sh(env, "nfs41-wck", cmd, 30000, &grc, out, sizeof(out)) == 0 &&
+		   grc == 0);
+	IOP_EXPECT(sscanf(out, "%u %llu %u %llu", &c1, &s1, &c2, &s2) == 4);
+	printf("guest: %s %u %llu (ours %u)\n", W1_FILE, c1, s1, iop_cksum(d1, l1));
+	if (c1 != iop_cksum(d1, l1))
+		printf("RFC 8166 §3.4.5: the guest's %s differs from what the first Read chunk "
+		       "carried\n",
+		       W1_FILE);
+	IOP_EXPECT(l1 && s1 == l1 && c1 == iop_cksum(d1, l1));
+	/* The second file: its size is right, but Linux 6.1 nfsd writes the
+	 * bytes of the page that holds the start of the payload from the
+	 * page's beginning (svc_fill_write_vector() ignores the payload's
+	 * page_base; seen: the file starts with the last 4 bytes of the
+	 * first chunk and the PUTFH that follows it). What it stores is
+	 * therefore the complete stream as we sent it, from W1_END - 4 on:
+	 * the first chunk's last 4 bytes, PUTFH w2, WRITE's arguments with
+	 * the data. Equal cksums show every byte of the call was where RFC
+	 * 8166 §3.4.5 says (with a reduced-stream position nfsd cannot even
+	 * decode the second WRITE). */
+	{
+		uint8_t *want = malloc(4 + 128 + W2_SIZE + 64);
+		nfs_argop4 op[5];
+		XDR x;
+		uint32_t n = 0;
+
+		IOP_EXPECT(want != NULL);
+		if (want && l1) {
+			uint32_t keep = g.slot_seq; /* nothing is sent here */
+
+			write_ops(op, &fh1, d1, l1, &fh2, d2, W2_SIZE);
+			g.slot_seq = keep;
+			memcpy(want, d1 + l1 - 4, 4);
+			xdrmem_create(&x, (char *)want + 4, 128 + W2_SIZE + 60, XDR_ENCODE);
+			IOP_EXPECT(xdr_nfs_argop4(&x, &op[3]) && xdr_nfs_argop4(&x, &op[4]));
+			n = 4 + xdr_getpos(&x);
+			xdr_destroy(&x);
+		}
+		printf("guest: %s cksum %u size %llu; the complete stream from %u on: %u (%u "
+		       "bytes of it; the data alone: %u)\n",
+		       W2_FILE, c2, s2, W1_END - 4,
+		       want && n >= W2_SIZE ? iop_cksum(want, W2_SIZE) : 0, n,
+		       iop_cksum(d2, W2_SIZE));
+		IOP_EXPECT(s2 == W2_SIZE && n >= W2_SIZE &&
+			   (c2 == iop_cksum(want, W2_SIZE) || c2 == iop_cksum(d2, W2_SIZE)));
+		if (c2 == iop_cksum(d2, W2_SIZE))
+			printf(
+			    "  (the data itself: this kernel's write vector honours page_base)\n");
+		free(want);
+	}
+done:
+	free(fh1.nfs_fh4_val);
+	free(fh2.nfs_fh4_val);
+	free(d1);
+	free(d2);
+}
+
+/*
+ * Defect 2 of issue 13, RFC 8166 §3.4.6 + §3.5.3.2: READ of read-1m
+ * offering a Write chunk for the data and a Reply chunk. Linux
+ * svc_rdma_sendto then answers RDMA_NOMSG with the Write list filled and
+ * the rest of the reply in the Reply chunk; the data must land in our
+ * buffer with the guest's cksum. Linux 6.1 counts the Write chunk's
+ * payload in the length of what it put in the Reply chunk (it returns the
+ * whole reply's length from svc_rdma_send_reply_chunk) and fails the
+ * reply with -E2BIG, dropping the connection, when that exceeds the Reply
+ * chunk (seen with 16 KiB: svcrdma_send_err status=-7): so the Reply
+ * chunk offered is as large as the session's largest reply, 1 MiB +
+ * 64 KiB, and the echoed Reply chunk length is that sum, not the bytes
+ * written there (the reply decodes from its first ~150 bytes).
+ */
+static void read_wlist_reply(const char *ckfile, uint8_t *buf)
+{
+	struct ofile f;
+	uint32_t want = 0;
+	uint64_t size = 0;
+	nfs_argop4 op[3];
+	COMPOUND4res res;
+	struct rpcrdma_call_result cr;
+	struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RECV_BULK |
+						   RPCRDMA_CALL_OPT_REPLY_SIZE |
+						   RPCRDMA_CALL_OPT_RESULT,
+				      .nrecv_bulk = 1,
+				      .reply_size = MIB + (64u << 10),
+				      .result = &cr};
+	nfs_resop4 *rr;
+	int rc;
+
+	IOP_EXPECT(iop_cksum_lookup(ckfile, "read-1m", &want, &size) == 0 && size == MIB);
+	rc = open_file("read-1m", &f, 20000);
+	IOP_EXPECT(rc == 0);
+	if (rc)
+		return;
+	memset(op, 0, sizeof(op));
+	memset(&cr, 0, sizeof(cr));
+	memset(buf, 0, MIB);
+	op_sequence(&op[0]);
+	op[1].argop = OP_PUTFH;
+	op[1].nfs_argop4_u.opputfh.object = f.fh;
+	op[2].argop = OP_READ;
+	op[2].nfs_argop4_u.opread.stateid = f.open;
+	op[2].nfs_argop4_u.opread.count = MIB;
+	o.recv_bulk[0].base = buf;
+	o.recv_bulk[0].len = MIB;
+	rc = compound("READ + Reply chunk", op, 3, &res, &o);
+	if (rc)
+		printf("RFC 8166 §3.5.3.2: READ with a Write chunk and a Reply chunk failed: %d "
+		       "(%s)\n",
+		       rc, rpcrdma_strerror(rc));
+	IOP_EXPECT(rc == 0);
+	if (!rc) {
+		rr = res_op(&res, 2, OP_READ);
+		printf("READ + Reply chunk: reply %s, %u bytes placed, Reply chunk offered %u, "
+		       "cksum %u (guest %u)\n",
+		       cr.reply_proc == 1 ? "RDMA_NOMSG" : "RDMA_MSG", cr.recv_bulk_len[0],
+		       cr.reply_chunk, iop_cksum(buf, MIB), want);
+		IOP_EXPECT(cr.reply_proc == 1 && cr.reply_chunk == 1 && cr.write_chunks == 1);
+		IOP_EXPECT(rr && rr->nfs_resop4_u.opread.status == NFS4_OK);
+		if (rr && rr->nfs_resop4_u.opread.status == NFS4_OK) {
+			const READ4resok *ok = &rr->nfs_resop4_u.opread.READ4res_u.resok4;
+
+			IOP_EXPECT(ok->data.len == MIB && ok->data.base == buf &&
+				   cr.recv_bulk_len[0] == MIB);
+			IOP_EXPECT(iop_cksum(buf, MIB) == want);
+		}
+		free_res(&res);
+	}
+	IOP_EXPECT(close_file(&f) == 0);
+	if (f.deleg_type == OPEN_DELEGATE_READ)
+		IOP_EXPECT(delegreturn(&f.fh, &f.deleg) == 0);
+	free(f.fh.nfs_fh4_val);
+}
+
 int main(void)
 {
 	struct iop_env env;
@@ -1185,6 +1527,12 @@ int main(void)
 		}
 		free(f3.fh.nfs_fh4_val);
 	}
+	IOP_EXPECT(sequence_only() == 0);
+
+	/* ---- chunk shapes: two Read chunks, Write list + Reply chunk ---- */
+	two_writes(&env);
+	snprintf(ck, sizeof(ck), "%s/export.cksum", env.guest_out);
+	read_wlist_reply(ck, buf);
 	IOP_EXPECT(sequence_only() == 0);
 
 out:
