@@ -51,30 +51,4 @@ void svc_tirpc_dispatch(struct rpcrdma_svc_req *r, rpcrdma_svc_tirpc_dispatch_t 
  * adapter offers (RPCRDMA_CLNT_OPT_TIRPC_REPLY). */
 uint32_t clnt_tirpc_reply_size(const struct rpcrdma_clnt *c);
 
-/* Shared by client.c, server.c and backchannel.c (api_common.c). */
-
-/* CLOCK_MONOTONIC in nanoseconds: deadlines and timeouts. */
-uint64_t api_now_ns(void);
-
-/* The accept_stat an error reply carries: SUCCESS, PROG_MISMATCH (it needs
- * the version range) and unknown values become SYSTEM_ERR (RFC 5531 §9). */
-uint32_t api_error_accept_stat(uint32_t accept_stat);
-
-/* RDMA Write @len bytes at @base (registered as @lkey) into the segments
- * @seg[0..n), rewriting their lengths to what was written (RFC 8166
- * §3.4.6, §3.4.7); a segment left empty gets no Write. @tmpl gives wr_id
- * and flags; @post posts one Write WR for @ctx (lock held by the caller).
- * 0, -EMSGSIZE when the segments hold less than @len, or what @post
- * returned. */
-struct rpcrdma1_segment;
-int api_write_segments(const struct rpcrdma_send_wr *tmpl,
-		       int (*post)(void *ctx, struct rpcrdma_send_wr *wr), void *ctx,
-		       const uint8_t *base, uint32_t lkey, uint64_t len,
-		       struct rpcrdma1_segment *seg, uint32_t n);
-
-/* Fill @wr (and its one @sge) with a signaled RDMA Read of segment @sg
- * into @dst (registered as @lkey); an empty segment gets no SGE. */
-void api_read_wr(struct rpcrdma_send_wr *wr, struct rpcrdma_sge *sge, uint64_t wr_id,
-		 const struct rpcrdma1_segment *sg, uint8_t *dst, uint32_t lkey);
-
 #endif

@@ -22,11 +22,71 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "api/api_sync.h"
+#include "util/futex_cond.h"
 #include "rpcrdma/backchannel.h"
 #include "transport/xprt.h"
 
 #define BC_WR_KIND 0x42u
+
+/* ---- shared by bc_clnt.c and bc_svc.c ---- */
+
+#define BC_DEFAULT_CREDITS 2u
+#define BC_MAX_PROGS       16u
+#define BC_MAX_CHUNK       (64ull << 20)
+
+/* wr_id layout of backchannel work requests: gen<<32 | KIND<<24 | op<<16 | idx */
+enum { BC_OP_SEND = 1, BC_OP_READ, BC_OP_WRITE };
+
+static inline uint64_t bc_wrid(uint32_t gen, uint32_t op, uint32_t idx)
+{
+	return ((uint64_t)gen << 32) | ((uint64_t)BC_WR_KIND << 24) | ((uint64_t)op << 16) | idx;
+}
+
+/* BC_ENABLE arguments (RPCRDMA_BC_PROG v1 proc 1). */
+struct bc_enable_args {
+	uint64_t id;      /* the client, the same across reconnects */
+	uint32_t credits; /* its reverse credits */
+	uint32_t flags;   /* BC_F_CHUNKS: it accepts reverse chunks */
+};
+#define BC_F_CHUNKS 1u
+
+static inline bool_t xdr_bc_enable_args(XDR *x, struct bc_enable_args *a)
+{
+	return xdr_uint64_t(x, &a->id) && xdr_u_int(x, &a->credits) && xdr_u_int(x, &a->flags);
+}
+
+static inline bool opt_inline(const struct rpcrdma_bc_opts *o)
+{
+	return o && (o->comp_mask & RPCRDMA_BC_OPT_INLINE) && o->inline_dispatch;
+}
+
+static inline int opts_resolve(const struct rpcrdma_bc_opts *o, uint32_t *credits, bool *chunks,
+			       uint32_t *timeout_ms, uint32_t *conn_wait_ms)
+{
+	uint32_t m = o ? o->comp_mask : 0;
+
+	if (m &
+	    ~(uint32_t)(RPCRDMA_BC_OPT_CREDITS | RPCRDMA_BC_OPT_CHUNKS | RPCRDMA_BC_OPT_TIMEOUT |
+			RPCRDMA_BC_OPT_CONN_WAIT | RPCRDMA_BC_OPT_INLINE))
+		return -EINVAL;
+
+	*credits = BC_DEFAULT_CREDITS;
+	*chunks = true;
+	*timeout_ms = 30000;
+	*conn_wait_ms = 10000;
+	if (m & RPCRDMA_BC_OPT_CREDITS) {
+		if (o->credits < 1 || o->credits > RPCRDMA_BC_MAX_CREDITS)
+			return -EINVAL;
+		*credits = o->credits;
+	}
+	if (m & RPCRDMA_BC_OPT_CHUNKS)
+		*chunks = o->chunks != 0;
+	if (m & RPCRDMA_BC_OPT_TIMEOUT)
+		*timeout_ms = o->timeout_ms;
+	if (m & RPCRDMA_BC_OPT_CONN_WAIT)
+		*conn_wait_ms = o->conn_wait_ms;
+	return 0;
+}
 
 /* ---- client side ---- */
 

@@ -59,7 +59,8 @@
 #include <unistd.h>
 
 #include "api/api_int.h"
-#include "api/api_sync.h"
+#include "util/clock.h"
+#include "util/futex_cond.h"
 #include "api/backchannel_int.h"
 #include "transport/xprt.h"
 
@@ -100,13 +101,13 @@ struct clnt_slot {
 	void *cb_arg;
 	struct clnt_slot *qnext; /* transmit queue */
 	struct rpcrdma_call_result result;
-	struct api_cond cv;
+	struct futex_cond cv;
 };
 
 struct rpcrdma_clnt {
 	struct futex_mutex lock;
-	struct api_cond slot_cv; /* a slot was freed */
-	struct api_cond bg_cv;   /* work for the background thread */
+	struct futex_cond slot_cv; /* a slot was freed */
+	struct futex_cond bg_cv;   /* work for the background thread */
 	struct sockaddr_storage addr;
 	socklen_t alen;
 	uint32_t prog, vers;
@@ -204,7 +205,7 @@ static void slot_free(struct rpcrdma_clnt *c, struct clnt_slot *s)
 	s->done = false;
 	c->nfree++;
 	if (c->nfree == 1 || c->stop)
-		api_cond_broadcast(&c->slot_cv);
+		futex_cond_broadcast(&c->slot_cv);
 }
 
 /* The call's owner is finished with @s. A slot still on the wire keeps its
@@ -282,7 +283,7 @@ static void slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int statu
 		slot_release(c, s);
 	} else if (s->waiting) {
 		/* Its caller sleeps (another thread leads): wake it. */
-		api_cond_signal(&s->cv);
+		futex_cond_signal(&s->cv);
 	}
 }
 
@@ -315,7 +316,7 @@ static void lead_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		if (cbl->e[i].cb)
 			cbl->e[i].cb(c, cbl->e[i].status, cbl->e[i].res, cbl->e[i].arg);
 		if (c->cb_queued && i + 1 < cbl->n) {
-			uint64_t now = api_now_ns();
+			uint64_t now = monotonic_ns();
 
 			if (now - t0 >= CLNT_HOLD_NS) {
 				struct cb_list failed;
@@ -502,10 +503,10 @@ static bool deadline_passed(struct rpcrdma_clnt *c, uint64_t now)
  * call reaches its deadline meanwhile (true then). */
 static bool conn_backoff(struct rpcrdma_clnt *c, uint64_t ns)
 {
-	uint64_t end = api_now_ns() + ns;
+	uint64_t end = monotonic_ns() + ns;
 
 	for (;;) {
-		uint64_t now = api_now_ns();
+		uint64_t now = monotonic_ns();
 
 		if (deadline_passed(c, now))
 			return true;
@@ -561,7 +562,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 	rc = rpcrdma_connect(ep, (const struct sockaddr *)&c->addr, c->alen, pdata, sizeof(pdata));
 	if (rc)
 		goto fail;
-	end = api_now_ns() + (uint64_t)c->connect_timeout_ms * 1000000ull + 1000000000ull;
+	end = monotonic_ns() + (uint64_t)c->connect_timeout_ms * 1000000ull + 1000000000ull;
 	for (;;) {
 		if (rpcrdma_evch_get(c->evch, &ev) == 0) {
 			if (ev.ep != ep)
@@ -589,7 +590,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 			rc = ev.status ? ev.status : -ECONNREFUSED;
 			goto fail;
 		}
-		uint64_t now = api_now_ns();
+		uint64_t now = monotonic_ns();
 
 		if (now > end || deadline_passed(c, now)) {
 			rc = -ETIMEDOUT;
@@ -716,7 +717,7 @@ static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		if (!rc)
 			break;
 		c->attempts++;
-		expired = deadline_passed(c, api_now_ns());
+		expired = deadline_passed(c, monotonic_ns());
 		if (!expired && c->attempts < c->retries)
 			expired = conn_backoff(c, 100000000ull * c->attempts);
 		if (expired)
@@ -940,7 +941,7 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 
 static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
-	uint64_t now = api_now_ns();
+	uint64_t now = monotonic_ns();
 
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct clnt_slot *s = &c->slots[i];
@@ -1015,7 +1016,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 	uint32_t idle = 0;
 
 	cbl.n = 0;
-	t = api_now_ns();
+	t = monotonic_ns();
 	budget = xprt_spin_budget(&c->spin);
 	spin_end = budget > UINT64_MAX - t ? UINT64_MAX : t + budget;
 	spinning = budget != 0;
@@ -1062,7 +1063,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			if (budget > CLNT_SPIN_NS && spin_end - t < budget - CLNT_SPIN_NS)
 				xprt_spin_idle(&c->spin); /* spun past the base budget: let
 						     a peer on this CPU run */
-			t = api_now_ns();
+			t = monotonic_ns();
 			if (t >= spin_end)
 				break;
 		}
@@ -1080,7 +1081,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			m = rpcrdma_cq_poll(c->cq, wc, 32);
 			futex_mutex_lock(&c->lock);
 		}
-		t = api_now_ns();
+		t = monotonic_ns();
 		c->now_ns = t;
 		if (n > 0 || m > 0) {
 			/* Activity: a spin that saw it paid off; spin again. */
@@ -1172,24 +1173,13 @@ static void handoff(struct rpcrdma_clnt *c)
 			struct clnt_slot *s = &c->slots[i];
 
 			if (s->waiting && !s->done) {
-				api_cond_signal(&s->cv);
+				futex_cond_signal(&s->cv);
 				return;
 			}
 		}
 	}
 	if (bg_has_work(c))
-		api_cond_signal(&c->bg_cv);
-}
-
-/* @mono_ns (api_now_ns() clock) as a CLOCK_REALTIME time (api_cond_timedwait). */
-static void abs_time(uint64_t mono_ns, struct timespec *ts)
-{
-	uint64_t now = api_now_ns(), left = mono_ns > now ? mono_ns - now : 0;
-
-	clock_gettime(CLOCK_REALTIME, ts);
-	left += (uint64_t)ts->tv_nsec;
-	ts->tv_sec += (time_t)(left / 1000000000u);
-	ts->tv_nsec = (long)(left % 1000000000u);
+		futex_cond_signal(&c->bg_cv);
 }
 
 /* Synchronous caller, lock held: wait for @s, leading when no one does. */
@@ -1206,16 +1196,16 @@ static void wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
 			if (s->deadline) {
 				struct timespec ts;
 
-				abs_time(s->deadline, &ts);
-				(void)api_cond_timedwait(&s->cv, &c->lock, &ts);
+				realtime_at(s->deadline, &ts);
+				(void)futex_cond_timedwait(&s->cv, &c->lock, &ts);
 			} else {
-				api_cond_wait(&s->cv, &c->lock);
+				futex_cond_wait(&s->cv, &c->lock);
 			}
 			c->nwaiting--;
 			s->waiting = false;
 			/* The leader checks deadlines; should it be held up
 			 * (connecting, in a callback), the call still ends. */
-			if (!s->done && s->deadline && api_now_ns() > s->deadline)
+			if (!s->done && s->deadline && monotonic_ns() > s->deadline)
 				slot_complete(c, s, -ETIMEDOUT, NULL);
 		}
 		if (c->state == C_DEAD && !s->done)
@@ -1246,7 +1236,7 @@ static void *bg_main(void *arg)
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000L;
 			}
-			(void)api_cond_timedwait(&c->bg_cv, &c->lock, &ts);
+			(void)futex_cond_timedwait(&c->bg_cv, &c->lock, &ts);
 			continue;
 		}
 		c->leader = true;
@@ -1370,7 +1360,6 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 {
 	struct rpcrdma_clnt *c = calloc(1, sizeof(*c));
 	struct rpcrdma_cq_attr ca = {0};
-	struct timespec ts;
 	int rc;
 
 	if (!c || !out) {
@@ -1378,8 +1367,8 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 		return c ? -EINVAL : -ENOMEM;
 	}
 	futex_mutex_init(&c->lock);
-	api_cond_init(&c->slot_cv);
-	api_cond_init(&c->bg_cv);
+	futex_cond_init(&c->slot_cv);
+	futex_cond_init(&c->bg_cv);
 	rc = apply_opts(c, opts);
 	if (!rc)
 		rc = resolve(host, port ? port : RPCRDMA_DEFAULT_PORT, &c->addr, &c->alen);
@@ -1390,8 +1379,7 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 	c->prog = prog;
 	c->vers = vers;
 	c->state = C_DOWN;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	c->xid_seq = (uint32_t)(ts.tv_nsec ^ ts.tv_sec ^ getpid());
+	c->xid_seq = id_seed();
 	xprt_credits_init(&c->cr, c->nslots);
 	rc = rpcrdma_dev_open(
 	    (opts && (opts->comp_mask & RPCRDMA_CLNT_OPT_PROVIDER)) ? opts->provider : NULL, NULL,
@@ -1430,7 +1418,7 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 		struct clnt_slot *s = &c->slots[i];
 
 		s->index = i;
-		api_cond_init(&s->cv);
+		futex_cond_init(&s->cv);
 		s->call.pd = c->pd;
 		s->call.hdr = xprt_pool_buf(&c->sendp, 2 * i);
 		s->call.msg = xprt_pool_buf(&c->sendp, 2 * i + 1);
@@ -1466,7 +1454,7 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 		return;
 	futex_mutex_lock(&c->lock);
 	c->stop = true;
-	api_cond_broadcast(&c->bg_cv);
+	futex_cond_broadcast(&c->bg_cv);
 	futex_mutex_unlock(&c->lock);
 	if (c->thr_started)
 		pthread_join(c->thr, NULL);
@@ -1486,7 +1474,7 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 				busy++;
 		if (!busy && !c->leader)
 			break;
-		api_cond_wait(&c->slot_cv, &c->lock);
+		futex_cond_wait(&c->slot_cv, &c->lock);
 	}
 	futex_mutex_unlock(&c->lock);
 	if (c->ep)
@@ -1523,7 +1511,7 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 		 * with their replies or the connection (credits_held_by_dead):
 		 * the background thread drives the device meanwhile. */
 		struct timespec ts;
-		uint64_t now = api_now_ns();
+		uint64_t now = monotonic_ns();
 
 		if (c->stop)
 			return -ECANCELED;
@@ -1534,9 +1522,9 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 			return -ETIMEDOUT;
 		}
 		if (!c->nslot_wait++ && !c->leader)
-			api_cond_signal(&c->bg_cv);
-		abs_time(tmo ? t0 + (uint64_t)tmo * 1000000ull : now + 50000000ull, &ts);
-		(void)api_cond_timedwait(&c->slot_cv, &c->lock, &ts);
+			futex_cond_signal(&c->bg_cv);
+		realtime_at(tmo ? t0 + (uint64_t)tmo * 1000000ull : now + 50000000ull, &ts);
+		(void)futex_cond_timedwait(&c->slot_cv, &c->lock, &ts);
 		c->nslot_wait--;
 	}
 	if (c->stop)
@@ -1586,7 +1574,7 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 	bool from_cb = async && tl_cb_clnt == c;
 
 	if (!t0)
-		t0 = from_cb ? c->now_ns : api_now_ns();
+		t0 = from_cb ? c->now_ns : monotonic_ns();
 	s->deadline = tmo ? t0 + (uint64_t)tmo * 1000000ull : 0;
 	c->st.calls++;
 	if (async)
@@ -1655,7 +1643,7 @@ int rpcrdma_clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xar
 	/* Nobody may be polling: the background thread leads for async
 	 * calls (no syscall when it already does). */
 	if (!rc && !c->leader)
-		api_cond_signal(&c->bg_cv);
+		futex_cond_signal(&c->bg_cv);
 	futex_mutex_unlock(&c->lock);
 	if (cbl.n)
 		run_callbacks(c, &cbl);

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "api/api_int.h"
+#include "util/clock.h"
 #include "api/backchannel_int.h"
 #include "rpcrdma/tirpc.h"
 #include "transport/xprt.h"
@@ -144,8 +145,8 @@ struct svc_conn {
 
 struct rpcrdma_svc {
 	struct futex_mutex lock;
-	struct api_cond work_cv; /* work queued / stop */
-	struct api_cond done_cv; /* a Write or Send completed, a request ended */
+	struct futex_cond work_cv; /* work queued / stop */
+	struct futex_cond done_cv; /* a Write or Send completed, a request ended */
 	/* options */
 	uint32_t credits, inline_send, inline_recv, workers, max_conns;
 	uint32_t max_wchunks; /* Write chunks one call may offer */
@@ -182,7 +183,7 @@ struct rpcrdma_svc {
 	 * completions, one transmit per connection; nheld counts them (only
 	 * the progress thread touches it). */
 	uint32_t nheld;
-	uint64_t held_since; /* api_now_ns() of the oldest held reply */
+	uint64_t held_since; /* monotonic_ns() of the oldest held reply */
 	/* The request the progress thread runs now is the last of its batch:
 	 * its reply leaves at once instead of being held (progress thread
 	 * only). */
@@ -208,18 +209,18 @@ static bool on_progress_thread(const struct rpcrdma_svc *s)
 }
 
 /* Lock held: wake the threads waiting on done_cv (no system call when
- * none waits: api_sync.h). */
+ * none waits: util/futex_cond.h). */
 static void done_wake(struct rpcrdma_svc *s)
 {
-	api_cond_broadcast(&s->done_cv);
+	futex_cond_broadcast(&s->done_cv);
 }
 
 /* Lock held: wait on done_cv (until @ts when not NULL); ETIMEDOUT or 0. */
 static int done_wait(struct rpcrdma_svc *s, const struct timespec *ts)
 {
 	if (ts)
-		return api_cond_timedwait(&s->done_cv, &s->lock, ts);
-	api_cond_wait(&s->done_cv, &s->lock);
+		return futex_cond_timedwait(&s->done_cv, &s->lock, ts);
+	futex_cond_wait(&s->done_cv, &s->lock);
 	return 0;
 }
 
@@ -306,7 +307,7 @@ static int post_send_buf(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t
 		wr.flags |= RPCRDMA_SEND_DEFER; /* progress_main flushes */
 		c->tx_held = true;
 		if (!c->svc->nheld++)
-			c->svc->held_since = api_now_ns();
+			c->svc->held_since = monotonic_ns();
 	}
 	if (ridx >= 0) {
 		struct rpcrdma_sge rs = xprt_pool_sge(&c->recvp, (uint32_t)ridx, 0, c->recvp.size);
@@ -399,7 +400,7 @@ static void queue_ready(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r,
 	else
 		s->qhead = r;
 	s->qtail = r;
-	api_cond_signal(&s->work_cv);
+	futex_cond_signal(&s->work_cv);
 }
 
 /* Refuse: answer with RDMA_ERROR (or drop), give the receive back. */
@@ -579,8 +580,8 @@ static void reads_post(struct svc_conn *c)
 			r->rd_soff = 0;
 		}
 		sg = &ch->reads[r->rd_next].seg;
-		api_read_wr(&wr, &sge, mk_wrid(WR_READ, r->ridx), sg, r->rd_dst + r->rd_soff,
-			    rpcrdma_mr_stag(r->rdmr));
+		xprt_read_wr(&wr, &sge, mk_wrid(WR_READ, r->ridx), sg, r->rd_dst + r->rd_soff,
+			     rpcrdma_mr_stag(r->rdmr));
 		rc = rpcrdma_post_send(c->ep, &wr);
 		if (rc == -ENOMEM)
 			break;
@@ -1054,7 +1055,7 @@ static void *worker_main(void *arg)
 	futex_mutex_lock(&s->lock);
 	for (;;) {
 		while (!s->qhead && !s->stop)
-			api_cond_wait(&s->work_cv, &s->lock);
+			futex_cond_wait(&s->work_cv, &s->lock);
 		if (s->stop && !s->qhead)
 			break;
 		struct rpcrdma_svc_req *r = s->qhead;
@@ -1096,7 +1097,7 @@ static void process_batched(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r, bo
 	s->batch_last = last;
 	process(s, r);
 	s->batch_last = false;
-	if (s->nheld && api_now_ns() - s->held_since >= SVC_HOLD_NS)
+	if (s->nheld && monotonic_ns() - s->held_since >= SVC_HOLD_NS)
 		flush_held(s);
 }
 
@@ -1154,7 +1155,7 @@ static int write_segments(struct svc_conn *c, struct rpcrdma_svc_req *r, struct 
 	};
 	struct write_ctx w = {c, r};
 
-	return api_write_segments(&tmpl, write_post, &w, base, rpcrdma_mr_stag(mr), len, seg, n);
+	return xprt_write_segments(&tmpl, write_post, &w, base, rpcrdma_mr_stag(mr), len, seg, n);
 }
 
 /* Encode RPC reply header + results at @buf/@cap; 0 or -EMSGSIZE. */
@@ -1262,7 +1263,7 @@ static void wait_writes(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 			s->qhead = rev;
 		s->qtail = rev;
 		if (s->workers)
-			api_cond_signal(&s->work_cv);
+			futex_cond_signal(&s->work_cv);
 		rev = n;
 	}
 }
@@ -1650,7 +1651,7 @@ static void *progress_main(void *arg)
 	}
 	for (;;) {
 		struct rpcrdma_svc_req *runnow = NULL;
-		uint64_t t = api_now_ns();
+		uint64_t t = monotonic_ns();
 
 		if (__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
 			break;
@@ -1707,7 +1708,7 @@ static void *progress_main(void *arg)
 			if (spinning && tmo == 0)
 				xprt_spin_result(&sp, true);
 			if (blocked_at)
-				xprt_spin_woke(&sp, api_now_ns() - blocked_at);
+				xprt_spin_woke(&sp, monotonic_ns() - blocked_at);
 			blocked_at = 0;
 		} else if (tmo == 0 && budget > SVC_SPIN_NS && t < spin_end &&
 			   spin_end - t < budget - SVC_SPIN_NS && (++idle & 3) == 0) {
@@ -1737,7 +1738,7 @@ static void *progress_main(void *arg)
 		if (s->nheld)
 			flush_held(s);
 		if (n > 0 || runnow) {
-			t = api_now_ns();
+			t = monotonic_ns();
 			budget = xprt_spin_budget(&sp);
 			spin_end = budget > UINT64_MAX - t ? UINT64_MAX : t + budget;
 			spinning = budget != 0;
@@ -1821,8 +1822,8 @@ static int svc_create(const char *host, uint16_t port, const struct rpcrdma_svc_
 	if (!s)
 		return -ENOMEM;
 	futex_mutex_init(&s->lock);
-	api_cond_init(&s->work_cv);
-	api_cond_init(&s->done_cv);
+	futex_cond_init(&s->work_cv);
+	futex_cond_init(&s->done_cv);
 	rc = apply_opts(s, opts);
 	if (!rc) {
 		if (!host || !*host) {
@@ -1999,7 +2000,7 @@ int rpcrdma_svc_stop(struct rpcrdma_svc *s, int timeout_ms)
 	futex_mutex_lock(&s->lock);
 	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
 	s->stopped = true;
-	api_cond_broadcast(&s->work_cv);
+	futex_cond_broadcast(&s->work_cv);
 	futex_mutex_unlock(&s->lock);
 	pthread_join(s->pthr, NULL);
 	for (uint32_t i = 0; i < s->nwthr; i++)
@@ -2218,7 +2219,7 @@ int rpcrdma_svc_error(struct rpcrdma_svc_req *r, uint32_t accept_stat)
 {
 	struct rpcrdma_rpc_reply rep;
 
-	rpcrdma_rpc_reply_accepted(&rep, r->call.xid, api_error_accept_stat(accept_stat));
+	rpcrdma_rpc_reply_accepted(&rep, r->call.xid, xprt_error_accept_stat(accept_stat));
 	return do_reply(r, &rep, NULL, NULL);
 }
 

@@ -26,7 +26,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "provider/futex_mutex.h"
+#include "util/futex_mutex.h"
 #include "provider/provider_int.h"
 #include "softiwarp/iwarp.h"
 
@@ -179,7 +179,7 @@ static inline long siw_syscall4(long nr, long a1, long a2, long a3, long a4)
 /* ---------------- device lock ---------------- */
 
 /*
- * The device lock: a futex mutex (provider/futex_mutex.h). No condition
+ * The device lock: a futex mutex (util/futex_mutex.h). No condition
  * variable ever waits on it.
  */
 /* ---------------- device ---------------- */

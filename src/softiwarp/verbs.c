@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "provider/clock_yield.h"
+#include "util/clock.h"
 #include "softiwarp/siw.h"
 
 #define POLL_TAG_TIMER UINT64_MAX
@@ -464,7 +464,6 @@ static void dev_free(struct siw_dev *dev)
 int siw_dev_create(bool fuzz, const struct rpcrdma_dev_attr *attr, struct siw_dev **out)
 {
 	struct siw_dev *dev = calloc(1, sizeof(*dev));
-	struct timespec ts;
 	int rc;
 
 	if (!dev)
@@ -491,8 +490,7 @@ int siw_dev_create(bool fuzz, const struct rpcrdma_dev_attr *attr, struct siw_de
 	}
 	/* STag keys differ from run to run, except for the fuzz hook which
 	 * needs them reproducible */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	dev->key_seed = fuzz ? 0u : (uint32_t)getpid() ^ (uint32_t)ts.tv_nsec;
+	dev->key_seed = fuzz ? 0u : id_seed();
 	/* RPCRDMA_SIW_SOLO=0: always ask epoll (A/B runs) */
 	dev->solo_off = siw_env_u32("RPCRDMA_SIW_SOLO", 1, 0, 1) == 0;
 	if (attr && (attr->comp_mask & RPCRDMA_DEV_ATTR_FLAGS) &&

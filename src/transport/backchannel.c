@@ -13,6 +13,7 @@
 
 #include "rpcrdma/tirpc.h"
 #include "transport/backchannel.h"
+#include "util/clock.h"
 
 static uint32_t be32(const uint8_t *p)
 {
@@ -88,7 +89,6 @@ bool xprt_bc_has_chunks(const struct rpcrdma1_chunks *c)
 
 int xprt_rslots_init(struct xprt_rslots *r, struct rpcrdma_pd *pd, uint32_t n, uint32_t inline_send)
 {
-	struct timespec ts;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -114,8 +114,7 @@ int xprt_rslots_init(struct xprt_rslots *r, struct rpcrdma_pd *pd, uint32_t n, u
 	}
 	/* RFC 8167 §2.4.1: reverse XIDs are generated here, independently of
 	 * the client's forward XIDs. */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	r->next_xid = (uint32_t)(ts.tv_nsec ^ (ts.tv_sec << 12) ^ getpid()) * 2654435761u;
+	r->next_xid = id_seed();
 	/* RFC 8167 §4.1: a window of its own, starting at one like a forward
 	 * requester's (RFC 8166 §3.3.1). */
 	xprt_credits_init(&r->cr, n);

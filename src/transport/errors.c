@@ -89,3 +89,11 @@ const char *rpcrdma_strerror(int status)
 		return "error";
 	}
 }
+
+uint32_t xprt_error_accept_stat(uint32_t accept_stat)
+{
+	if (accept_stat == RPCRDMA_RPC_SUCCESS || accept_stat > RPCRDMA_RPC_SYSTEM_ERR ||
+	    accept_stat == RPCRDMA_RPC_PROG_MISMATCH)
+		return RPCRDMA_RPC_SYSTEM_ERR;
+	return accept_stat;
+}

@@ -15,7 +15,7 @@
  * CPU (xprt_spin_idle), so a peer on the same CPU runs during our spin
  * instead of after it.
  */
-#include "provider/clock_yield.h"
+#include "util/clock.h"
 #include "transport/xprt.h"
 
 void xprt_spin_init(struct xprt_spin *sp, uint32_t ns, bool always)

@@ -12,6 +12,7 @@
  *   splice.c    responder: call stream = inline bytes + pulled Read chunks
  *   reply.c     responder: reply -> inline / Write chunks / Reply chunk
  *   errors.c    RDMA_ERROR replies, error codes and their names
+ *   rdma_rw.c   RDMA Write / Read work requests over a chunk's segments
  *   spin.c      busy-poll policy of the progress loops
  *   short.c     the common Short message with AUTH_NONE, word by word
  * Nothing here is exported.
@@ -380,5 +381,27 @@ int xprt_rdma_err_status(uint32_t err);
 /* Encode an RDMA_ERROR (ERR_VERS 1..1 or ERR_CHUNK) answering @xid into
  * @buf; returns the length or -errno. */
 int xprt_encode_error(void *buf, size_t len, uint32_t xid, uint32_t credit, uint32_t err);
+
+/* The accept_stat an error reply carries: SUCCESS, PROG_MISMATCH (it needs
+ * the version range) and unknown values become SYSTEM_ERR (RFC 5531 §9). */
+uint32_t xprt_error_accept_stat(uint32_t accept_stat);
+
+/* ---- rdma_rw.c ---- */
+
+/* RDMA Write @len bytes at @base (registered as @lkey) into the segments
+ * @seg[0..n), rewriting their lengths to what was written (RFC 8166
+ * §3.4.6, §3.4.7); a segment left empty gets no Write. @tmpl gives wr_id
+ * and flags; @post posts one Write WR for @ctx (lock held by the caller).
+ * 0, -EMSGSIZE when the segments hold less than @len, or what @post
+ * returned. */
+int xprt_write_segments(const struct rpcrdma_send_wr *tmpl,
+			int (*post)(void *ctx, struct rpcrdma_send_wr *wr), void *ctx,
+			const uint8_t *base, uint32_t lkey, uint64_t len,
+			struct rpcrdma1_segment *seg, uint32_t n);
+
+/* Fill @wr (and its one @sge) with a signaled RDMA Read of segment @sg
+ * into @dst (registered as @lkey); an empty segment gets no SGE. */
+void xprt_read_wr(struct rpcrdma_send_wr *wr, struct rpcrdma_sge *sge, uint64_t wr_id,
+		  const struct rpcrdma1_segment *sg, uint8_t *dst, uint32_t lkey);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A mutex on a private futex, shared by the softiwarp device lock
- * (softiwarp/siw.h) and the client/server locks (api/api_sync.h).
+ * (softiwarp/siw.h) and the client/server locks (util/futex_cond.h).
  *
  * Semantics of a default pthread_mutex_t (not recursive, not
  * error-checking, not robust). Taking and dropping it uncontended is one
@@ -9,8 +9,8 @@
  * about 55 instructions per round. state: 0 free, 1 held, 2 held and a
  * thread may sleep on it (its unlock wakes one).
  */
-#ifndef RPCRDMA_FUTEX_MUTEX_H
-#define RPCRDMA_FUTEX_MUTEX_H
+#ifndef RPCRDMA_UTIL_FUTEX_MUTEX_H
+#define RPCRDMA_UTIL_FUTEX_MUTEX_H
 
 #include <stdbool.h>
 #include <stdint.h>

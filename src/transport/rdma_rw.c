@@ -1,32 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * Pieces the forward client (client.c), the server (server.c) and the
- * backchannel (backchannel.c) share; see api_int.h.
+ * RDMA Write and RDMA Read work requests over the segments of a chunk
+ * (RFC 8166 §3.4.6, §3.4.7), shared by every responder and requester that
+ * moves chunk data: the server, both sides of the backchannel.
  */
 #include <errno.h>
 
-#include "api/api_int.h"
-#include "provider/clock_yield.h"
-#include "rpcrdma/rpc.h"
-#include "transport/rpcrdma1_hdr.h"
+#include "transport/xprt.h"
 
-uint64_t api_now_ns(void)
-{
-	return monotonic_ns();
-}
-
-uint32_t api_error_accept_stat(uint32_t accept_stat)
-{
-	if (accept_stat == RPCRDMA_RPC_SUCCESS || accept_stat > RPCRDMA_RPC_SYSTEM_ERR ||
-	    accept_stat == RPCRDMA_RPC_PROG_MISMATCH)
-		return RPCRDMA_RPC_SYSTEM_ERR;
-	return accept_stat;
-}
-
-int api_write_segments(const struct rpcrdma_send_wr *tmpl,
-		       int (*post)(void *ctx, struct rpcrdma_send_wr *wr), void *ctx,
-		       const uint8_t *base, uint32_t lkey, uint64_t len,
-		       struct rpcrdma1_segment *seg, uint32_t n)
+int xprt_write_segments(const struct rpcrdma_send_wr *tmpl,
+			int (*post)(void *ctx, struct rpcrdma_send_wr *wr), void *ctx,
+			const uint8_t *base, uint32_t lkey, uint64_t len,
+			struct rpcrdma1_segment *seg, uint32_t n)
 {
 	uint64_t off = 0;
 
@@ -59,8 +44,8 @@ int api_write_segments(const struct rpcrdma_send_wr *tmpl,
 	return off == len ? 0 : -EMSGSIZE;
 }
 
-void api_read_wr(struct rpcrdma_send_wr *wr, struct rpcrdma_sge *sge, uint64_t wr_id,
-		 const struct rpcrdma1_segment *sg, uint8_t *dst, uint32_t lkey)
+void xprt_read_wr(struct rpcrdma_send_wr *wr, struct rpcrdma_sge *sge, uint64_t wr_id,
+		  const struct rpcrdma1_segment *sg, uint8_t *dst, uint32_t lkey)
 {
 	*sge = (struct rpcrdma_sge){
 	    .addr = (uint64_t)(uintptr_t)dst,

@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "provider/futex_mutex.h"
+#include "util/futex_mutex.h"
 
 /* The mutex was found held: mark it contended (2) and sleep until it is
  * free. Whoever takes it here leaves it at 2, so its unlock wakes the next

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Slow paths of api_sync.h: sleeping on and waking the futexes.
+ * Slow paths of futex_cond.h: sleeping on and waking the futexes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -8,14 +8,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "api/api_sync.h"
+#include "util/futex_cond.h"
 
 static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts, uint32_t mask)
 {
 	return syscall(SYS_futex, addr, op, val, ts, NULL, mask);
 }
 
-void api_cond_wake(struct api_cond *cv, bool all)
+void futex_cond_wake(struct futex_cond *cv, bool all)
 {
 	(void)futex(&cv->seq, FUTEX_WAKE_PRIVATE, all ? (uint32_t)INT_MAX : 1u, NULL, 0);
 }
@@ -28,7 +28,7 @@ void api_cond_wake(struct api_cond *cv, bool all)
  * before it reads waiters, sees the count. The mutex is taken back as
  * contended (2): other threads woken together may be sleeping on it.
  */
-static int cond_wait(struct api_cond *cv, struct futex_mutex *m, const struct timespec *abstime)
+static int cond_wait(struct futex_cond *cv, struct futex_mutex *m, const struct timespec *abstime)
 {
 	uint32_t seq;
 	long r;
@@ -49,12 +49,13 @@ static int cond_wait(struct api_cond *cv, struct futex_mutex *m, const struct ti
 	return err;
 }
 
-void api_cond_wait(struct api_cond *cv, struct futex_mutex *m)
+void futex_cond_wait(struct futex_cond *cv, struct futex_mutex *m)
 {
 	(void)cond_wait(cv, m, NULL);
 }
 
-int api_cond_timedwait(struct api_cond *cv, struct futex_mutex *m, const struct timespec *abstime)
+int futex_cond_timedwait(struct futex_cond *cv, struct futex_mutex *m,
+			 const struct timespec *abstime)
 {
 	return cond_wait(cv, m, abstime);
 }
