@@ -2,7 +2,7 @@
 /*
  * Bidirectional RPC-over-RDMA (RFC 8167), the client's half: its callback
  * programs (the reverse responder) on the connection client.c owns.
- * include/rpcrdma/backchannel.h says what; backchannel_int.h lists the
+ * include/rpcrdma/backchannel.h says what; transport/backchannel_hooks.h lists the
  * hooks; src/transport/backchannel.c has the wire rules. bc_svc.c is the
  * server's half.
  *
@@ -25,7 +25,7 @@
 
 #include "api/api_int.h"
 #include "util/clock.h"
-#include "api/backchannel_int.h"
+#include "transport/backchannel_hooks.h"
 #include "rpcrdma/tirpc.h"
 #include "transport/backchannel.h"
 

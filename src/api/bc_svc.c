@@ -3,7 +3,7 @@
  * Bidirectional RPC-over-RDMA (RFC 8167), the server's half: its handles
  * for calling its clients (the reverse requester) on the connections
  * server.c owns. include/rpcrdma/backchannel.h says what;
- * backchannel_int.h lists the hooks; src/transport/backchannel.c has the
+ * transport/backchannel_hooks.h lists the hooks; src/transport/backchannel.c has the
  * wire rules. bc_clnt.c is the client's half.
  *
  * Server side (struct bc_svc, struct bc_conn per connection, struct
@@ -24,7 +24,7 @@
 
 #include "api/api_int.h"
 #include "util/clock.h"
-#include "api/backchannel_int.h"
+#include "transport/backchannel_hooks.h"
 #include "rpcrdma/tirpc.h"
 #include "transport/backchannel.h"
 

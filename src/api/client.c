@@ -61,7 +61,7 @@
 #include "api/api_int.h"
 #include "util/clock.h"
 #include "util/futex_cond.h"
-#include "api/backchannel_int.h"
+#include "transport/backchannel_hooks.h"
 #include "transport/xprt.h"
 
 enum clnt_state { C_DOWN = 0, C_UP, C_DEAD };
@@ -1683,7 +1683,7 @@ uint32_t clnt_tirpc_reply_size(const struct rpcrdma_clnt *c)
 	return c->tirpc_reply;
 }
 
-/* ---- the backchannel's view of a client (backchannel_int.h) ---- */
+/* ---- the backchannel's view of a client (transport/backchannel_hooks.h) ---- */
 
 struct bc_clnt *clnt_bc(struct rpcrdma_clnt *c)
 {

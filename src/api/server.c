@@ -35,7 +35,7 @@
 
 #include "api/api_int.h"
 #include "util/clock.h"
-#include "api/backchannel_int.h"
+#include "transport/backchannel_hooks.h"
 #include "rpcrdma/tirpc.h"
 #include "transport/xprt.h"
 
@@ -2238,7 +2238,7 @@ int svc_reply_raw(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 	return do_reply(r, rep, xres, res);
 }
 
-/* ---- the backchannel's view of a server (backchannel_int.h) ---- */
+/* ---- the backchannel's view of a server (transport/backchannel_hooks.h) ---- */
 
 void svc_bc_host(struct rpcrdma_svc *s, struct svc_bc_host *h)
 {

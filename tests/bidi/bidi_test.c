@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "api/backchannel_int.h"
+#include "transport/backchannel_hooks.h"
 #include "bidi/bidi_test.h"
 
 int bt_failures;

@@ -15,8 +15,8 @@
  * completion: a slot is reused only after its reply or its connection's
  * loss).
  */
-#ifndef RPCRDMA_API_BACKCHANNEL_INT_H
-#define RPCRDMA_API_BACKCHANNEL_INT_H
+#ifndef RPCRDMA_TRANSPORT_BACKCHANNEL_HOOKS_H
+#define RPCRDMA_TRANSPORT_BACKCHANNEL_HOOKS_H
 
 #include <pthread.h>
 #include <stdbool.h>
