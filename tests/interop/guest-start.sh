@@ -86,16 +86,31 @@ free_port() {
 rport=$(free_port) || fail "no free port"
 mport=$(free_port "$rport") || fail "no free port"
 name=interop-$(printf '%s' "$state" | md5sum | cut -c1-8)
+# test_interop_nfs3d: the guest's kernel NFS client reaches rpcrdma-nfs3d on
+# the host as 10.0.2.100 (NFS/RDMA 20049, MOUNT tcp 20048) through guestfwd
+# rules; socat carries each guest connection to the host ports in
+# STATE/nfs3d-ports. Without socat the test skips.
+nfs3d_fwd=""
+if command -v socat >/dev/null; then
+	nport=$(free_port "$rport") && nmport=$(free_port "$nport") || fail "no free port"
+	while [ "$nport" = "$mport" ] || [ "$nmport" = "$mport" ] || [ "$nmport" = "$rport" ]; do
+		nport=$(free_port "$rport") && nmport=$(free_port "$nport") || fail "no free port"
+	done
+	nfs3d_fwd=",guestfwd=tcp:10.0.2.100:20049-cmd:socat - TCP:127.0.0.1:$nport"
+	nfs3d_fwd+=",guestfwd=tcp:10.0.2.100:20048-cmd:socat - TCP:127.0.0.1:$nmport"
+fi
 
 echo "[start] guest $PEER_DIR, share $PEER_DIR/runs/$name, ports rdma $rport mountd $mport"
+[ -n "$nfs3d_fwd" ] && printf 'NFS3D_PORT=%s\nNFS3D_MOUNT_PORT=%s\n' "$nport" "$nmport" >"$state/nfs3d-ports"
 date +%s.%N >"$state/t-start"
 # The guest runs in its own session so ctest does not wait for it (no
 # inherited stdout) and guest-stop.sh can end exactly this process group.
 # shellcheck disable=SC2016 # expanded by the inner bash: $0 is the state dir
 setsid bash -c 'echo $$ >"$0/pid"; "$@"; echo $? >"$0/run-guest.rc"' \
 	"$state" env HOSTFWD_PORT="$rport" \
-	HOSTFWD_EXTRA=",hostfwd=tcp:127.0.0.1:$mport-10.0.2.15:20048" \
+	HOSTFWD_EXTRA=",hostfwd=tcp:127.0.0.1:$mport-10.0.2.15:20048$nfs3d_fwd" \
 	HOST_HOOK="$here/host-hook.sh" INTEROP_STATE="$state" INTEROP_MOUNT_PORT="$mport" \
+	INTEROP_HOOK_WAIT=850 \
 	NAME="$name" TIMEOUT=1200 GUEST_ENV="INTEROP_WAIT=900" \
 	"$kp/run-guest.sh" "$here/guest/nfs-server.sh" "$state/out" \
 	>"$state/run-guest.log" 2>&1 </dev/null &
