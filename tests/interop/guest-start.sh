@@ -96,8 +96,8 @@ if command -v socat >/dev/null; then
 	while [ "$nport" = "$mport" ] || [ "$nmport" = "$mport" ] || [ "$nmport" = "$rport" ]; do
 		nport=$(free_port "$rport") && nmport=$(free_port "$nport") || fail "no free port"
 	done
-	nfs3d_fwd=",guestfwd=tcp:10.0.2.100:20049-cmd:socat - TCP:127.0.0.1:$nport"
-	nfs3d_fwd+=",guestfwd=tcp:10.0.2.100:20048-cmd:socat - TCP:127.0.0.1:$nmport"
+	nfs3d_fwd=",guestfwd=tcp:10.0.2.100:20049-cmd:$here/nfs3d-fwd.sh $nport"
+	nfs3d_fwd+=",guestfwd=tcp:10.0.2.100:20048-cmd:$here/nfs3d-fwd.sh $nmport"
 fi
 
 echo "[start] guest $PEER_DIR, share $PEER_DIR/runs/$name, ports rdma $rport mountd $mport"
