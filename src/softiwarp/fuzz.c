@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Test and fuzz hook (siw_fuzz.h): one endpoint over an AF_UNIX
- * socketpair, fed raw bytes, driven by the ordinary progress engine. Not
- * exported from the shared library (no rpcrdma_ prefix: the version
- * script hides it); tests and fuzz targets link the object libraries.
+ * socketpair, fed raw bytes, driven by the ordinary progress engine.
+ * Test code: compiled only with RPCRDMA_TEST_HOOKS (rpcrdma_softiwarp_test,
+ * which the fuzz targets link), never into librpcrdma.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +16,8 @@
 
 #include "softiwarp/siw.h"
 #include "softiwarp/siw_fuzz.h"
+
+#ifdef RPCRDMA_TEST_HOOKS
 
 #define FUZZ_REGION_LEN  65536u
 #define FUZZ_REGION_ADDR ((void *)0x600000000000ull) /* outside ASan's shadow */
@@ -387,3 +389,5 @@ void siw_fuzz_destroy(struct siw_fuzz *f)
 	free(f->rbuf);
 	free(f);
 }
+
+#endif /* RPCRDMA_TEST_HOOKS */

@@ -19,6 +19,8 @@
  * drives the endpoint into error is not a failure of the call: it returns 0
  * and siw_fuzz_info().state says ERROR. Never crashes on any input (that is
  * what the fuzz target checks, with ASan).
+ *
+ * Test code: declared and built only with RPCRDMA_TEST_HOOKS.
  */
 #ifndef RPCRDMA_SIW_FUZZ_H
 #define RPCRDMA_SIW_FUZZ_H
@@ -26,6 +28,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef RPCRDMA_TEST_HOOKS
 
 #define SIW_FUZZ_TX_KEEP 4096u
 
@@ -87,5 +91,7 @@ int siw_fuzz_info(struct siw_fuzz *f, struct siw_fuzz_info *info);
 void siw_fuzz_destroy(struct siw_fuzz *f);
 /* Base address of the 64 KiB region (to check what was placed). */
 uint8_t *siw_fuzz_region(struct siw_fuzz *f);
+
+#endif /* RPCRDMA_TEST_HOOKS */
 
 #endif
