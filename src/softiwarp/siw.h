@@ -523,15 +523,9 @@ struct siw_rx {
 	 * use: not steady state) */
 	uint8_t *replay;
 	uint32_t replay_off, replay_len;
-	/* RDMA Write prediction (qp_rx.c): the Write message being received
-	 * (STag, first TO, next TO, end of its region), the length of the
-	 * previous one, and prediction counters */
-	uint32_t w_stag;
-	bool w_cont; /* the last Write FPDU had L clear */
-	uint64_t w_start, w_next, w_region_end, w_prev_len;
+	/* FPDUs received through prediction, mispredictions */
 	uint64_t pred_fpdus, pred_miss;
-	bool pred_write; /* opt-in: RPCRDMA_SIW_RX_PREDICT_WRITE=1 (qp.c) */
-	bool pred_read;  /* opt-in: RPCRDMA_SIW_RX_PREDICT=1 (qp.c) */
+	bool pred_read; /* opt-in: RPCRDMA_SIW_RX_PREDICT=1 (qp.c) */
 	/* Terminate payload we keep for decoding */
 	uint8_t term[RDMAP_TERM_CTRL_LEN + 2u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
 	uint32_t term_len;
