@@ -114,16 +114,6 @@ void siw_ep_enter_rts(struct siw_ep *ep)
 {
 	ep->state = SIW_EP_RTS;
 	ep->deadline_ms = 0;
-	/* multi-FPDU Read Response receive (qp_rx.c), only when asked for */
-	if (siw_env_u32("RPCRDMA_SIW_RX_PREDICT", 0, 0, 1))
-		ep->rx.pred_read = true;
-	ep->tx_cap = siw_env_u32("RPCRDMA_SIW_TX_BATCH", SIW_TX_BYTES, 4096, SIW_TX_BYTES_MAX);
-	ep->tx_cap_crc =
-	    siw_env_u32("RPCRDMA_SIW_TX_BATCH", SIW_TX_BYTES_CRC, 4096, SIW_TX_BYTES_MAX);
-	ep->tx_cap_rresp =
-	    siw_env_u32("RPCRDMA_SIW_TX_RRESP", SIW_TX_RRESP_BYTES, 4096, SIW_TX_BYTES_MAX);
-	ep->rx_spin_ns =
-	    1000u * siw_env_u32("RPCRDMA_SIW_RX_SPIN_US", SIW_RX_SPIN_US, 0, SIW_RX_SPIN_US_MAX);
 	if (ep->rx.state == SIW_RX_MPA) {
 		ep->rx.state = SIW_RX_HDR;
 		ep->rx.hdr_have = 0;

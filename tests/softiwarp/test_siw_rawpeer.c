@@ -1836,6 +1836,7 @@ static void do_connect_nudge(struct siwt_node *n, int ctl, const struct siwt_msg
 		snprintf(v, sizeof(v), "%u", (unsigned)c->u[0]);
 		setenv("RPCRDMA_SIW_NUDGE_MS", v, 1);
 	}
+	siwt_node_reread_env(n);
 	siwt_ep_attr(n, &a);
 	if (siwt_connect(n, &a, post_recvs, NULL, (uint16_t)c->a, NULL, 0, &ev) == 0) {
 		if (c->u[1])
@@ -1848,6 +1849,7 @@ static void do_connect_nudge(struct siwt_node *n, int ctl, const struct siwt_msg
 		siwt_post(n, 7, RPCRDMA_WR_SEND, RPCRDMA_SEND_SIGNALED, &sg, 1, 0, 0, 0);
 	}
 	unsetenv("RPCRDMA_SIW_NUDGE_MS");
+	siwt_node_reread_env(n);
 	reply_ok(ctl, 0, 0, 0, 0);
 }
 
@@ -1870,6 +1872,7 @@ static void do_wpred(struct siwt_node *n, int ctl, const struct siwt_msg *c)
 	unsetenv("RPCRDMA_SIW_RX_PREDICT");
 	if (c->a == 0)
 		setenv("RPCRDMA_SIW_RX_PREDICT", "0", 1);
+	siwt_node_reread_env(n);
 	siwt_fill(wp, WP_BUF, WP_SEED);
 	/* flushed receives of the last connection: not this one's */
 	siwt_pump_for(n, 20);
