@@ -25,8 +25,7 @@
  *           machine must resume anywhere, STYLE.md "resumable state
  *           machines"); bit 6 Read Response receive prediction off (it is
  *           opt-in in the provider; the fuzzer keeps it on by default, as
- *           before bit 6 meant this); bit 7 RDMA Write receive prediction
- *           on (qp_rx.c).
+ *           before bit 6 meant this); bit 7 unused.
  * The rewriting walks the stream as the provider would (MPA start frame
  * first when in an MPA mode, then FPDUs without markers) and stops at the
  * first frame that does not fit; it only ever changes bytes in a copy.
@@ -158,7 +157,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t chunk = data[1] & 0x3fu;
 
 	cfg.pred_read = (data[1] & 0x40u) == 0;
-	cfg.pred_write = (data[1] & 0x80u) != 0;
 	const uint8_t *in = data + 2;
 	size_t n = size - 2;
 

@@ -220,9 +220,9 @@ static int sock_open(const struct sockaddr *addr, socklen_t addrlen)
  * tagged Write accesses no memory, so the data sink validates no STag:
  * Linux siw_proc_write() returns before its STag lookup when the segment
  * is empty, as qp_rx.c rx_hdr_tagged() does, in any state.
- * The delay is the environment variable RPCRDMA_SIW_NUDGE_MS if set
- * (decimal ms, 0 disables), else SIW_NUDGE_MS: the endpoint attributes
- * (include/rpcrdma/provider.h) have no field for it yet.
+ * The delay is ep->nudge_ms, the device's RPCRDMA_SIW_NUDGE_MS (tunables.c;
+ * 0 disables), copied when the endpoint was created: the public endpoint
+ * attributes (include/rpcrdma/provider.h) have no field for it yet.
  * Timing without a hook in the send path: from RTS on, siw_cm_timers looks
  * every quarter delay (the watch step) whether a first frame has gone out,
  * during the first SIW_NUDGE_WINDOW_MS (a frame sent later reaches the
@@ -230,7 +230,6 @@ static int sock_open(const struct sockaddr *addr, socklen_t addrlen)
  * that check, i.e. one delay to one delay + one step after the frame.
  * Nothing is sent if any byte arrived meanwhile.
  */
-#define SIW_NUDGE_MS        20u
 #define SIW_NUDGE_WINDOW_MS 1000u
 #define SIW_NUDGE_MAX       6u
 
@@ -243,11 +242,6 @@ enum siw_nudge_phase {
 static uint32_t nudge_step(const struct siw_ep *ep)
 {
 	return ep->nudge_ms >= 4u ? ep->nudge_ms / 4u : 1u;
-}
-
-static uint32_t nudge_period(void)
-{
-	return siw_env_u32("RPCRDMA_SIW_NUDGE_MS", SIW_NUDGE_MS, 0, 60000u);
 }
 
 /* At RTS (active side). Not with a Read RTR: its Read Response is the
@@ -324,7 +318,6 @@ int siw_cm_connect(struct siw_ep *ep, const struct sockaddr *addr, socklen_t add
 	memcpy(&ep->peer, addr, addrlen < sizeof(ep->peer) ? addrlen : sizeof(ep->peer));
 	ep->used = true;
 	ep->active = true;
-	ep->nudge_ms = nudge_period();
 	ep->state = SIW_EP_CONNECTING;
 	ep->pdata_len = (uint16_t)len;
 	if (len)

@@ -210,7 +210,7 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 
 	siw_dev_lock(dev);
 	ep->fuzz = true;
-	ep->rx.pred_write = cfg->pred_write;
+	ep->nudge_ms = 0; /* no first-frame nudge: the peer's bytes are the input */
 	ep->rx.pred_read = cfg->pred_read;
 	if (cfg->mode == SIW_FUZZ_MPA_RESPONDER) {
 		/* a request read from sv[0], answered by reap() */

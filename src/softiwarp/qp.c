@@ -114,21 +114,6 @@ void siw_ep_enter_rts(struct siw_ep *ep)
 {
 	ep->state = SIW_EP_RTS;
 	ep->deadline_ms = 0;
-	/* multi-FPDU receive prediction (qp_rx.c), only when asked for with
-	 * "1": Read Responses (slower on loopback since 2026-11-26,
-	 * bench/provider/README.md), RDMA Writes (can also overwrite region
-	 * bytes past the end of a Write, qp_rx.c) */
-	if (siw_env_u32("RPCRDMA_SIW_RX_PREDICT", 0, 0, 1))
-		ep->rx.pred_read = true;
-	if (siw_env_u32("RPCRDMA_SIW_RX_PREDICT_WRITE", 0, 0, 1))
-		ep->rx.pred_write = true;
-	ep->tx_cap = siw_env_u32("RPCRDMA_SIW_TX_BATCH", SIW_TX_BYTES, 4096, SIW_TX_BYTES_MAX);
-	ep->tx_cap_crc =
-	    siw_env_u32("RPCRDMA_SIW_TX_BATCH", SIW_TX_BYTES_CRC, 4096, SIW_TX_BYTES_MAX);
-	ep->tx_cap_rresp =
-	    siw_env_u32("RPCRDMA_SIW_TX_RRESP", SIW_TX_RRESP_BYTES, 4096, SIW_TX_BYTES_MAX);
-	ep->rx_spin_ns =
-	    1000u * siw_env_u32("RPCRDMA_SIW_RX_SPIN_US", SIW_RX_SPIN_US, 0, SIW_RX_SPIN_US_MAX);
 	if (ep->rx.state == SIW_RX_MPA) {
 		ep->rx.state = SIW_RX_HDR;
 		ep->rx.hdr_have = 0;

@@ -165,22 +165,13 @@ static int rx_hdr_tagged(struct siw_ep *ep, uint32_t seg)
 			rx->kind = SIW_RXK_ZERO;
 			return 0;
 		}
-		struct siw_mr *mr = NULL;
-
 		/* RFC 5040 §5.1, RFC 5042 §5: remote write access to
 		 * [to, to + seg) of an STag in this stream's PD */
 		e = siw_mem_check(ep->dev, stag, ep->pd,
 				  RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_LOCAL_WRITE, to, seg,
-				  &mr);
+				  NULL);
 		if (e)
 			return rx_tagged_error(ep, e);
-		/* the Write message this FPDU belongs to (for prediction):
-		 * a continuation of the last one, or a new one */
-		if (!rx->w_cont || stag != rx->w_stag || to != rx->w_next)
-			rx->w_start = to;
-		rx->w_stag = stag;
-		rx->w_next = to + seg;
-		rx->w_region_end = mr->addr + mr->len;
 		rx->kind = SIW_RXK_WRITE;
 		rx_map_one(rx, (void *)(uintptr_t)to, seg);
 		return 0;
@@ -448,17 +439,12 @@ static void rx_fpdu_done(struct siw_ep *ep)
 	ep->stats.rx_fpdus++;
 	switch (rx->kind) {
 	case SIW_RXK_WRITE:
-		rx->w_cont = !rx->last;
-		if (rx->last) {
+		if (rx->last)
 			ep->stats.writes_in++;
-			rx->w_prev_len = rx->w_next - rx->w_start;
-		}
 		break;
 	case SIW_RXK_ZERO:
 		if (rx->op == RDMAP_READ_RESP && rx->last)
 			ep->rtr_read_pending = false;
-		if (rx->op == RDMAP_WRITE && rx->last)
-			rx->w_cont = false;
 		break;
 	case SIW_RXK_READ_RESP: {
 		struct siw_wqe *w = orq_head_wqe(ep);
@@ -660,42 +646,22 @@ static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *stage_n, size_t *aske
 }
 
 /*
- * Prediction: several FPDUs in one recvmsg(). While the current tagged FPDU
- * is not the last of its message, one recvmsg() may scatter the rest of it
- * (payload, trailer) and then, for each FPDU expected next (same size as
- * the current one, the last one up to the expected end of the message), its
- * header and trailer into rx->pred_rx and its payload straight into the
- * target. Afterwards every header is compared with the one expected, byte
- * for byte, and then checked like any other (rx_hdr_step: STag, key, PD,
- * access, bounds, RFC 5042 §5). From the first header that differs on,
- * what arrived is copied into rx->replay and parsed normally.
+ * Read Response prediction: several FPDUs in one recvmsg(). While the
+ * current Read Response FPDU is not the last of its message, one recvmsg()
+ * may scatter the rest of it (payload, trailer) and then, for each FPDU
+ * expected next (same size as the current one, the last one up to the end
+ * of the Read's sink), its header and trailer into rx->pred_rx and its
+ * payload straight into the sink. Afterwards every header is compared with
+ * the one expected, byte for byte, and then checked like any other
+ * (rx_hdr_step: STag, key, PD, access, bounds, RFC 5042 §5). From the first
+ * header that differs on, what arrived is copied into rx->replay and
+ * parsed normally, and prediction stays off for this connection.
  *
- * Where bytes can land before their header is checked:
- * - Read Response: the sink of the oldest outstanding Read (its SGE and
- *   length are ours), which the response overwrites anyway. Opt-in
- *   (RPCRDMA_SIW_RX_PREDICT=1 in the environment, qp.c): on loopback, one
- *   recvmsg() per FPDU measured faster (bench/provider/README.md,
- *   2026-11-26). A receiver that takes its socket more often receives
- *   more of the stream through the socket backlog on its own CPU, so the
- *   responder's CPU, the bottleneck of a Read, does less of the receive
- *   work loopback otherwise runs there.
- * - RDMA Write, only with RPCRDMA_SIW_RX_PREDICT_WRITE=1 (qp.c): the STag
- *   of the current FPDU, from where this FPDU ends up to the expected end
- *   of the message, never beyond the region that STag names, the whole
- *   span checked for remote write access right before (siw_mem_check,
- *   RFC 5042 §5). A Write carries no length, so the expected end assumes
- *   the message is as long as the previous Write on this connection (no
- *   prediction before one arrived). When it is shorter, the bytes that
- *   followed it on the stream (its trailer, the next FPDUs) have been
- *   written into the rest of the span: memory the peer may write, but
- *   bytes no Write addressed. RDMA Write semantics leave those bytes
- *   untouched (test_siw_write checks whole regions), and no cheaper way
- *   exists to know a Write's end before its payload lands, hence opt-in.
- *
- * A header that differs only in length and L (the peer's Write is shorter
- * or longer than expected: same op, STag and TO) keeps prediction on; any
- * other difference (a peer that cuts its FPDUs differently or interleaves
- * other messages) turns it off for this connection.
+ * Bytes can land before their header is checked only in the sink of the
+ * oldest outstanding Read (its SGE and length are ours), which the
+ * response overwrites anyway. Opt-in (RPCRDMA_SIW_RX_PREDICT=1): one
+ * recvmsg() per FPDU lets the requester take its socket more often, which
+ * moves receive work off the responder's CPU (bench/provider/README.md).
  */
 static bool rx_can_predict(struct siw_ep *ep)
 {
@@ -703,9 +669,7 @@ static bool rx_can_predict(struct siw_ep *ep)
 
 	if (rx->last || rx->pred_off || rx->tgt_n != 1 || rx->ulpdu_len <= DDP_TAGGED_HDR_LEN)
 		return false;
-	if (rx->kind == SIW_RXK_READ_RESP)
-		return rx->pred_read && orq_head_wqe(ep) != NULL;
-	return rx->kind == SIW_RXK_WRITE && rx->pred_write && rx->w_prev_len != 0;
+	return rx->kind == SIW_RXK_READ_RESP && rx->pred_read && orq_head_wqe(ep) != NULL;
 }
 
 void siw_ep_rx_pred_stats(struct rpcrdma_ep *rep, uint64_t *fpdus, uint64_t *miss)
@@ -718,14 +682,15 @@ void siw_ep_rx_pred_stats(struct rpcrdma_ep *rep, uint64_t *fpdus, uint64_t *mis
 	siw_dev_unlock(ep->dev);
 }
 
+/* A misprediction: keep @bytes of what arrived, from iov[idx] on, for
+ * parsing again, and predict no more on this connection. */
 static int rx_replay_from(struct siw_ep *ep, const struct iovec *iov, uint32_t niov, uint32_t idx,
-			  uint32_t off, size_t bytes, bool stop)
+			  size_t bytes)
 {
 	struct siw_rx *rx = &ep->rx;
 
 	rx->pred_miss++;
-	if (stop)
-		rx->pred_off = true;
+	rx->pred_off = true;
 	if (!rx->replay) {
 		rx->replay = malloc(SIW_REPLAY_MAX);
 		if (!rx->replay)
@@ -733,12 +698,12 @@ static int rx_replay_from(struct siw_ep *ep, const struct iovec *iov, uint32_t n
 					RDMAP_ECODE_UNSPECIFIED);
 	}
 	rx->replay_off = rx->replay_len = 0;
-	for (uint32_t i = idx; i < niov && bytes; i++, off = 0) {
-		size_t k = iov[i].iov_len - off;
+	for (uint32_t i = idx; i < niov && bytes; i++) {
+		size_t k = iov[i].iov_len;
 
 		if (k > bytes)
 			k = bytes;
-		memcpy(rx->replay + rx->replay_len, (uint8_t *)iov[i].iov_base + off, k);
+		memcpy(rx->replay + rx->replay_len, iov[i].iov_base, k);
 		rx->replay_len += (uint32_t)k;
 		bytes -= k;
 	}
@@ -749,48 +714,20 @@ static int rx_replay_from(struct siw_ep *ep, const struct iovec *iov, uint32_t n
 	return 0;
 }
 
-static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *asked)
+/* The iovecs of a predicting recvmsg(): the rest of the current FPDU, then
+ * header, payload (into the sink, up to @end) and trailer of each FPDU
+ * expected, then the stage. Returns how many FPDUs are expected; *n is the
+ * iovec count, *asked their bytes, plen[] the payload of each. */
+static uint32_t rx_pred_iov(struct siw_rx *rx, uint32_t stag, uint64_t end, struct iovec *iov,
+			    uint32_t *n, uint32_t *plen, size_t *asked)
 {
-	struct siw_rx *rx = &ep->rx;
 	const uint32_t hl = MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN;
-	struct iovec iov[3u * SIW_PRED_FPDUS + 3u];
-	uint32_t plen[SIW_PRED_FPDUS];
-	uint32_t n = 0, k, npred = 0;
 	uint32_t full = rx->ulpdu_len - DDP_TAGGED_HDR_LEN;
 	uint64_t to = (uint64_t)(uintptr_t)rx->tgt[0].iov_base + rx->data_left;
-	uint64_t end;
-	uint32_t stag;
-	uint8_t op;
-	struct msghdr mh;
-	ssize_t got;
-	size_t pos;
+	uint32_t k = 0, npred = 0;
 
-	if (rx->kind == SIW_RXK_READ_RESP) {
-		struct siw_wqe *w = orq_head_wqe(ep);
-
-		if (!w || w->num_sge != 1)
-			return rx_recv_direct(ep, stage_n, asked);
-		op = RDMAP_READ_RESP;
-		stag = w->sge[0].lkey;
-		end = w->sge[0].addr + w->len;
-		if (to >= end)
-			return rx_recv_direct(ep, stage_n, asked);
-	} else {
-		/* RDMA Write: as long as the previous Write message, never
-		 * past the region; the whole span re-checked (RFC 5042 §5) */
-		op = RDMAP_WRITE;
-		stag = rx->w_stag;
-		end = rx->w_prev_len > rx->w_region_end - rx->w_start
-			  ? rx->w_region_end
-			  : rx->w_start + rx->w_prev_len;
-		if (to >= end ||
-		    siw_mem_check(ep->dev, stag, ep->pd,
-				  RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_LOCAL_WRITE, to,
-				  end - to, NULL) != SIW_MEM_OK)
-			return rx_recv_direct(ep, stage_n, asked);
-	}
-	iov[n++] = (struct iovec){rx->tgt[0].iov_base, rx->data_left};
-	iov[n++] = (struct iovec){rx->trl, rx->trl_need};
+	iov[k++] = (struct iovec){rx->tgt[0].iov_base, rx->data_left};
+	iov[k++] = (struct iovec){rx->trl, rx->trl_need};
 	*asked = rx->data_left + rx->trl_need;
 	for (; to < end && npred < SIW_PRED_FPDUS; npred++) {
 		uint32_t p = end - to < full ? (uint32_t)(end - to) : full;
@@ -801,18 +738,87 @@ static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *ask
 		put_be16(e, (uint16_t)ul);
 		e[2] =
 		    (uint8_t)(DDP_FLAG_TAGGED | (to + p == end ? DDP_FLAG_LAST : 0) | DDP_VERSION);
-		e[3] = (uint8_t)(RDMAP_VERSION << RDMAP_RV_SHIFT | op);
+		e[3] = (uint8_t)(RDMAP_VERSION << RDMAP_RV_SHIFT | RDMAP_READ_RESP);
 		put_be32(e + 2 + DDP_T_OFF_STAG, stag);
 		put_be64(e + 2 + DDP_T_OFF_TO, to);
 		plen[npred] = p;
-		iov[n++] = (struct iovec){rx->pred_rx[npred], hl};
-		iov[n++] = (struct iovec){(void *)(uintptr_t)to, p};
-		iov[n++] = (struct iovec){rx->pred_rx[npred] + hl, mpa_pad(ul) + MPA_CRC_SIZE};
+		iov[k++] = (struct iovec){rx->pred_rx[npred], hl};
+		iov[k++] = (struct iovec){(void *)(uintptr_t)to, p};
+		iov[k++] = (struct iovec){rx->pred_rx[npred] + hl, mpa_pad(ul) + MPA_CRC_SIZE};
 		*asked += hl + p + mpa_pad(ul) + MPA_CRC_SIZE;
 		to += p;
 	}
-	iov[n++] = (struct iovec){rx->stage, SIW_RX_STAGE};
+	iov[k++] = (struct iovec){rx->stage, SIW_RX_STAGE};
 	*asked += SIW_RX_STAGE;
+	*n = k;
+	return npred;
+}
+
+/* After a predicting recvmsg() brought @pos bytes past the current FPDU:
+ * check each expected FPDU's header and act on it as rx_consume() would.
+ * *stage_n: the bytes left in the stage. */
+static void rx_pred_walk(struct siw_ep *ep, const struct iovec *iov, uint32_t n, uint32_t npred,
+			 const uint32_t *plen, size_t pos, uint32_t *stage_n)
+{
+	struct siw_rx *rx = &ep->rx;
+	const uint32_t hl = MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN;
+
+	for (uint32_t k = 0; k < npred; k++) {
+		uint8_t *h = rx->pred_rx[k];
+		uint32_t tl = mpa_pad(DDP_TAGGED_HDR_LEN + plen[k]) + MPA_CRC_SIZE;
+		uint32_t m;
+
+		if (pos < hl) {
+			/* a partial header: parse it the ordinary way */
+			memcpy(rx->stage, h, pos);
+			*stage_n = (uint32_t)pos;
+			return;
+		}
+		if (memcmp(h, rx->pred_exp[k], hl) != 0) {
+			(void)rx_replay_from(ep, iov, n, 2u + 3u * k, pos);
+			return;
+		}
+		rx->pred_fpdus++;
+		/* the expected header; now checked like any other */
+		memcpy(rx->hdr, h, hl);
+		rx->hdr_have = rx->hdr_need = hl;
+		rx->ulpdu_len = DDP_TAGGED_HDR_LEN + plen[k];
+		rx->last = h[2] & DDP_FLAG_LAST;
+		rx->op = RDMAP_READ_RESP;
+		if (rx_hdr_step(ep))
+			return;
+		pos -= hl;
+		m = pos < plen[k] ? (uint32_t)pos : plen[k];
+		if (m)
+			rx_placed(ep, m);
+		pos -= m;
+		if (rx->state == SIW_RX_DATA)
+			return;
+		m = pos < tl ? (uint32_t)pos : tl;
+		memcpy(rx->trl, h + hl, m);
+		rx->trl_have = m;
+		pos -= m;
+		if (m < tl || rx_trailer_done(ep) || rx->state != SIW_RX_HDR)
+			return;
+	}
+	*stage_n = (uint32_t)pos; /* what is left went to the stage */
+}
+
+static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *asked)
+{
+	struct siw_rx *rx = &ep->rx;
+	struct siw_wqe *w = orq_head_wqe(ep);
+	struct iovec iov[3u * SIW_PRED_FPDUS + 3u];
+	uint32_t plen[SIW_PRED_FPDUS];
+	uint32_t n, k, npred;
+	uint64_t to = (uint64_t)(uintptr_t)rx->tgt[0].iov_base + rx->data_left;
+	struct msghdr mh;
+	ssize_t got;
+	size_t pos;
+
+	if (!w || w->num_sge != 1 || to >= w->sge[0].addr + w->len)
+		return rx_recv_direct(ep, stage_n, asked);
+	npred = rx_pred_iov(rx, w->sge[0].lkey, w->sge[0].addr + w->len, iov, &n, plen, asked);
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = iov;
 	mh.msg_iovlen = n;
@@ -832,52 +838,7 @@ static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *ask
 	pos -= k;
 	if (rx->trl_have < rx->trl_need || rx_trailer_done(ep) || rx->state != SIW_RX_HDR)
 		return got; /* incomplete, or terminating */
-	for (k = 0; k < npred; k++) {
-		uint8_t *h = rx->pred_rx[k];
-		uint32_t tl = mpa_pad(DDP_TAGGED_HDR_LEN + plen[k]) + MPA_CRC_SIZE;
-		uint32_t m;
-
-		if (pos < hl) {
-			/* a partial header: parse it the ordinary way */
-			memcpy(rx->stage, h, pos);
-			*stage_n = (uint32_t)pos;
-			return got;
-		}
-		if (memcmp(h, rx->pred_exp[k], hl) != 0) {
-			/* only the length and L differ: the same message,
-			 * shorter or longer than expected */
-			bool cut = (h[2] & (uint8_t)~DDP_FLAG_LAST) ==
-				       (rx->pred_exp[k][2] & (uint8_t)~DDP_FLAG_LAST) &&
-				   memcmp(h + 3, rx->pred_exp[k] + 3, hl - 3) == 0;
-
-			(void)rx_replay_from(ep, iov, n, 2u + 3u * k, 0, pos,
-					     !(cut && op == RDMAP_WRITE));
-			return got;
-		}
-		rx->pred_fpdus++;
-		/* the expected header; now checked like any other */
-		memcpy(rx->hdr, h, hl);
-		rx->hdr_have = rx->hdr_need = hl;
-		rx->ulpdu_len = DDP_TAGGED_HDR_LEN + plen[k];
-		rx->last = h[2] & DDP_FLAG_LAST;
-		rx->op = op;
-		if (rx_hdr_step(ep))
-			return got;
-		pos -= hl;
-		m = pos < plen[k] ? (uint32_t)pos : plen[k];
-		if (m)
-			rx_placed(ep, m);
-		pos -= m;
-		if (rx->state == SIW_RX_DATA)
-			return got;
-		m = pos < tl ? (uint32_t)pos : tl;
-		memcpy(rx->trl, h + hl, m);
-		rx->trl_have = m;
-		pos -= m;
-		if (m < tl || rx_trailer_done(ep) || rx->state != SIW_RX_HDR)
-			return got;
-	}
-	*stage_n = (uint32_t)pos; /* what is left went to the stage */
+	rx_pred_walk(ep, iov, n, npred, plen, pos, stage_n);
 	return got;
 }
 

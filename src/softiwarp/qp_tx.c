@@ -21,25 +21,11 @@
 
 #include "softiwarp/siw.h"
 
-/* Bytes of Read Responses handed to one sendmsg() without CRC:
- * SIW_TX_RRESP_BYTES (siw.h), ep->tx_cap_rresp. 512 KiB since 2026-11-26
- * 12:00 UTC, once the requester takes one FPDU per recvmsg() again (Read
- * Response prediction opt-in, qp_rx.c): alternating 1 s pairs against
- * 1 MiB, busy-polled provider Read 7.07-7.95 vs 6.19-7.09 GB/s, blocking
- * 6.29-7.60 vs 6.25-6.75; RPC WRITE of 1 MiB (--quick, two pairs) 4,643 /
- * 4,802 vs 4,509 / 4,414 MB/s with one call, 5,327 / 6,015 vs 5,098 /
- * 5,419 with 16 in flight. Before that, 1 MiB (from 2026-11-22):
- * alternating runs on the project VM (RPCRDMA_SIW_TX_RRESP) gave, with
- * 256 KiB / 1 MiB pieces, RPC WRITE of 1 MiB with one call in flight
- * 3,615-4,363 / 4,625-4,879 MB/s (p50 210-283 / 186-188 us) and the
- * provider's poll-mode RDMA Read at 16 in flight 0.76-0.79x / 0.96-1.11x
- * libfabric's (2 MiB: 0.93-0.98x). 256 KiB had been the better choice for
- * the RPC WRITE p50 on 2026-11-22, before the receive side took several
- * Read Response FPDUs per recvmsg().
- * RDMA Writes and Sends are batched up to SIW_TX_BYTES (512 KiB, siw.h):
- * smaller pieces measured slower for one RPC READ of 1 MiB (p50 103-118 us
- * whole, 116-126 us in 256 KiB pieces) but larger ones lose bandwidth
- * with many Writes in flight. */
+/* Batch sizes (siw.h, ep->tx_cap*): Writes and Sends up to SIW_TX_BYTES per
+ * sendmsg(), Read Responses without CRC in pieces of SIW_TX_RRESP_BYTES.
+ * Larger batches mean fewer system calls but a later start for the
+ * receiver; bench/provider/README.md ("Design notes from measurements")
+ * has the figures behind both. */
 
 static void msg_src(struct siw_txmsg *m, const struct rpcrdma_sge *sge, uint32_t nsge)
 {

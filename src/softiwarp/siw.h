@@ -43,25 +43,24 @@
 #define SIW_MIN_ULPDU   64u
 #define SIW_DEF_TIMEOUT 10000u
 #define SIW_DEF_SOCKBUF (4u << 20)
+#define SIW_SOCKBUF_MAX (256u << 20)
 #define SIW_MAX_MSG     0x7fffffffu
 
 /* tx batching: FPDUs and iovecs gathered into one sendmsg() */
 #define SIW_TX_FPDUS 64u
 #define SIW_TX_IOV   256u
-/* Loopback measurements (bench/provider/README.md, 2026-11-22): 256 and
- * 512 KiB batches moved 1 MiB Writes 10-20% faster than 4 MiB ones (the
- * receiver starts copying sooner and the data is still in cache); 512 KiB
- * splits a 1 MiB RPC READ reply in two pieces, not four (see qp_tx.c on
- * the latency of split replies). With CRC the batch is checksummed before
- * sendmsg() copies it, which favours small batches too.
- * RPCRDMA_SIW_TX_BATCH=BYTES overrides both (qp.c). */
+/* Moderate batches let the receiver start copying sooner, while the data
+ * is still in cache; with CRC the batch is checksummed before sendmsg()
+ * copies it, which favours smaller ones (bench/provider/README.md, "Design
+ * notes from measurements").
+ * RPCRDMA_SIW_TX_BATCH=BYTES overrides both (tunables.c). */
 #ifndef SIW_TX_BYTES
 #define SIW_TX_BYTES (512u << 10)
 #endif
 #define SIW_TX_BYTES_CRC (256u << 10)
 #define SIW_TX_BYTES_MAX (64u << 20)
 /* Read Responses without CRC go in pieces of this many bytes (qp_tx.c);
- * RPCRDMA_SIW_TX_RRESP=BYTES overrides (qp.c). */
+ * RPCRDMA_SIW_TX_RRESP=BYTES overrides (tunables.c). */
 #define SIW_TX_RRESP_BYTES (512u << 10)
 /* Receive spin (verbs.c progress_run): when a progress call ends with a
  * message half received and made no completion, keep polling for up to
@@ -91,6 +90,9 @@
  * (their sink is known: see qp_rx.c) */
 #define SIW_PRED_FPDUS 15u
 #define SIW_REPLAY_MAX (SIW_PRED_FPDUS * (MPA_MAX_ULPDU + 12u) + SIW_RX_STAGE)
+/* active side: first-frame nudge delay, ms (cm.c; RPCRDMA_SIW_NUDGE_MS) */
+#define SIW_NUDGE_MS     20u
+#define SIW_NUDGE_MS_MAX 60000u
 /* header buffer: MPA len + untagged DDP + the largest RDMAP extension
  * (Terminate control + copied DDP length/header + Read Request header). */
 #define SIW_HDR_MAX                                                                                \
@@ -182,6 +184,25 @@ static inline long siw_syscall4(long nr, long a1, long a2, long a3, long a4)
  * The device lock: a futex mutex (util/futex_mutex.h). No condition
  * variable ever waits on it.
  */
+/* ---------------- tunables ---------------- */
+
+/* Every RPCRDMA_SIW_* environment variable (README.md's knob table), read
+ * once when the device opens (tunables.c). Endpoints copy the ones that
+ * shape a connection when they are created (verbs.c siw_ep_init). */
+struct siw_tunables {
+	uint32_t nudge_ms;     /* RPCRDMA_SIW_NUDGE_MS: active side's nudge, 0 = off */
+	uint32_t tx_batch;     /* RPCRDMA_SIW_TX_BATCH: Write/Send bytes per sendmsg() */
+	uint32_t tx_batch_crc; /* the same with CRC (one variable sets both) */
+	uint32_t tx_rresp;     /* RPCRDMA_SIW_TX_RRESP: Read Response bytes per sendmsg() */
+	uint32_t rx_spin_ns;   /* RPCRDMA_SIW_RX_SPIN_US, in ns (0 = no spin) */
+	uint32_t sockbuf;      /* RPCRDMA_SIW_SOCKBUF: when the attributes leave it unset */
+	bool solo;             /* RPCRDMA_SIW_SOLO: one-connection fast path */
+	bool rx_predict;       /* RPCRDMA_SIW_RX_PREDICT: Read Response prediction */
+};
+
+/* Fill @t from the environment (defaults for what is unset or invalid). */
+void siw_tunables_read(struct siw_tunables *t);
+
 /* ---------------- device ---------------- */
 
 struct siw_ep;
@@ -197,6 +218,7 @@ struct siw_dev {
 	bool thread_mode;
 	bool thread_stop;
 	pthread_t thread;
+	struct siw_tunables tun; /* read once at open */
 
 	/* STag table (mem.c): index -> MR; slot 0 is never used so that
 	 * STag 0 never names memory. */
@@ -242,7 +264,6 @@ struct siw_dev {
 	 * the lock; the tag is checked under it as an epoll event's is. */
 	uint64_t solo_tag;
 	uint32_t n_ep_polls; /* endpoint sockets in the epoll set */
-	bool solo_off;       /* RPCRDMA_SIW_SOLO=0 */
 	uint32_t solo_iter;
 	/* Direct reaping (verbs.c progress_once, for rpcrdma_dev_progress_poll):
 	 * during its lock round, completions of reap_cq that find its ring
@@ -523,15 +544,9 @@ struct siw_rx {
 	 * use: not steady state) */
 	uint8_t *replay;
 	uint32_t replay_off, replay_len;
-	/* RDMA Write prediction (qp_rx.c): the Write message being received
-	 * (STag, first TO, next TO, end of its region), the length of the
-	 * previous one, and prediction counters */
-	uint32_t w_stag;
-	bool w_cont; /* the last Write FPDU had L clear */
-	uint64_t w_start, w_next, w_region_end, w_prev_len;
+	/* FPDUs received through prediction, mispredictions */
 	uint64_t pred_fpdus, pred_miss;
-	bool pred_write; /* opt-in: RPCRDMA_SIW_RX_PREDICT_WRITE=1 (qp.c) */
-	bool pred_read;  /* opt-in: RPCRDMA_SIW_RX_PREDICT=1 (qp.c) */
+	bool pred_read; /* opt-in: RPCRDMA_SIW_RX_PREDICT=1 (dev->tun) */
 	/* Terminate payload we keep for decoding */
 	uint8_t term[RDMAP_TERM_CTRL_LEN + 2u + DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN];
 	uint32_t term_len;
@@ -608,7 +623,7 @@ struct siw_ep {
 	 * path only; freed with the socket by siw_ep_close_socket) */
 	uint8_t *tx_rest;
 	/* cm.c: first-frame nudge of the active side (siw_cm_timers): the
-	 * delay in ms (0: off), the end of the watch window, tx/rx byte
+	 * delay in ms (dev->tun at creation; 0: off), the end of the watch window, tx/rx byte
 	 * counts at RTS, and the phase (enum in cm.c) */
 	uint32_t nudge_ms;
 	uint64_t nudge_until;
@@ -618,11 +633,12 @@ struct siw_ep {
 
 	struct siw_tx tx;
 	bool tx_deferred; /* RPCRDMA_SEND_DEFER work queued, not yet pushed */
-	/* bytes of Writes/Sends gathered into one sendmsg(), CRC off/on
-	 * (SIW_TX_BYTES, SIW_TX_BYTES_CRC; RPCRDMA_SIW_TX_BATCH overrides) */
+	/* copied from dev->tun at creation: bytes of Writes/Sends gathered
+	 * into one sendmsg(), CRC off/on; of Read Responses, CRC off; the
+	 * receive spin budget, ns */
 	uint32_t tx_cap, tx_cap_crc;
-	uint32_t tx_cap_rresp; /* Read Responses, CRC off (SIW_TX_RRESP_BYTES) */
-	uint32_t rx_spin_ns;   /* receive spin budget (SIW_RX_SPIN_US), ns */
+	uint32_t tx_cap_rresp;
+	uint32_t rx_spin_ns;
 	struct siw_rx rx;
 
 	/* connection management (cm.c) */
@@ -687,12 +703,26 @@ uint32_t siw_crc_update(uint32_t crc, const void *buf, size_t len);
 
 uint64_t siw_now_ms(void);
 
-/* verbs.c */
+/* progress.c: the device's event loop. The poll registry and the timer
+ * want the lock held; init/fini and the thread run before the device is
+ * shared / after it is idle. */
+int siw_progress_init(struct siw_dev *dev);
+void siw_progress_fini(struct siw_dev *dev);
+int siw_progress_thread_start(struct siw_dev *dev);
+void siw_progress_thread_stop(struct siw_dev *dev);
+int siw_progress(struct rpcrdma_dev *d, int timeout_ms);
+int siw_progress_poll(struct rpcrdma_dev *d, int timeout_ms, struct rpcrdma_cq *cq,
+		      struct rpcrdma_wc *wc, int n, int *npolled);
+int siw_get_fd(const struct rpcrdma_dev *d);
 int siw_poll_add(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t events);
 void siw_poll_mod(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t events);
 void siw_poll_del(struct siw_dev *dev, struct siw_pollable *p, int fd);
 void siw_ep_want_write(struct siw_ep *ep, bool on);
 void siw_timer_rearm(struct siw_dev *dev);
+/* push the held work of every endpoint (lock held) */
+void siw_flush_deferred(struct siw_dev *dev);
+
+/* verbs.c */
 int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_attr *attr,
 		struct siw_ep **out);
 void siw_ep_free(struct siw_ep *ep);
@@ -724,8 +754,6 @@ void siw_tx_direct_rest(struct siw_ep *ep, uint64_t sent);
 /* Whether siw_tx_process() has anything to do (bytes of a batch left,
  * messages queued, a Terminate / RTR / Read Response to send). */
 bool siw_tx_pending(const struct siw_ep *ep);
-/* verbs.c: push the held work of every endpoint (lock held) */
-void siw_flush_deferred(struct siw_dev *dev);
 
 /* qp_rx.c */
 int siw_rx_process(struct siw_ep *ep);
@@ -762,9 +790,6 @@ uint32_t siw_mpa_build(uint8_t *buf, bool reply, uint16_t flags, uint8_t rev, bo
 int siw_mpa_read(int fd, struct siw_mpa_in *in, const char *key);
 /* Socket setup for data transfer. */
 void siw_sock_tune(int fd, uint32_t sockbuf);
-/* verbs.c: the environment variable NAME as an unsigned number (C notation)
- * within [min, max]; def when unset, empty or not such a number */
-uint32_t siw_env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max);
 
 /* cq.c: ops */
 int siw_cq_create(struct rpcrdma_dev *d, const struct rpcrdma_cq_attr *attr,

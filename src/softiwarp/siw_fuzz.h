@@ -52,9 +52,9 @@ struct siw_fuzz_cfg {
 	/* SIW_FUZZ_MPA_INITIATOR: RFC 6581 RTR offered in our request
 	 * (enum rpcrdma_rtr: 0 none, 1 zero-length Write, 2 zero-length Read) */
 	uint8_t rtr;
-	/* RDMA Write / Read Response receive prediction (qp_rx.c, otherwise
-	 * opt-in with RPCRDMA_SIW_RX_PREDICT_WRITE=1 / RPCRDMA_SIW_RX_PREDICT=1) */
-	bool pred_write, pred_read;
+	/* Read Response receive prediction (qp_rx.c, otherwise opt-in with
+	 * RPCRDMA_SIW_RX_PREDICT=1) */
+	bool pred_read;
 };
 
 enum siw_fuzz_state {

@@ -1,463 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * softiwarp device and verbs: the ops table, the device (epoll set, timer,
- * optional progress thread), protection domains, memory registration,
- * endpoint creation and work posting. Protocol work happens in cm.c
- * (connection setup), qp_tx.c / qp_rx.c (data) and qp.c (state).
+ * softiwarp device and verbs: the ops table, the device (its event loop is
+ * progress.c), protection domains, memory registration, endpoint creation
+ * and work posting. Protocol work happens in cm.c (connection setup),
+ * qp_tx.c / qp_rx.c / qp_rx_read.c (data) and qp.c (state); tunables.c
+ * reads the environment.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "util/clock.h"
+#include "util/clock.h" /* id_seed */
 #include "softiwarp/siw.h"
-
-#define POLL_TAG_TIMER UINT64_MAX
-#define POLL_TAG_WAKE  (UINT64_MAX - 1u)
-/* marks the event progress_once() makes up for the solo endpoint (never
- * reported by Linux epoll) */
-#define SIW_EV_SOLO EPOLLMSG
-
-/* ---------------- poll registry ---------------- */
-
-/* dev->solo_tag after an endpoint socket joined or left the epoll set */
-static void solo_update(struct siw_dev *dev)
-{
-	uint64_t tag = 0;
-
-	if (dev->n_ep_polls == 1 && !dev->solo_off) {
-		for (uint32_t slot = 0; slot < dev->npolls; slot++) {
-			const struct siw_pollable *p = dev->polls[slot].p;
-
-			if (p && p->kind == SIW_POLL_EP) {
-				tag = (uint64_t)dev->polls[slot].gen << 32 | slot;
-				break;
-			}
-		}
-	}
-	__atomic_store_n(&dev->solo_tag, tag, __ATOMIC_RELAXED);
-}
-
-int siw_poll_add(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t events)
-{
-	struct epoll_event ev;
-	uint32_t slot;
-
-	for (slot = 0; slot < dev->npolls; slot++) {
-		if (!dev->polls[slot].p)
-			break;
-	}
-	if (slot == dev->npolls) {
-		uint32_t n = dev->npolls ? dev->npolls * 2u : 64u;
-		struct siw_poll_slot *np = realloc(dev->polls, (size_t)n * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		memset(np + dev->npolls, 0, (size_t)(n - dev->npolls) * sizeof(*np));
-		dev->polls = np;
-		dev->npolls = n;
-	}
-	dev->polls[slot].p = p;
-	dev->polls[slot].gen++;
-	p->slot = slot;
-	p->events = events;
-	memset(&ev, 0, sizeof(ev));
-	ev.events = events;
-	ev.data.u64 = (uint64_t)dev->polls[slot].gen << 32 | slot;
-	if (epoll_ctl(dev->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		dev->polls[slot].p = NULL;
-		return -errno;
-	}
-	if (p->kind == SIW_POLL_EP) {
-		dev->n_ep_polls++;
-		solo_update(dev);
-	}
-	return 0;
-}
-
-void siw_poll_mod(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t events)
-{
-	struct epoll_event ev;
-
-	if (p->events == events)
-		return;
-	p->events = events;
-	memset(&ev, 0, sizeof(ev));
-	ev.events = events;
-	ev.data.u64 = (uint64_t)dev->polls[p->slot].gen << 32 | p->slot;
-	(void)epoll_ctl(dev->epfd, EPOLL_CTL_MOD, fd, &ev);
-}
-
-void siw_poll_del(struct siw_dev *dev, struct siw_pollable *p, int fd)
-{
-	if (p->slot < dev->npolls && dev->polls[p->slot].p == p) {
-		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, fd, NULL);
-		dev->polls[p->slot].p = NULL;
-		if (p->kind == SIW_POLL_EP) {
-			dev->n_ep_polls--;
-			solo_update(dev);
-		}
-	}
-}
-
-void siw_ep_want_write(struct siw_ep *ep, bool on)
-{
-	if (ep->fd >= 0)
-		siw_poll_mod(ep->dev, &ep->poll, ep->fd, EPOLLIN | (on ? EPOLLOUT : 0u));
-}
-
-void siw_timer_rearm(struct siw_dev *dev)
-{
-	uint64_t next = 0;
-	struct itimerspec its;
-
-	for (struct siw_ep *ep = dev->eps; ep; ep = ep->next) {
-		if (ep->deadline_ms && (!next || ep->deadline_ms < next))
-			next = ep->deadline_ms;
-	}
-	for (struct siw_creq *r = dev->creqs; r; r = r->next) {
-		if (r->deadline_ms && (!next || r->deadline_ms < next))
-			next = r->deadline_ms;
-	}
-	memset(&its, 0, sizeof(its));
-	if (next) {
-		its.it_value.tv_sec = (time_t)(next / 1000u);
-		its.it_value.tv_nsec = (long)(next % 1000u) * 1000000L;
-	}
-	(void)timerfd_settime(dev->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
-/* ---------------- device lock (siw.h) ---------------- */
-
-/* ---------------- progress ---------------- */
-
-static void ep_ready(struct siw_ep *ep, uint32_t events)
-{
-	if (ep->state == SIW_EP_CONNECTING) {
-		siw_cm_ep_ready(ep, events);
-		if (ep->fd < 0)
-			return;
-	}
-	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-		(void)siw_rx_process(ep);
-	/* rx may have freed ORD slots or queued Read Responses */
-	if (ep->fd >= 0 && (siw_tx_pending(ep) || (events & EPOLLOUT)))
-		(void)siw_tx_process(ep);
-	if (ep->cq_overrun)
-		siw_ep_check_overrun(ep);
-}
-
-void siw_flush_deferred(struct siw_dev *dev)
-{
-	for (struct siw_ep *ep = dev->eps; ep && dev->ndeferred; ep = ep->next) {
-		if (ep->tx_deferred)
-			(void)siw_tx_process(ep);
-		if (ep->cq_overrun)
-			siw_ep_check_overrun(ep);
-	}
-}
-
-/* The events one epoll_wait() returned, handled in one lock round. Out of
- * line: an idle busy-poll iteration (no event) pays only progress_once()'s
- * small frame. */
-__attribute__((noinline)) static int progress_events(struct siw_dev *dev,
-						     const struct epoll_event *evs, int n,
-						     struct siw_cq *pcq, struct rpcrdma_wc *wc,
-						     int nwc, int *npolled)
-{
-	int produced;
-
-	siw_dev_lock(dev);
-	dev->produced = 0;
-	__atomic_store_n(&dev->rx_spin_want, 0, __ATOMIC_RELAXED);
-	if (pcq) {
-		/* completions of pcq made in this round go straight to @wc
-		 * while its ring is empty (siw_cq_push) */
-		dev->reap_cq = pcq;
-		dev->reap_wc = wc;
-		dev->reap_cap = nwc;
-		dev->reap_n = 0;
-	}
-	for (int i = 0; i < n; i++) {
-		uint64_t tag = evs[i].data.u64;
-		uint32_t slot = (uint32_t)tag;
-		struct siw_pollable *p;
-
-		if (tag == POLL_TAG_TIMER) {
-			uint64_t v;
-			ssize_t r = read(dev->timerfd, &v, sizeof(v));
-
-			(void)r;
-			siw_cm_timers(dev, siw_now_ms());
-			siw_timer_rearm(dev);
-			continue;
-		}
-		if (tag == POLL_TAG_WAKE) {
-			uint64_t v;
-			ssize_t r = read(dev->wakefd, &v, sizeof(v));
-
-			(void)r;
-			continue;
-		}
-		/* stale event of an object removed meanwhile: skip */
-		if (slot >= dev->npolls || dev->polls[slot].gen != (uint32_t)(tag >> 32))
-			continue;
-		p = dev->polls[slot].p;
-		if (!p)
-			continue;
-		switch (p->kind) {
-		case SIW_POLL_EP: {
-			struct siw_ep *ep = container_of(p, struct siw_ep, poll);
-			uint32_t events = evs[i].events;
-
-			/* made up by progress_once(): a receive attempt,
-			 * for a connected endpoint only */
-			if (events & SIW_EV_SOLO) {
-				if (ep->state != SIW_EP_RTS)
-					break;
-				events &= ~(uint32_t)SIW_EV_SOLO;
-			}
-			ep_ready(ep, events);
-			break;
-		}
-		case SIW_POLL_LISTENER:
-			siw_cm_listener_ready(container_of(p, struct siw_listener, poll));
-			break;
-		case SIW_POLL_CREQ:
-			siw_cm_creq_ready(container_of(p, struct siw_creq, poll), evs[i].events);
-			break;
-		}
-	}
-	produced = dev->produced;
-	if (pcq) {
-		int got = dev->reap_n;
-
-		dev->reap_cq = NULL;
-		/* what went through the ring (it was not empty, or @wc was
-		 * full), after what was reaped directly: same lock round */
-		if (produced > 0 && pcq->count && got < nwc)
-			got += siw_cq_take(pcq, wc + got, nwc - got);
-		*npolled = got;
-	}
-	siw_dev_unlock(dev);
-	return produced;
-}
-
-/* epoll_wait() with a zero timeout, the busy-poll step: raw, since it
- * never blocks and so need not be a cancellation point (glibc's wrapper
- * adds ~90 instructions of cancellation bookkeeping per call). epoll_wait
- * is epoll_pwait's effect without a signal mask, in four registers (fewer
- * of ours to keep around the call). */
-static inline int epoll_poll0(const struct siw_dev *dev, struct epoll_event *evs)
-{
-#ifdef SYS_epoll_wait
-	return (int)siw_syscall4(SYS_epoll_wait, dev->epfd, (long)evs, 64, 0);
-#else
-	return (int)siw_syscall(SYS_epoll_pwait, dev->epfd, (long)evs, 64, 0, 0, 8);
-#endif
-}
-
-/* The events of one epoll_wait(), then the receive spin: when that round
- * made nothing for the caller and left a message half received (rx_stop()
- * in qp_rx.c), poll again, yielding the CPU between empty polls (a sender
- * on the same CPU gets to run), until bytes came that made something or
- * finished the message, or the endpoint's budget (RPCRDMA_SIW_RX_SPIN_US)
- * passed without bytes, or the budget plus SIW_RX_SPIN_CALL_NS passed in
- * all. A zero timeout still means the call does not wait for the peer: it
- * only finishes, boundedly, what the peer is in the middle of sending. */
-__attribute__((noinline)) static int progress_run(struct siw_dev *dev,
-						  const struct epoll_event *evs0, int n,
-						  struct siw_cq *pcq, struct rpcrdma_wc *wc,
-						  int nwc, int *npolled)
-{
-	struct epoll_event evs[64];
-	uint64_t start, last, now, budget;
-	int produced = progress_events(dev, evs0, n, pcq, wc, nwc, npolled);
-
-	/* read without the lock: written only inside progress_events()'s
-	 * lock round, which this thread just left */
-	budget = __atomic_load_n(&dev->rx_spin_want, __ATOMIC_RELAXED);
-	if (produced || !budget)
-		return produced;
-	start = last = monotonic_ns();
-	if (start < __atomic_load_n(&dev->rx_spin_off_until, __ATOMIC_RELAXED))
-		return 0;
-	__atomic_fetch_add(&dev->rx_spins, 1, __ATOMIC_RELAXED);
-	for (;;) {
-		n = epoll_poll0(dev, evs);
-		if (n < 0)
-			return errno == EINTR ? 0 : -errno;
-		if (n > 0) {
-			produced = progress_events(dev, evs, n, pcq, wc, nwc, npolled);
-			if (produced || !__atomic_load_n(&dev->rx_spin_want, __ATOMIC_RELAXED)) {
-				__atomic_store_n(&dev->rx_spin_streak, 0, __ATOMIC_RELAXED);
-				__atomic_fetch_add(&dev->rx_spin_hits, 1, __ATOMIC_RELAXED);
-				return produced;
-			}
-		} else {
-			uint64_t y = yield_ns();
-
-			now = monotonic_ns();
-			/* another task ran meanwhile: the CPU is shared (with
-			 * the sender, most likely), where spinning only slices
-			 * the sender's work; sleep as usual instead */
-			if (y > SIW_RX_SPIN_YIELD_NS) {
-				/* several in a row (not one preemption of this
-				 * virtual CPU, or a kernel thread): a rest */
-				if (__atomic_add_fetch(&dev->rx_spin_streak, 1, __ATOMIC_RELAXED) >=
-				    SIW_RX_SPIN_SHARED_STREAK)
-					__atomic_store_n(&dev->rx_spin_off_until,
-							 now + SIW_RX_SPIN_BACKOFF_NS,
-							 __ATOMIC_RELAXED);
-				__atomic_fetch_add(&dev->rx_spin_shared, 1, __ATOMIC_RELAXED);
-				return 0;
-			}
-		}
-		if (n > 0)
-			now = last = monotonic_ns();
-		if (now - last > budget || now - start > budget + SIW_RX_SPIN_CALL_NS) {
-			__atomic_fetch_add(&dev->rx_spin_misses, 1, __ATOMIC_RELAXED);
-			return 0;
-		}
-	}
-}
-
-void siw_dev_rx_spin_stats(struct rpcrdma_dev *d, uint64_t out[4])
-{
-	struct siw_dev *dev = to_siw_dev(d);
-
-	out[0] = __atomic_load_n(&dev->rx_spins, __ATOMIC_RELAXED);
-	out[1] = __atomic_load_n(&dev->rx_spin_hits, __ATOMIC_RELAXED);
-	out[2] = __atomic_load_n(&dev->rx_spin_misses, __ATOMIC_RELAXED);
-	out[3] = __atomic_load_n(&dev->rx_spin_shared, __ATOMIC_RELAXED);
-}
-
-/* progress_once() when it may block or has deferred work to flush. */
-__attribute__((noinline)) static int progress_wait(struct siw_dev *dev, int timeout_ms,
-						   struct siw_cq *pcq, struct rpcrdma_wc *wc,
-						   int nwc, int *npolled)
-{
-	struct epoll_event evs[64];
-	int n;
-
-	/* Work held by RPCRDMA_SEND_DEFER goes before we wait for anything
-	 * (provider.h: at the latest with the next progress call). */
-	if (__atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED)) {
-		siw_dev_lock(dev);
-		siw_flush_deferred(dev);
-		siw_dev_unlock(dev);
-	}
-	/* a wait that can block stays a cancellation point (epoll_wait()) */
-	if (timeout_ms == 0)
-		n = epoll_poll0(dev, evs);
-	else
-		n = epoll_wait(dev->epfd, evs, 64, timeout_ms);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return 0;
-	return progress_run(dev, evs, n, pcq, wc, nwc, npolled);
-}
-
-/* One progress round. The busy-poll case (zero timeout, nothing deferred)
- * is kept small, since most of its calls find nothing: one raw system call
- * and no lock round. */
-static inline __attribute__((always_inline)) int progress_once(struct siw_dev *dev, int timeout_ms,
-							       struct siw_cq *pcq,
-							       struct rpcrdma_wc *wc, int nwc,
-							       int *npolled)
-{
-	struct epoll_event evs[64];
-	uint64_t solo;
-	int n;
-
-	if (timeout_ms != 0 || __atomic_load_n(&dev->ndeferred, __ATOMIC_RELAXED))
-		return progress_wait(dev, timeout_ms, pcq, wc, nwc, npolled);
-	solo = __atomic_load_n(&dev->solo_tag, __ATOMIC_RELAXED);
-	if (solo) {
-		/* a count, not a sequence: threads that race on it only
-		 * shift which call asks epoll (no locked instruction here) */
-		uint32_t k = __atomic_load_n(&dev->solo_iter, __ATOMIC_RELAXED) + 1u;
-
-		__atomic_store_n(&dev->solo_iter, k, __ATOMIC_RELAXED);
-		solo = (k & (SIW_SOLO_EPOLL_EVERY - 1u)) ? solo : 0;
-	}
-	if (solo) {
-		/* the one connection's socket, without asking epoll */
-		evs[0].events = EPOLLIN | SIW_EV_SOLO;
-		evs[0].data.u64 = solo;
-		return progress_run(dev, evs, 1, pcq, wc, nwc, npolled);
-	}
-	n = epoll_poll0(dev, evs);
-	if (n == 0)
-		return 0; /* an idle busy-poll iteration */
-	if (n < 0)
-		return -errno;
-	return progress_run(dev, evs, n, pcq, wc, nwc, npolled);
-}
-
-static void *progress_thread(void *arg)
-{
-	struct siw_dev *dev = arg;
-
-	while (!__atomic_load_n(&dev->thread_stop, __ATOMIC_ACQUIRE))
-		(void)progress_once(dev, -1, NULL, NULL, 0, NULL);
-	return NULL;
-}
-
-static int siw_progress(struct rpcrdma_dev *d, int timeout_ms)
-{
-	struct siw_dev *dev = to_siw_dev(d);
-
-	if (dev->thread_mode)
-		return -EINVAL;
-	return progress_once(dev, timeout_ms, NULL, NULL, 0, NULL);
-}
-
-static int siw_progress_poll(struct rpcrdma_dev *d, int timeout_ms, struct rpcrdma_cq *cq,
-			     struct rpcrdma_wc *wc, int n, int *npolled)
-{
-	struct siw_dev *dev = to_siw_dev(d);
-
-	if (dev->thread_mode)
-		return -EINVAL;
-	return progress_once(dev, timeout_ms, to_siw_cq(cq), wc, n, npolled);
-}
-
-static int siw_get_fd(const struct rpcrdma_dev *d)
-{
-	return container_of(d, const struct siw_dev, base)->epfd;
-}
 
 /* ---------------- device ---------------- */
 
-static int epoll_add_tag(int epfd, int fd, uint64_t tag)
-{
-	struct epoll_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
-	ev.data.u64 = tag;
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
-}
-
 static void dev_free(struct siw_dev *dev)
 {
-	if (dev->epfd >= 0)
-		close(dev->epfd);
-	if (dev->timerfd >= 0)
-		close(dev->timerfd);
-	if (dev->wakefd >= 0)
-		close(dev->wakefd);
+	siw_progress_fini(dev);
 	siw_mem_fini(dev);
-	free(dev->polls);
 	free(dev);
 }
 
@@ -471,19 +34,10 @@ int siw_dev_create(bool fuzz, const struct rpcrdma_dev_attr *attr, struct siw_de
 	futex_mutex_init(&dev->lock);
 	dev->base.ops = &siw_ops;
 	dev->base.name = SIW_PROVIDER_NAME;
-	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
-	dev->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	dev->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (dev->epfd < 0 || dev->timerfd < 0 || dev->wakefd < 0) {
-		rc = -errno;
-		dev_free(dev);
-		return rc;
-	}
-	rc = siw_mem_init(dev);
+	siw_tunables_read(&dev->tun);
+	rc = siw_progress_init(dev);
 	if (!rc)
-		rc = epoll_add_tag(dev->epfd, dev->timerfd, POLL_TAG_TIMER);
-	if (!rc)
-		rc = epoll_add_tag(dev->epfd, dev->wakefd, POLL_TAG_WAKE);
+		rc = siw_mem_init(dev);
 	if (rc) {
 		dev_free(dev);
 		return rc;
@@ -491,15 +45,12 @@ int siw_dev_create(bool fuzz, const struct rpcrdma_dev_attr *attr, struct siw_de
 	/* STag keys differ from run to run, except for the fuzz hook which
 	 * needs them reproducible */
 	dev->key_seed = fuzz ? 0u : id_seed();
-	/* RPCRDMA_SIW_SOLO=0: always ask epoll (A/B runs) */
-	dev->solo_off = siw_env_u32("RPCRDMA_SIW_SOLO", 1, 0, 1) == 0;
 	if (attr && (attr->comp_mask & RPCRDMA_DEV_ATTR_FLAGS) &&
 	    (attr->flags & RPCRDMA_DEV_F_PROGRESS_THREAD)) {
-		dev->thread_mode = true;
-		rc = pthread_create(&dev->thread, NULL, progress_thread, dev);
+		rc = siw_progress_thread_start(dev);
 		if (rc) {
 			dev_free(dev);
-			return -rc;
+			return rc;
 		}
 	}
 	*out = dev;
@@ -516,15 +67,7 @@ static int siw_close(struct rpcrdma_dev *d)
 		return -EBUSY;
 	}
 	siw_dev_unlock(dev);
-	if (dev->thread_mode) {
-		uint64_t one = 1;
-		ssize_t r;
-
-		__atomic_store_n(&dev->thread_stop, true, __ATOMIC_RELEASE);
-		r = write(dev->wakefd, &one, sizeof(one));
-		(void)r;
-		pthread_join(dev->thread, NULL);
-	}
+	siw_progress_thread_stop(dev);
 	dev_free(dev);
 	return 0;
 }
@@ -674,21 +217,6 @@ static uint32_t attr_or(uint32_t mask, uint32_t bit, uint32_t v, uint32_t def)
 	return (mask & bit) ? v : def;
 }
 
-uint32_t siw_env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max)
-{
-	const char *e = getenv(name);
-	char *end;
-	unsigned long v;
-
-	if (!e || !*e)
-		return def;
-	errno = 0;
-	v = strtoul(e, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return def;
-	return (uint32_t)v;
-}
-
 int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_attr *attr,
 		struct siw_ep **out)
 {
@@ -754,14 +282,14 @@ int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_
 	ep->max_ulpdu = ulpdu;
 	ep->timeout_ms =
 	    attr_or(m, RPCRDMA_EP_ATTR_TIMEOUT, attr->connect_timeout_ms, SIW_DEF_TIMEOUT);
-	/* unset: RPCRDMA_SIW_SOCKBUF (bytes, 0 = the kernel's autotuning),
-	 * for measuring (bench/provider/README.md) */
-	ep->sockbuf = (m & RPCRDMA_EP_ATTR_SOCKBUF)
-			  ? attr->sockbuf
-			  : siw_env_u32("RPCRDMA_SIW_SOCKBUF", SIW_DEF_SOCKBUF, 0, 256u << 20);
-	ep->tx_cap = SIW_TX_BYTES; /* siw_ep_enter_rts() may override */
-	ep->tx_cap_crc = SIW_TX_BYTES_CRC;
-	ep->tx_cap_rresp = SIW_TX_RRESP_BYTES;
+	/* the rest of the connection's shape: the device's tunables */
+	ep->sockbuf = (m & RPCRDMA_EP_ATTR_SOCKBUF) ? attr->sockbuf : dev->tun.sockbuf;
+	ep->nudge_ms = dev->tun.nudge_ms;
+	ep->tx_cap = dev->tun.tx_batch;
+	ep->tx_cap_crc = dev->tun.tx_batch_crc;
+	ep->tx_cap_rresp = dev->tun.tx_rresp;
+	ep->rx_spin_ns = dev->tun.rx_spin_ns;
+	ep->rx.pred_read = dev->tun.rx_predict;
 	ep->want_crc = (m & RPCRDMA_EP_ATTR_CRC) ? attr->mpa_crc : true;
 	ep->want_rev = (m & RPCRDMA_EP_ATTR_MPA_REV) ? attr->mpa_rev : (uint8_t)MPA_REV2;
 	ep->want_rtr = (m & RPCRDMA_EP_ATTR_RTR) ? attr->rtr : RPCRDMA_RTR_NONE;

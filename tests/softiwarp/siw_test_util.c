@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared helpers for the soft-iWARP end-to-end tests; see siw_test_util.h. */
 #include "siw_test_util.h"
+#include "softiwarp/siw.h" /* siwt_node_reread_env */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -562,6 +563,15 @@ int siwt_node_open_flags(struct siwt_node *n, uint32_t dev_flags)
 		rc = rpcrdma_evch_create(n->dev, NULL, &n->evch);
 	SIWT_CHECK(rc == 0, "opening provider objects: %s", strerror(-rc));
 	return rc;
+}
+
+void siwt_node_reread_env(struct siwt_node *n)
+{
+	struct siw_dev *dev = to_siw_dev(n->dev);
+
+	siw_dev_lock(dev);
+	siw_tunables_read(&dev->tun);
+	siw_dev_unlock(dev);
 }
 
 void siwt_node_close(struct siwt_node *n)

@@ -177,6 +177,11 @@ int siwt_node_open(struct siwt_node *n);
 int siwt_node_open_flags(struct siwt_node *n, uint32_t dev_flags);
 /* Destroys everything in n (ep, listener, ...), checking each result. */
 void siwt_node_close(struct siwt_node *n);
+/* The node's device reads the RPCRDMA_SIW_* environment again, as if it had
+ * been opened with it (softiwarp reads it once per device, at open): for
+ * tests that change a knob between connections of one device. Endpoints
+ * created afterwards get the new values. */
+void siwt_node_reread_env(struct siwt_node *n);
 /* Listens on 127.0.0.1: port $SIWT_PORT when set (the wire test picks
  * it), else an ephemeral one; n->port says which. */
 int siwt_listen(struct siwt_node *n);

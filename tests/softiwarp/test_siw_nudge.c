@@ -81,8 +81,10 @@ static int child_main(int ctl, void *arg)
 	if (rpcrdma_mr_reg(n.pd, buf, sizeof(buf), RPCRDMA_ACCESS_LOCAL_WRITE, &mr))
 		return -1;
 	for (unsigned round = 0; round < 2 && !siwt_failures; round++) {
-		if (round == 1)
+		if (round == 1) {
 			setenv("RPCRDMA_SIW_NUDGE_MS", "0", 1);
+			siwt_node_reread_env(&n);
+		}
 		siwt_ep_attr(&n, &a);
 		if (siwt_connect(&n, &a, post_recv, NULL, port, NULL, 0, &est))
 			return -1;

@@ -39,7 +39,7 @@
  * buffer available.
  */
 #include "siw_test_util.h"
-#include "softiwarp/siw.h" /* siw_ep_rx_pred_stats */
+#include "softiwarp/siw.h" /* siw_dev_rx_spin_stats */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -68,12 +68,11 @@ enum {
 	CMD_CONNECT_NUDGE, /* a: port; u0: RPCRDMA_SIW_NUDGE_MS to set (1000000 = unset);
 			      connect (no RTR), post receives, Send 32 bytes u1 ms after
 			      ESTABLISHED */
-	CMD_WPRED,         /* a: 0 = prediction off (RPCRDMA_SIW_RX_PREDICT=0, as unset), 1 = Write
-			      prediction on (RPCRDMA_SIW_RX_PREDICT_WRITE=1), 2 = both unset,
-			      3 = query, 4 = query spins; set: refill wp, reply its STag/TO,
-			      u0: 0 = RPCRDMA_SIW_RX_SPIN_US unset, else set to u0 - 1;
-			      query: reply the prediction counters of the endpoint; query
-			      spins: the device's receive spins, hits, misses, shared */
+	CMD_WPRED,         /* a: 0 = prediction off (RPCRDMA_SIW_RX_PREDICT=0, as unset),
+			      2 = unset, 4 = query spins; set: refill wp, reply its STag/TO,
+			      u0: 0 = RPCRDMA_SIW_RX_SPIN_US unset, else set to u0 - 1 (the
+			      device reads them again); query spins: the device's receive
+			      spins, hits, misses, shared */
 	CMD_WPCHK,         /* u0: offset in the wp buffer; u1: len; u2: hash; a: 1 = ro */
 	CMD_CLOSE,
 	CMD_END,
@@ -83,7 +82,7 @@ enum {
 #define RW_LEN  ((size_t)1 << 20)
 #define RO_LEN  ((size_t)32 << 20)
 #define RO_SEED 0x524f
-/* Write prediction cases: a 64 KiB region registered in the middle of a
+/* Write cases: a 64 KiB region registered in the middle of a
  * 128 KiB buffer, so the bytes on both sides of it can be checked */
 #define WP_BUF  ((size_t)128 << 10)
 #define WP_OFF  ((size_t)4096)
@@ -1272,11 +1271,10 @@ static void case_nudge_rx(int ctl)
 }
 
 /* Cases to run: all, or those named in argv[1] (comma-separated). */
-/* R5: multi-FPDU receive prediction of RDMA Writes (qp_rx.c, opt-in with
- * RPCRDMA_SIW_RX_PREDICT_WRITE=1). Our FPDUs carry 1000 payload bytes (more
- * than the provider's 512-byte header stage, so it predicts) and every
- * message goes out with one write(), so the provider finds the following
- * FPDUs in its socket. The child keeps a model of the wp buffer. */
+/* Writes into the wp buffer: our FPDUs carry 1000 payload bytes (more than
+ * the provider's 512-byte header stage) and every message goes out with one
+ * write(), so the provider finds the following FPDUs in its socket. The
+ * child keeps a model of the wp buffer. */
 static uint8_t wp_model[WP_BUF];
 
 struct wbuild {
@@ -1331,13 +1329,6 @@ static void wp_check(int ctl, size_t lo, size_t hi)
 	m.u[1] = hi - lo;
 	m.u[2] = siwt_hash(wp_model + lo, hi - lo);
 	cmd(ctl, &m);
-}
-
-/* Everything but region offsets [lo, hi) equals the model. */
-static void wp_check_except(int ctl, size_t lo, size_t hi)
-{
-	wp_check(ctl, 0, WP_OFF + lo);
-	wp_check(ctl, WP_OFF + hi, WP_BUF);
 }
 
 /* the Send that follows a Write: received byte-exact */
@@ -1396,7 +1387,7 @@ static struct wbuild *wp_open(int ctl, struct raw *r, unsigned mode, bool crc, u
 }
 
 /* closes our side (when still open), has the provider drop its endpoint
- * and reset the prediction knobs */
+ * and reset the receive knobs */
 static void wp_close(int ctl, struct raw *r, struct wbuild *w)
 {
 	if (r->fd >= 0)
@@ -1407,83 +1398,11 @@ static void wp_close(int ctl, struct raw *r, struct wbuild *w)
 	free(w);
 }
 
-/* Well-behaved peers: as long as the previous Write (every FPDU
- * predicted), longer (placed right, no stray byte), shorter (the bytes after
- * it may land in the rest of the predicted span, nowhere else), a second
- * FPDU at another TO (legal: placed there; prediction stops). CRC on. */
-static void case_wpred(int ctl)
-{
-	static const size_t c2500[] = {1000, 1000, 500}, c4300[] = {1000, 1000, 1000, 1000, 300},
-			    c1007[] = {1000, 7};
-	struct raw r;
-	uint32_t stag, ro_stag;
-	uint64_t to, ro_to;
-	uint8_t d[1000];
-	struct wbuild *w = wp_open(ctl, &r, 1, true, &stag, &to, &ro_stag, &ro_to);
-
-	if (!w)
-		return;
-	/* no earlier Write: nothing predicted */
-	wb_write(&r, w, stag, to, 0, c2500, 3, 0x100);
-	wp_sync(ctl, &r, w, 0x200);
-	wp_check(ctl, 0, WP_BUF);
-	cmd4(ctl, CMD_WPRED, 3, 0, 0);
-	SIWT_EQ(cmd_reply.u[0], 0);
-	/* the same length again: its following FPDUs predicted, no miss */
-	wb_write(&r, w, stag, to, 3001, c2500, 3, 0x110);
-	wp_sync(ctl, &r, w, 0x210);
-	wp_check(ctl, 0, WP_BUF);
-	cmd4(ctl, CMD_WPRED, 3, 0, 0);
-	SIWT_CHECK(cmd_reply.u[0] >= 1 && cmd_reply.u[1] == 0,
-		   "Write prediction: %llu FPDUs predicted, %llu misses (want >= 1, 0)",
-		   (unsigned long long)cmd_reply.u[0], (unsigned long long)cmd_reply.u[1]);
-	/* longer than the previous one: nothing beyond it touched */
-	wb_write(&r, w, stag, to, 10007, c4300, 5, 0x120);
-	wp_sync(ctl, &r, w, 0x220);
-	wp_check(ctl, 0, WP_BUF);
-	/* shorter (1007 after 4300), its Send in the same write(): the Send
-	 * arrives intact; stray bytes only in [20011 + 1007, 20011 + 4300) */
-	wb_write(&r, w, stag, to, 20011, c1007, 2, 0x130);
-	wp_sync(ctl, &r, w, 0x230);
-	wp_check_except(ctl, 20011 + 1007, 20011 + 4300);
-	wp_check(ctl, WP_OFF + 20011, WP_OFF + 20011 + 1007);
-	cmd4(ctl, CMD_WPRED, 3, 0, 0);
-	SIWT_CHECK(cmd_reply.u[1] >= 1, "the shorter Write was not a miss");
-	/* second FPDU at another TO (RFC 5041 §5.2: placement by TO): placed
-	 * there; stray bytes only in the predicted 7 bytes at 31000 */
-	siwt_fill(d, 1000, 0x140);
-	wb_tagged(&r, w, stag, to + 30000, false, d, 1000, NULL);
-	memcpy(wp_model + WP_OFF + 30000, d, 1000);
-	siwt_fill(d, 500, 0x141);
-	wb_tagged(&r, w, stag, to + 40000, true, d, 500, NULL);
-	memcpy(wp_model + WP_OFF + 40000, d, 500);
-	wp_sync(ctl, &r, w, 0x240);
-	/* (the stray bytes of the shorter Write are still there) */
-	wp_check(ctl, 0, WP_OFF + 20011 + 1007);
-	wp_check(ctl, WP_OFF + 20011 + 4300, WP_OFF + 31000);
-	wp_check(ctl, WP_OFF + 31007, WP_BUF);
-	/* and prediction is off from here: the same length again */
-	wb_write(&r, w, stag, to, 50000, c2500, 3, 0x150);
-	wp_sync(ctl, &r, w, 0x250);
-	wp_check(ctl, WP_OFF + 31007, WP_BUF);
-	cmd4(ctl, CMD_WPRED, 3, 0, 0);
-	uint64_t fp = cmd_reply.u[0];
-	wb_write(&r, w, stag, to, 60000, c2500, 3, 0x160);
-	wp_sync(ctl, &r, w, 0x260);
-	wp_check(ctl, WP_OFF + 31007, WP_BUF);
-	cmd4(ctl, CMD_WPRED, 3, 0, 0);
-	SIWT_CHECK(cmd_reply.u[0] == fp, "predicted after a misprediction of another TO");
-	verified += 2500 * 4 + 4300 + 1007 + 1500;
-	wp_close(ctl, &r, w);
-}
-
-/* R6: a Write whose second FPDU (predicted: the same STag, the next TO)
- * names another STag without remote write access, goes past the region,
- * or names an unknown STag: the same Terminate with prediction off (mode
- * 0) and on (mode 1), carrying the offending header; nothing placed outside
- * the region, nothing in the other STag's region, and with prediction off
- * nothing but the first FPDU at all. */
-static void case_wpred_hostile(int ctl, unsigned mode, unsigned kind)
+/* R6: a Write whose second FPDU names another STag without remote write
+ * access, goes past the region, or names an unknown STag: a Terminate
+ * carrying the offending header; nothing placed but the first FPDU, nothing
+ * in the other STag's region. */
+static void case_write_hostile(int ctl, unsigned kind)
 {
 	static const size_t c2500[] = {1000, 1000, 500};
 	static const uint32_t want[] = {SIWT_TERM(0, 1, 2), SIWT_TERM(1, 1, 1), SIWT_TERM(1, 1, 0)};
@@ -1491,7 +1410,7 @@ static void case_wpred_hostile(int ctl, unsigned mode, unsigned kind)
 	uint32_t stag, ro_stag, bad_stag;
 	uint64_t to, ro_to, bad_to;
 	uint8_t d[1000], hdr[32], u[300];
-	struct wbuild *w = wp_open(ctl, &r, mode, kind == 1, &stag, &to, &ro_stag, &ro_to);
+	struct wbuild *w = wp_open(ctl, &r, 0, kind == 1, &stag, &to, &ro_stag, &ro_to);
 
 	if (!w)
 		return;
@@ -1513,10 +1432,7 @@ static void case_wpred_hostile(int ctl, unsigned mode, unsigned kind)
 		SIWT_CHECK(0, "no Terminate for the second FPDU (%s)", strerror(-tl));
 	expect_close(&r);
 	cmd_term(ctl, true, want[kind], 0, 0);
-	if (mode == 1) /* predicted span of the second FPDU: [6000, 7500) */
-		wp_check_except(ctl, 6000, 7500);
-	else
-		wp_check(ctl, 0, WP_BUF);
+	wp_check(ctl, 0, WP_BUF);
 	wp_check(ctl, WP_OFF, WP_OFF + 6000);
 	struct siwt_msg m = {.type = CMD_WPCHK, .a = 1};
 	siwt_fill(d, 1000, RO_SEED);
@@ -1679,11 +1595,9 @@ static int child_main(int ctl, void *arg)
 			case_nudge(ctl, mode);
 	if (want("nudgerx") && !siwt_failures)
 		case_nudge_rx(ctl);
-	if (want("wpred") && !siwt_failures)
-		case_wpred(ctl);
-	for (unsigned i = 0; i < 6; i++)
-		if (want("wpredbad") && !siwt_failures)
-			case_wpred_hostile(ctl, i & 1, i >> 1);
+	for (unsigned kind = 0; kind < 3; kind++)
+		if (want("writebad") && !siwt_failures)
+			case_write_hostile(ctl, kind);
 	if (want("spin") && !siwt_failures)
 		case_spin(ctl);
 	if (want("solo") && !siwt_failures)
@@ -1922,6 +1836,7 @@ static void do_connect_nudge(struct siwt_node *n, int ctl, const struct siwt_msg
 		snprintf(v, sizeof(v), "%u", (unsigned)c->u[0]);
 		setenv("RPCRDMA_SIW_NUDGE_MS", v, 1);
 	}
+	siwt_node_reread_env(n);
 	siwt_ep_attr(n, &a);
 	if (siwt_connect(n, &a, post_recvs, NULL, (uint16_t)c->a, NULL, 0, &ev) == 0) {
 		if (c->u[1])
@@ -1934,19 +1849,12 @@ static void do_connect_nudge(struct siwt_node *n, int ctl, const struct siwt_msg
 		siwt_post(n, 7, RPCRDMA_WR_SEND, RPCRDMA_SEND_SIGNALED, &sg, 1, 0, 0, 0);
 	}
 	unsetenv("RPCRDMA_SIW_NUDGE_MS");
+	siwt_node_reread_env(n);
 	reply_ok(ctl, 0, 0, 0, 0);
 }
 
 static void do_wpred(struct siwt_node *n, int ctl, const struct siwt_msg *c)
 {
-	uint64_t fp = 0, miss = 0;
-
-	if (c->a == 3) {
-		if (n->ep)
-			siw_ep_rx_pred_stats(n->ep, &fp, &miss);
-		reply_ok(ctl, fp, miss, 0, 0);
-		return;
-	}
 	if (c->a == 4) {
 		uint64_t sp[4];
 
@@ -1962,11 +1870,9 @@ static void do_wpred(struct siwt_node *n, int ctl, const struct siwt_msg *c)
 		setenv("RPCRDMA_SIW_RX_SPIN_US", v, 1);
 	}
 	unsetenv("RPCRDMA_SIW_RX_PREDICT");
-	unsetenv("RPCRDMA_SIW_RX_PREDICT_WRITE");
 	if (c->a == 0)
 		setenv("RPCRDMA_SIW_RX_PREDICT", "0", 1);
-	else if (c->a == 1)
-		setenv("RPCRDMA_SIW_RX_PREDICT_WRITE", "1", 1);
+	siwt_node_reread_env(n);
 	siwt_fill(wp, WP_BUF, WP_SEED);
 	/* flushed receives of the last connection: not this one's */
 	siwt_pump_for(n, 20);
@@ -2055,8 +1961,8 @@ static void parent_loop(struct siwt_node *n, int ctl)
 }
 
 /* Usage: test_siw_rawpeer [CASE,CASE...]  (basic badstag markers linuxterm
- * rfcterm rev1 badhdr batch ird initiator rtrird0 rtrpassive nudge nudgerx wpred
- * wpredbad spin solo;
+ * rfcterm rev1 badhdr batch ird initiator rtrird0 rtrpassive nudge nudgerx
+ * writebad spin solo;
  * default all) */
 int main(int argc, char **argv)
 {
