@@ -13,6 +13,7 @@
 #include "rpcrdma/client.h"
 #include "rpcrdma/provider.h"
 #include "rpcrdma/server.h"
+#include "transport/responder.h"
 
 /* Called (under the client's lock) with the transport header of every call
  * just before it is posted, and the RPC message length. */
@@ -25,18 +26,7 @@ void rpcrdma_clnt_set_testhook(struct rpcrdma_clnt *c, const struct clnt_testhoo
 /* Drop the connection as if the network failed (the client reconnects). */
 int rpcrdma_clnt_test_disconnect(struct rpcrdma_clnt *c);
 
-/* Server: on_recv is called with every received message (before any
- * check). Fault injection (fault tests): on_pull right after the RDMA Reads
- * of a call's Read chunks were posted, on_reply_writes right after the
- * RDMA Writes of a reply (Write or Reply chunk) were posted, before its
- * Send; returning true drops the connection exactly there. Called with the
- * server's lock held. */
-struct svc_testhook {
-	void (*on_recv)(void *arg, const uint8_t *msg, size_t len);
-	bool (*on_pull)(void *arg, uint32_t xid);
-	bool (*on_reply_writes)(void *arg, uint32_t xid);
-	void *arg;
-};
+/* Server: struct svc_testhook is in transport/responder.h. */
 void rpcrdma_svc_set_testhook(struct rpcrdma_svc *s, const struct svc_testhook *h);
 
 /* Between server.c and tirpc_svc.c. */

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * RPC-over-RDMA Version One transport internals shared by the client
- * (src/api/client.c) and the server (src/api/server.c). One file per
- * concern, as in Linux xprtrdma:
+ * (src/api/client.c) and the server's responder (responder.h). One file
+ * per concern, as in Linux xprtrdma:
  *   buffers.c   pre-registered send/receive buffer pools
  *   negotiate.c RFC 8797 private data -> per-direction inline thresholds
  *   credits.c   the requester's credit window (RFC 8166 §3.3.1)
  *   ddp.c       DDP-eligible items (struct rpcrdma_bulk) inside XDR streams
  *   marshal.c   requester: call -> Short / Chunked / Long Call + chunk lists
  *   recv.c      requester: reply header checks, RPC reply decode
+ *   svc_conn.c  responder: connections, receives + credit grant, send
+ *               signalling, RDMA_ERROR, RFC 8167 direction demux
+ *   pull.c      responder: Read-chunk pull budget, staging, Read queue (IRD)
  *   splice.c    responder: call stream = inline bytes + pulled Read chunks
  *   reply.c     responder: reply -> inline / Write chunks / Reply chunk
+ *   svc_loop.c  responder: progress thread, workers, dispatch
+ *   bc_responder.c  the client's reverse responder (RFC 8167)
  *   errors.c    RDMA_ERROR replies, error codes and their names
  *   rdma_rw.c   RDMA Write / Read work requests over a chunk's segments
  *   spin.c      busy-poll policy of the progress loops

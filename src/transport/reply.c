@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reply marshalling of the server (RFC 8166 §3.5): a reply goes inline
+ * (RDMA_MSG) when it fits the client's receive threshold, its bulk result
+ * items (struct rpcrdma_bulk) go by RDMA Write into the Write chunks the
+ * call offered, and a reply too large for inline goes by RDMA Write into
+ * the Reply chunk with an RDMA_NOMSG header (a Long Reply). The Send waits
+ * for the Writes (their sources are the caller's buffers). Replies the
+ * progress thread sends are held and flushed once per batch.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "rpcrdma/tirpc.h"
+#include "transport/responder.h"
+
+/* Progress thread: send the held replies (one flush per connection). */
+void svc_flush_held(struct rpcrdma_svc *s)
+{
+	futex_mutex_lock(&s->lock);
+	s->nheld = 0;
+	for (struct svc_conn *c = s->conns; c; c = c->next) {
+		if (c->tx_held) {
+			c->tx_held = false;
+			(void)rpcrdma_ep_flush(c->ep);
+		}
+	}
+	futex_mutex_unlock(&s->lock);
+}
+
+struct write_ctx {
+	struct svc_conn *c;
+	struct rpcrdma_svc_req *r;
+};
+
+/* Post one RDMA Write of a reply and count it (its completion is awaited
+ * before the reply's Send). Lock held. */
+static int write_post(void *ctx, struct rpcrdma_send_wr *wr)
+{
+	struct write_ctx *w = ctx;
+	int rc = rpcrdma_post_send(w->c->ep, wr);
+
+	if (!rc)
+		w->r->writes_pending++;
+	return rc;
+}
+
+/* RDMA Write @len bytes at @base into the segments @seg[0..n) (lengths
+ * rewritten to what was written, RFC 8166 §3.4.6). Lock held. */
+static int write_segments(struct svc_conn *c, struct rpcrdma_svc_req *r, struct rpcrdma_mr *mr,
+			  const uint8_t *base, uint64_t len, struct rpcrdma1_segment *seg,
+			  uint32_t n)
+{
+	const struct rpcrdma_send_wr tmpl = {
+	    .wr_id = svc_wrid(SVC_WR_WRITE, r->ridx),
+	    .flags = RPCRDMA_SEND_SIGNALED,
+	};
+	struct write_ctx w = {c, r};
+
+	return xprt_write_segments(&tmpl, write_post, &w, base, rpcrdma_mr_stag(mr), len, seg, n);
+}
+
+/* Encode RPC reply header + results at @buf/@cap; 0 or -EMSGSIZE. */
+static int encode_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep,
+			xdrproc_t xres, void *res, uint8_t *buf, size_t cap, size_t *len)
+{
+	struct rpcrdma_xdr x;
+	XDR xdrs;
+	/* handle_call() bounded nwrites by max_write_chunks */
+	uint32_t nw = r->h.chunks.nwrites < RPCRDMA_MAX_WRITE_CHUNKS ? r->h.chunks.nwrites
+								     : RPCRDMA_MAX_WRITE_CHUNKS;
+
+	xprt_ddp_init(&r->ddp, XPRT_DDP_SVC_ENC);
+	r->ddp.nwrite = nw;
+	for (uint32_t i = 0; i < nw; i++)
+		rpcrdma1_write_chunk_length(&r->h.chunks, i, &r->ddp.write_cap[i]);
+	rpcrdma_xdr_init(&x, buf, cap, RPCRDMA_XDR_ENCODE);
+	if (rpcrdma_rpc_encode_reply(&x, rep))
+		return -EMSGSIZE;
+	if (xres) {
+		rpcrdma_tirpc_xdr_create(&xdrs, &x);
+		xprt_ddp_attach(&xdrs, &r->ddp);
+		if (!(*xres)(&xdrs, res))
+			return -EMSGSIZE;
+	}
+	*len = rpcrdma_xdr_getpos(&x);
+	return 0;
+}
+
+/* The one STag a call exposed, or 0 (RFC 8797 §4 remote invalidation is
+ * used only then: the requester cannot tell which of several we did). */
+static uint32_t only_stag(const struct rpcrdma1_chunks *ch)
+{
+	uint32_t h = 0;
+
+#define ONE(x)                                                                                     \
+	do {                                                                                       \
+		if (!h)                                                                            \
+			h = (x);                                                                   \
+		else if (h != (x))                                                                 \
+			return 0;                                                                  \
+	} while (0)
+	for (uint32_t i = 0; i < ch->nreads; i++)
+		ONE(ch->reads[i].seg.handle);
+	for (uint32_t i = 0; i < ch->nwsegs; i++)
+		ONE(ch->wsegs[i].handle);
+	for (uint32_t i = 0; i < ch->nreply; i++)
+		ONE(ch->reply[i].handle);
+#undef ONE
+	return h;
+}
+
+/*
+ * Wait (lock held) until the RDMA Writes of @r completed. A Write completes
+ * when TCP took its last byte, often inside rpcrdma_post_send itself: look
+ * at the CQ first. On the progress thread (dispatch inline) drive the
+ * device here, busy-polling before sleeping 1 ms at a time; on a worker,
+ * reap what is there and sleep on done_cv, which the progress thread
+ * signals (with a 1 ms bound, so a completion it has not reaped yet is
+ * found by polling again).
+ */
+static void wait_writes(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
+{
+	struct svc_conn *c = r->conn;
+	struct rpcrdma_svc_req *runnow = NULL, *rev = NULL;
+	bool drive = svc_on_progress_thread(s) || !s->started;
+	uint32_t polls = 0;
+
+	for (;;) {
+		svc_conn_poll(c, &runnow);
+		if (!r->writes_pending || c->dead)
+			break;
+		if (drive) {
+			futex_mutex_unlock(&s->lock);
+			rpcrdma_dev_progress(s->dev, polls++ < 2000 ? 0 : 1);
+			futex_mutex_lock(&s->lock);
+		} else {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			svc_done_wait(s, &ts);
+		}
+	}
+	/* Calls that became ready meanwhile (built newest first): queue them
+	 * oldest first, to run after this one. */
+	while (runnow) {
+		struct rpcrdma_svc_req *n = runnow->next;
+
+		runnow->next = rev;
+		rev = runnow;
+		runnow = n;
+	}
+	while (rev) {
+		struct rpcrdma_svc_req *n = rev->next;
+
+		rev->next = NULL;
+		if (s->qtail)
+			s->qtail->next = rev;
+		else
+			s->qhead = rev;
+		s->qtail = rev;
+		if (s->workers)
+			futex_cond_signal(&s->work_cv);
+		rev = n;
+	}
+}
+
+/* A send buffer for @r's reply (takes the lock; a worker waits for one).
+ * On failure the request is over. */
+static int reply_send_buf(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t *sidx)
+{
+	struct rpcrdma_svc *s = c->svc;
+
+	futex_mutex_lock(&s->lock);
+	if (c->dead) {
+		svc_req_end(r, false);
+		futex_mutex_unlock(&s->lock);
+		return -ENOTCONN;
+	}
+	while (svc_send_buf_get(c, sidx)) {
+		if (c->dead || svc_on_progress_thread(s)) {
+			svc_req_end(r, true);
+			futex_mutex_unlock(&s->lock);
+			return -ENOBUFS;
+		}
+		svc_done_wait(s, NULL);
+	}
+	futex_mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* No lock: the RPC reply inline, behind the @hsize bytes of transport
+ * header at @sbuf, or else (RFC 8166 §3.5.3.2) as a Long Reply into
+ * r->lrep when the call offered a Reply chunk. */
+static int reply_marshal(struct svc_conn *c, struct rpcrdma_svc_req *r,
+			 const struct rpcrdma_rpc_reply *rep, xdrproc_t xres, void *res,
+			 uint8_t *sbuf, size_t hsize, size_t *mlen, bool *long_reply)
+{
+	uint64_t rcap = 0;
+	int rc;
+
+	if (hsize > c->lim.inline_send) {
+		rc = -EMSGSIZE;
+	} else {
+		rc =
+		    encode_reply(r, rep, xres, res, sbuf + hsize, c->lim.inline_send - hsize, mlen);
+	}
+	if (rc && r->h.chunks.reply_present && hsize <= c->lim.inline_send &&
+	    !rpcrdma1_reply_chunk_length(&r->h.chunks, &rcap) && rcap) {
+		rc = xprt_lbuf_reserve(&r->lrep, (size_t)rcap);
+		if (!rc)
+			rc = encode_reply(r, rep, xres, res, r->lrep.buf, (size_t)rcap, mlen);
+		*long_reply = rc == 0;
+	}
+	return rc;
+}
+
+/* Echoed chunks we do not write into report 0 bytes (RFC 8166 §3.4.6);
+ * the ones we write report what was written (write_segments). */
+static void reply_echo_lengths(struct rpcrdma_svc_req *r, bool long_reply)
+{
+	struct rpcrdma1_chunks *rch = &r->h.chunks;
+	bool used[RPCRDMA1_MAX_WRITE_CHUNKS] = {false};
+
+	for (uint32_t k = 0; k < r->ddp.nitems; k++)
+		if (r->ddp.items[k].pos < RPCRDMA1_MAX_WRITE_CHUNKS)
+			used[r->ddp.items[k].pos] = true;
+	for (uint32_t i = 0; i < rch->nwrites; i++)
+		for (uint32_t j = 0; !used[i] && j < rch->writes[i].nsegs; j++)
+			rch->wsegs[rch->writes[i].first + j].length = 0;
+	for (uint32_t j = 0; !long_reply && j < rch->nreply; j++)
+		rch->reply[j].length = 0;
+}
+
+/* Lock held. RDMA Writes: result bulk items into their Write chunks, then
+ * the Long Reply (@mlen bytes of r->lrep) into the Reply chunk. */
+static int reply_writes(struct svc_conn *c, struct rpcrdma_svc_req *r, size_t mlen, bool long_reply)
+{
+	struct rpcrdma_svc *s = c->svc;
+	struct rpcrdma1_chunks *rch = &r->h.chunks;
+	int rc = 0;
+
+	r->writes_pending = 0;
+	for (uint32_t k = 0; k < r->ddp.nitems && !rc; k++) {
+		const struct xprt_ddp_item *it = &r->ddp.items[k];
+		const struct rpcrdma1_write_chunk *wc = &rch->writes[it->pos];
+
+		rc = xprt_mr_use(s->pd, &r->wmr[k], it->base, it->len, 0);
+		if (!rc)
+			rc = write_segments(c, r, r->wmr[k], it->base, it->len,
+					    &rch->wsegs[wc->first], wc->nsegs);
+		s->st.write_chunks++;
+		s->st.write_bytes += it->len;
+	}
+	if (!rc && long_reply) {
+		rc = xprt_mr_use(s->pd, &r->lmr, r->lrep.buf, mlen, 0);
+		if (!rc)
+			rc = write_segments(c, r, r->lmr, r->lrep.buf, mlen, rch->reply,
+					    rch->nreply);
+		s->st.long_replies++;
+		s->st.reply_chunks++;
+		s->st.reply_bytes += mlen;
+	}
+	if (!rc && r->writes_pending && s->hook.on_reply_writes &&
+	    s->hook.on_reply_writes(s->hook.arg, r->h.xid)) {
+		svc_conn_fail(c); /* fault test: drop between the Writes and the Send */
+		rc = -ECONNABORTED;
+	}
+	return rc;
+}
+
+/* Lock held, the Writes done: the transport header (RDMA_MSG, or
+ * RDMA_NOMSG for a Long Reply) into send buffer @sidx and its Send. */
+static int reply_post(struct svc_conn *c, struct rpcrdma_svc_req *r,
+		      const struct rpcrdma_rpc_reply *rep, uint32_t sidx, size_t hsize, size_t mlen,
+		      uint32_t inv, bool long_reply)
+{
+	struct rpcrdma_svc *s = c->svc;
+	struct rpcrdma_xdr hx;
+	int rc;
+
+	rpcrdma_xdr_init(&hx, xprt_pool_buf(&c->sendp, sidx), hsize, RPCRDMA_XDR_ENCODE);
+	if (long_reply)
+		rc = rpcrdma1_encode_nomsg(&hx, r->h.xid, s->credits, &r->h.chunks);
+	else
+		rc = rpcrdma1_encode_msg(&hx, r->h.xid, s->credits, &r->h.chunks);
+	if (rc || c->dead) {
+		svc_send_buf_put(c, sidx);
+		svc_req_end(r, !c->dead);
+		return c->dead ? -ENOTCONN : rc;
+	}
+	/* Receive first, then the Send (transport/responder.h): both in one
+	 * provider step. */
+	svc_req_end(r, false);
+	if (!long_reply) {
+		s->st.short_msgs++;
+		s->st.inline_bytes_tx += hsize + mlen;
+	}
+	if (inv)
+		s->st.remote_invalidations++;
+	rc = svc_post_send(c, sidx, long_reply ? hsize : hsize + mlen, inv, r->ridx);
+	if (!rc)
+		s->st.replies++;
+	if (rep->reply_stat != RPCRDMA_RPC_MSG_ACCEPTED || rep->accept_stat != RPCRDMA_RPC_SUCCESS)
+		s->st.rpc_errors++;
+	return rc;
+}
+
+int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
+		  void *res)
+{
+	struct svc_conn *c = r->conn;
+	struct rpcrdma_svc *s = c->svc;
+	/* The reply's chunk lists are the call's, rewritten in place (no
+	 * second 3 KiB header per request): Write list and Reply chunk echoed
+	 * (as Linux does) with the lengths written, no Read list. */
+	struct rpcrdma1_chunks *rch = &r->h.chunks;
+	uint32_t sidx, inv;
+	size_t hsize, mlen = 0;
+	bool long_reply = false;
+	int rc;
+
+	rc = reply_send_buf(c, r, &sidx);
+	if (rc)
+		return rc;
+	/* RFC 8797 §4: Send With Invalidate names the one STag the call
+	 * exposed (decided before the Read list is dropped below). */
+	inv = c->lim.remote_inv ? only_stag(rch) : 0;
+	rch->nreads = 0;
+	hsize = RPCRDMA1_FIXED_SIZE + rpcrdma1_chunks_size(rch);
+	rc = reply_marshal(c, r, rep, xres, res, xprt_pool_buf(&c->sendp, sidx), hsize, &mlen,
+			   &long_reply);
+
+	futex_mutex_lock(&s->lock);
+	if (rc || c->dead) {
+		svc_send_buf_put(c, sidx);
+		if (!c->dead) {
+			/* RFC 8166 §4.5.2: the reply fits nowhere the
+			 * requester allowed. */
+			svc_send_error(c, r->h.xid, RPCRDMA1_ERR_CHUNK);
+		}
+		svc_req_end(r, true);
+		futex_mutex_unlock(&s->lock);
+		return c->dead ? -ENOTCONN : -EMSGSIZE;
+	}
+	reply_echo_lengths(r, long_reply);
+	rc = reply_writes(c, r, mlen, long_reply);
+	if (rc) {
+		/* The send queue is full or the connection failed mid-reply:
+		 * the requester cannot trust partial placement; drop the
+		 * connection (it retransmits on a new one). */
+		svc_send_buf_put(c, sidx);
+		wait_writes(s, r);
+		svc_req_end(r, false);
+		svc_conn_fail(c);
+		futex_mutex_unlock(&s->lock);
+		return -ENOTCONN;
+	}
+	/* The Writes' sources are the caller's buffers: they must be read
+	 * before rpcrdma_svc_reply() returns. */
+	wait_writes(s, r);
+	rc = reply_post(c, r, rep, sidx, hsize, mlen, inv, long_reply);
+	futex_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/*
+ * The common reply (RFC 8166 §3.5.1 Short message): the call offered no
+ * Write list and no Reply chunk, the reply is SUCCESS with AUTH_NONE and
+ * fits inline. Headers written word by word (short.c), one lock round.
+ * Returns 1 when it is not that case (nothing done: use do_reply).
+ */
+static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
+{
+	struct svc_conn *c = r->conn;
+	struct rpcrdma_svc *s = c->svc;
+	struct rpcrdma_xdr x;
+	uint8_t *sbuf;
+	uint32_t sidx;
+	size_t mlen = XPRT_SHORT_REPLY;
+	int rc;
+
+	if (r->h.chunks.nwrites || r->h.chunks.reply_present ||
+	    r->call.verf.flavor != RPCRDMA_RPC_AUTH_NONE)
+		return 1;
+	futex_mutex_lock(&s->lock);
+	if (c->dead || svc_send_buf_get(c, &sidx)) {
+		futex_mutex_unlock(&s->lock);
+		return 1;
+	}
+	sbuf = xprt_pool_buf(&c->sendp, sidx);
+	xprt_short_rdma_msg(sbuf, r->h.xid, s->credits);
+	xprt_short_reply_hdr(sbuf + XPRT_SHORT_HDR, r->call.xid);
+	if (xres) {
+		XDR xdrs;
+
+		xprt_ddp_init(&r->ddp, XPRT_DDP_SVC_ENC);
+		rpcrdma_xdr_init(&x, sbuf + XPRT_SHORT_HDR, c->lim.inline_send - XPRT_SHORT_HDR,
+				 RPCRDMA_XDR_ENCODE);
+		rpcrdma_xdr_setpos(&x, XPRT_SHORT_REPLY);
+		rpcrdma_tirpc_xdr_create(&xdrs, &x);
+		xprt_ddp_attach(&xdrs, &r->ddp);
+		if (!(*xres)(&xdrs, res)) {
+			/* Too large for inline: the general path decides. */
+			svc_send_buf_put(c, sidx);
+			futex_mutex_unlock(&s->lock);
+			return 1;
+		}
+		mlen = rpcrdma_xdr_getpos(&x);
+	}
+	/* Receive first, then the Send (transport/responder.h): both in
+	 * one provider step. */
+	svc_req_end(r, false);
+	s->st.short_msgs++;
+	s->st.inline_bytes_tx += XPRT_SHORT_HDR + mlen;
+	rc = svc_post_send(c, sidx, XPRT_SHORT_HDR + mlen, 0, r->ridx);
+	if (!rc)
+		s->st.replies++;
+	futex_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int svc_reply_results(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
+{
+	struct rpcrdma_rpc_reply rep;
+	int rc = reply_short(r, xres, res);
+
+	if (rc != 1)
+		return rc;
+
+	rpcrdma_rpc_reply_accepted(&rep, r->call.xid, RPCRDMA_RPC_SUCCESS);
+	return svc_reply_msg(r, &rep, xres, res);
+}

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The server's RPC-over-RDMA responder (include/rpcrdma/server.h is its
+ * API, src/api/server.c the thin shell over it). One file per concern:
+ *   svc_conn.c  a connection: accept, pools, receives and the credit grant,
+ *               send buffers and send signalling, RDMA_ERROR refusals, the
+ *               RFC 8167 direction demux, completions, teardown
+ *   pull.c      Read-chunk pull: budget, staging buffers, the Read queue
+ *               within the client's IRD, pull completion
+ *   splice.c    the call stream: inline bytes + pulled Read chunks at their
+ *               RFC 8166 §3.4.5 positions
+ *   reply.c     reply marshalling: inline / Write chunks / Reply chunk
+ *               (RDMA_NOMSG), held replies flushed per batch
+ *   svc_loop.c  the progress thread, worker threads and dispatch
+ *
+ * Structure. One device, one listener, one event channel. Each connection
+ * has its own CQ, a receive pool of `credits` buffers (all posted: RFC 8166
+ * §3.3.1, the grant is backed by posted receives) and a send pool of
+ * credits + 8 buffers (replies and RDMA_ERRORs). Request i of a connection
+ * is bound to receive buffer i: it owns that buffer, its pulled Read chunk
+ * data and its MRs from the RECV completion until its reply is posted.
+ *
+ * Threads. The progress thread accepts connections, reaps completions,
+ * parses transport headers, answers the ones it refuses (RDMA_ERROR),
+ * pulls Read chunks, and runs complete calls itself (the default,
+ * workers == 0: no thread handoff per call) or queues them to the workers.
+ * It busy-polls the device for SVC_SPIN_NS after the last activity, then
+ * blocks on the device fd. Replies are built and posted by whichever
+ * thread answers. Shared state is under svc->lock ("lock held" below).
+ *
+ * Ordering. A reply's receive buffer is re-posted before its Send is
+ * posted, so a client that sends its next call as soon as it sees the
+ * reply always finds a receive waiting (no RNR on iWARP: an unexpected
+ * Send is fatal, RFC 5041 §7).
+ *
+ * Hidden symbols, nothing here is exported.
+ */
+#ifndef RPCRDMA_TRANSPORT_RESPONDER_H
+#define RPCRDMA_TRANSPORT_RESPONDER_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "rpcrdma/server.h"
+#include "transport/xprt.h"
+#include "util/futex_cond.h"
+
+enum { SVC_WR_RECV = 1, SVC_WR_SEND, SVC_WR_READ, SVC_WR_WRITE };
+
+#define SVC_MAX_PROGS  32
+#define SVC_STASH      64 /* staging buffers kept for reuse, at most */
+#define SVC_SEND_EXTRA 8
+/* RFC 6581 §9 IRD/ORD we advertise: ORD for the Reads that pull Read
+ * chunks (as deep as Linux svcrdma's 128; the client's IRD bounds it), IRD
+ * only for a backchannel's client pulling our reverse calls' Read chunks. */
+#define SVC_ORD    128u
+#define SVC_BC_IRD 16u
+/* Every SVC_SIGNAL_EVERY-th Send is signaled (and every one while fewer
+ * send buffers are free): its completion frees the buffers of the
+ * unsignaled Sends posted before it (send queue order). At most
+ * SVC_SIGNAL_EVERY - 1 buffers wait for it, fewer than SVC_SEND_EXTRA. */
+#define SVC_SIGNAL_EVERY 4
+/* The wr_id index of the signaled marker posted once a connection is
+ * down: its (flush) completion comes after every earlier Send's. */
+#define SVC_DRAIN_IDX 0xffffffu
+
+/* Server: on_recv is called with every received message (before any
+ * check). Fault injection (fault tests): on_pull right after the RDMA Reads
+ * of a call's Read chunks were posted, on_reply_writes right after the
+ * RDMA Writes of a reply (Write or Reply chunk) were posted, before its
+ * Send; returning true drops the connection exactly there. Called with the
+ * server's lock held. */
+struct svc_testhook {
+	void (*on_recv)(void *arg, const uint8_t *msg, size_t len);
+	bool (*on_pull)(void *arg, uint32_t xid);
+	bool (*on_reply_writes)(void *arg, uint32_t xid);
+	void *arg;
+};
+
+struct svc_prog {
+	uint32_t prog, vers;
+	rpcrdma_svc_dispatch_t fn;
+	rpcrdma_svc_tirpc_dispatch_t tfn;
+	void *ctx;
+};
+
+struct svc_conn;
+
+struct rpcrdma_svc_req {
+	struct svc_conn *conn;
+	uint32_t ridx;
+	uint32_t recv_len;
+	bool held;             /* between RECV and reply: owns receive buffer ridx */
+	struct rpcrdma1_hdr h; /* the call's transport header (the reply's too) */
+	/* Read chunks (RFC 8166 §3.4.5, §3.5.3.1), pulled by RDMA Read into
+	 * a staging buffer allocated for this call and freed when it ends
+	 * (pull.c): the whole call stream, flat (splice.c). */
+	uint8_t *stage;
+	size_t stage_cap; /* bytes mapped for it */
+	size_t stage_len; /* stream bytes */
+	size_t pull_need; /* bytes charged to the server's pull budget */
+	struct rpcrdma_mr *rdmr;
+	uint32_t reads_pending;
+	bool read_err;
+	bool deferred;    /* waits in the pull queue for budget */
+	uint32_t msg_len; /* RPC message without the chunks: inline or Position-Zero */
+	uint32_t p0len;
+	struct {
+		uint32_t pos, len; /* rdma_position (complete stream), data bytes */
+		uint32_t ioff;     /* the same place in the message sent inline */
+		uint8_t *data;
+	} rc[RPCRDMA_SVC_MAX_READ_CHUNKS];
+	uint32_t nrc;
+	struct rpcrdma_svc_req *pnext; /* pull queue */
+	/* Reads not posted yet (see svc_reads_post): the next Read list
+	 * entry, the end of its chunk, the next rc[], where the chunk goes */
+	uint32_t rd_next, rd_end, rd_ci;
+	uint64_t rd_soff;
+	uint8_t *rd_dst;
+	struct rpcrdma_svc_req *rdnext; /* the connection's Read queue */
+	/* the call */
+	struct rpcrdma_xdr cur;
+	XDR xdrs;
+	struct xprt_ddp ddp;
+	struct rpcrdma_rpc_call call;
+	/* reply */
+	struct rpcrdma_mr *wmr[RPCRDMA_MAX_WRITE_CHUNKS];
+	struct rpcrdma_mr *lmr;
+	struct xprt_lbuf lrep;
+	uint32_t writes_pending;
+	struct rpcrdma_svc_req *next; /* work queue */
+};
+
+struct svc_conn {
+	struct rpcrdma_svc *svc;
+	struct rpcrdma_ep *ep;
+	struct rpcrdma_cq *cq;
+	struct xprt_pool recvp, sendp;
+	uint32_t *sfree;
+	uint32_t nsfree;
+	/* send buffers of posted Sends, in posting order (a ring of nsend):
+	 * back to sfree when a signaled Send at or after them completes */
+	uint32_t *sinfl;
+	uint32_t infl_head, ninfl, unsig;
+	struct xprt_limits lim;
+	struct rpcrdma_svc_req *reqs;
+	bool up, dead;
+	uint32_t held; /* requests between RECV and reply */
+	/* RFC 8167 §4.3.2: receives posted = credits + the backchannel's extra
+	 * ones for reverse replies (request i is bound to receive buffer i). */
+	uint32_t nrecv;
+	struct bc_conn *bc; /* backchannel of this connection (bc_svc.c) */
+	bool tx_held;       /* replies posted with RPCRDMA_SEND_DEFER, not flushed */
+	/* RDMA Reads: at most rd_depth outstanding, our ORD bounded by the
+	 * client's IRD (RFC 6581 §9); calls whose Reads are
+	 * not all posted wait in the Read queue, oldest first. */
+	uint32_t rd_depth, rd_inflight;
+	bool rd_known;
+	struct rpcrdma_svc_req *rdq_head, *rdq_tail;
+	/* the client's address (CONNECT_REQUEST), rpcrdma_svc_req_caller() */
+	struct sockaddr_storage peer;
+	struct svc_conn *next;
+};
+
+struct rpcrdma_svc {
+	struct futex_mutex lock;
+	struct futex_cond work_cv; /* work queued / stop */
+	struct futex_cond done_cv; /* a Write or Send completed, a request ended */
+	/* options */
+	uint32_t credits, inline_send, inline_recv, workers, max_conns;
+	uint32_t max_wchunks; /* Write chunks one call may offer */
+	uint64_t max_chunk;
+	int cpu, backlog;
+	enum rpcrdma_progress_mode progress;
+	bool remote_inv, mpa_crc;
+	/* provider */
+	struct rpcrdma_dev *dev;
+	struct rpcrdma_pd *pd;
+	struct rpcrdma_evch *evch;
+	struct rpcrdma_listener *lst;
+	uint16_t port;
+	struct svc_prog progs[SVC_MAX_PROGS];
+	uint32_t nprogs;
+	/* Runs a program registered with rpcrdma_svc_register_tirpc() (the
+	 * SVCXPRT adapter, set by the API layer). */
+	void (*tirpc_run)(struct rpcrdma_svc_req *r, rpcrdma_svc_tirpc_dispatch_t fn);
+	struct svc_conn *conns;
+	uint32_t nconns;
+	struct rpcrdma_svc_req *qhead, *qtail;
+	/* Pulled Read chunk memory: in use now, most at once (option), and
+	 * the calls waiting for some to be freed (FIFO). */
+	uint64_t pull_inuse, max_pull;
+	struct rpcrdma_svc_req *pullq_head, *pullq_tail;
+	/* Staging buffers kept for reuse (no page faults per call); with
+	 * pull_inuse their bytes stay within max_pull. */
+	struct {
+		void *p;
+		size_t cap;
+	} stash[SVC_STASH];
+	uint32_t nstash;
+	uint64_t stash_bytes;
+	bool pull_kick_needed, in_pull_kick;
+	/* Replies the progress thread sends are held (RPCRDMA_SEND_DEFER)
+	 * and flushed once at the end of its pass over a batch of
+	 * completions, one transmit per connection; nheld counts them (only
+	 * the progress thread touches it). */
+	uint32_t nheld;
+	uint64_t held_since; /* monotonic_ns() of the oldest held reply */
+	/* The request the progress thread runs now is the last of its batch:
+	 * its reply leaves at once instead of being held (progress thread
+	 * only). */
+	bool batch_last;
+	uint64_t ncalls; /* st.calls, counted without the lock (atomic) */
+	pthread_t pthr;
+	pthread_t *wthr;
+	uint32_t nwthr;
+	bool started, stopping, stop, stopped;
+	struct rpcrdma_xprt_stats st;
+	struct svc_testhook hook;
+	struct bc_svc *bc; /* rpcrdma_svc_bc_init() (bc_svc.c), or NULL */
+};
+
+/* ---- small helpers of every step (static inline: the hot path) ---- */
+
+static inline uint64_t svc_wrid(uint32_t kind, uint32_t idx)
+{
+	return ((uint64_t)kind << 24) | idx;
+}
+
+static inline bool svc_on_progress_thread(const struct rpcrdma_svc *s)
+{
+	return s->started && pthread_equal(pthread_self(), s->pthr);
+}
+
+/* Lock held: wake the threads waiting on done_cv (no system call when
+ * none waits: util/futex_cond.h). */
+static inline void svc_done_wake(struct rpcrdma_svc *s)
+{
+	futex_cond_broadcast(&s->done_cv);
+}
+
+/* Lock held: wait on done_cv (until @ts when not NULL); ETIMEDOUT or 0. */
+static inline int svc_done_wait(struct rpcrdma_svc *s, const struct timespec *ts)
+{
+	if (ts)
+		return futex_cond_timedwait(&s->done_cv, &s->lock, ts);
+	futex_cond_wait(&s->done_cv, &s->lock);
+	return 0;
+}
+
+/* Lock held: a free send buffer of @c, or -EAGAIN. */
+static inline int svc_send_buf_get(struct svc_conn *c, uint32_t *idx)
+{
+	if (!c->nsfree)
+		return -EAGAIN;
+	*idx = c->sfree[--c->nsfree];
+	return 0;
+}
+
+static inline void svc_send_buf_put(struct svc_conn *c, uint32_t idx)
+{
+	c->sfree[c->nsfree++] = idx;
+}
+
+static inline uint32_t svc_nsend(const struct svc_conn *c)
+{
+	return c->svc->credits + SVC_SEND_EXTRA;
+}
+
+static inline void svc_conn_fail(struct svc_conn *c)
+{
+	if (!c->dead)
+		rpcrdma_disconnect(c->ep);
+}
+
+/* Lock held: @r is complete; it runs on the progress thread once the lock
+ * is dropped (@runnow, newest first; workers == 0) or on a worker. */
+static inline void svc_queue_ready(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r,
+				   struct rpcrdma_svc_req **runnow)
+{
+	r->next = NULL;
+	if (s->workers == 0) {
+		r->next = *runnow;
+		*runnow = r;
+		return;
+	}
+	if (s->qtail)
+		s->qtail->next = r;
+	else
+		s->qhead = r;
+	s->qtail = r;
+	futex_cond_signal(&s->work_cv);
+}
+
+/* ---- svc_conn.c (lock held unless said) ---- */
+
+/* Open the device, bind and listen (rpcrdma_svc_create). */
+int svc_listen(struct rpcrdma_svc *s, const char *host, uint16_t port, const char *provider);
+/* Free every connection and the device objects (rpcrdma_svc_destroy). */
+void svc_teardown(struct rpcrdma_svc *s);
+/* Post the Send of send buffer @sidx (@inv_stag: Send With Invalidate);
+ * with @ridx >= 0, receive buffer @ridx is re-posted first, in the same
+ * provider step. On failure the send buffer is back in the pool. */
+int svc_post_send(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t inv_stag, int64_t ridx);
+/* RFC 8166 §4.5: answer a call we will not run with RDMA_ERROR @err. */
+void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err);
+/* The request is over: give back its receive buffer (@repost) and credit. */
+void svc_req_end(struct rpcrdma_svc_req *r, bool repost);
+/* Refuse: answer with RDMA_ERROR @err (0: drop), give the receive back. */
+void svc_refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err);
+/* Handle one completion of @c; complete calls go to @runnow. */
+void svc_conn_wc(struct svc_conn *c, const struct rpcrdma_wc *wc, struct rpcrdma_svc_req **runnow);
+/* Reap @c's completions; returns how many. */
+int svc_conn_poll(struct svc_conn *c, struct rpcrdma_svc_req **runnow);
+/* Connection events: accept, established, disconnected. */
+void svc_conn_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow);
+/* Free the connections that are down and idle. */
+void svc_conn_reap(struct rpcrdma_svc *s);
+/* No lock held: bytes every connection moved so far (both directions). */
+uint64_t svc_conn_bytes(struct rpcrdma_svc *s);
+
+/* ---- pull.c (lock held) ---- */
+
+/* Start the pull of @r's Read chunks now, or queue it for budget. */
+void svc_pull_or_queue(struct svc_conn *c, struct rpcrdma_svc_req *r);
+/* @r's staging memory goes back (its request ends). */
+void svc_pull_release(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r);
+/* Memory was freed: start queued pulls that fit now. */
+void svc_pull_kick(struct rpcrdma_svc *s);
+/* A connection died: end its calls waiting for pull memory, and those
+ * whose Reads were not all posted. */
+void svc_pull_drop_conn(struct rpcrdma_svc *s, struct svc_conn *c);
+/* Post queued Reads within the connection's Read depth. */
+void svc_reads_post(struct svc_conn *c);
+/* An RDMA Read of request @idx completed (@ok: successfully). */
+void svc_pull_read_done(struct svc_conn *c, uint32_t idx, bool ok, struct rpcrdma_svc_req **runnow);
+/* Unmap the kept staging buffers (no lock: the server is going). */
+void svc_pull_fini(struct rpcrdma_svc *s);
+
+/* ---- splice.c ---- */
+
+/* Check @r's Read list (RFC 8166 §3.4.5 positions: rc[], p0len), adding
+ * its chunks and bytes to *@nchunks, *@total. 0, or -1: ERR_CHUNK. */
+int svc_splice_plan(struct rpcrdma_svc_req *r, uint32_t *nchunks, uint64_t *total);
+/* msg_len set: the stream's length (stage_len) and the bytes to pull. */
+void svc_splice_size(struct rpcrdma_svc_req *r);
+/* Copy the inline pieces into the staging buffer, between the places of
+ * the chunks (rc[].data set). */
+void svc_splice_inline(struct svc_conn *c, struct rpcrdma_svc_req *r);
+/* Every Read of @r completed: copy the Position-Zero pieces into place. */
+void svc_splice_finish(struct rpcrdma_svc_req *r);
+
+/* Where the Position-Zero chunk is pulled: behind the stream when there
+ * are other chunks, else at the start. */
+static inline size_t svc_p0_target(const struct rpcrdma_svc_req *r)
+{
+	return r->nrc ? r->stage_len : 0;
+}
+
+/* The call's XDR stream: the inline message, or the staging buffer the
+ * Read chunks were pulled into (already laid out flat, with roundup). */
+static inline const uint8_t *svc_call_cursor(struct rpcrdma_svc_req *r, size_t *len)
+{
+	uint8_t *base = r->stage;
+
+	*len = r->stage_len;
+	if (!base) {
+		base = xprt_pool_buf(&r->conn->recvp, r->ridx) + r->h.hdr_len;
+		*len = r->msg_len;
+	}
+	rpcrdma_xdr_init(&r->cur, base, *len, RPCRDMA_XDR_DECODE);
+	return base;
+}
+
+/* ---- reply.c (no lock held) ---- */
+
+/* rpcrdma_svc_reply(): SUCCESS with the results @xres/@res. */
+int svc_reply_results(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res);
+/* Reply @rep (+ @xres/@res): inline, Write chunks, or Long Reply. */
+int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep, xdrproc_t xres,
+		  void *res);
+/* Progress thread: send the held replies (one flush per connection). */
+void svc_flush_held(struct rpcrdma_svc *s);
+
+/* ---- svc_loop.c ---- */
+
+/* Start the progress thread and the workers. */
+int svc_loop_start(struct rpcrdma_svc *s);
+/* Let dispatched calls be answered (until @timeout_ms), disconnect, stop
+ * the threads. 0 or -ETIMEDOUT. */
+int svc_loop_stop(struct rpcrdma_svc *s, int timeout_ms);
+
+#endif

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The server's connections (transport/responder.h has the objects): a
+ * connection is accepted with its own CQ, a receive pool whose buffers are
+ * all posted (the credit grant of RFC 8166 §3.3.1 is backed by posted
+ * receives) and a send pool. This file posts and recycles them: send
+ * signalling (every SVC_SIGNAL_EVERY-th Send, the drain marker once a
+ * connection is down), RDMA_ERROR refusals (RFC 8166 §4.5), the RFC 8167
+ * direction demux of a received message (reverse replies go to the
+ * backchannel, calls are checked here and go on to the pull or the
+ * dispatch), the completions of a connection, and its teardown.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/backchannel_hooks.h"
+#include "transport/responder.h"
+#include "util/clock.h"
+
+/* ------------------------------------------------------------------ */
+/* Sending (lock held)                                                 */
+/* ------------------------------------------------------------------ */
+
+/* A Send completed (signaled, or flushed): it and every Send posted
+ * before it are done with their buffers. SVC_DRAIN_IDX: all of them. */
+static void send_done(struct svc_conn *c, uint32_t idx)
+{
+	uint32_t n = svc_nsend(c), k = 0;
+
+	if (idx != SVC_DRAIN_IDX) {
+		while (k < c->ninfl && c->sinfl[(c->infl_head + k) % n] != idx)
+			k++;
+		if (k == c->ninfl)
+			return; /* freed already (by a later completion) */
+		k++;
+	} else {
+		k = c->ninfl;
+	}
+	while (k--) {
+		svc_send_buf_put(c, c->sinfl[c->infl_head]);
+		c->infl_head = (c->infl_head + 1) % n;
+		c->ninfl--;
+	}
+}
+
+/* The connection is down: a signaled marker after the Sends still
+ * unaccounted for; its flush completion frees their buffers. */
+static void send_drain(struct svc_conn *c)
+{
+	struct rpcrdma_send_wr wr = {
+	    .wr_id = svc_wrid(SVC_WR_SEND, SVC_DRAIN_IDX),
+	    .opcode = RPCRDMA_WR_SEND,
+	    .flags = RPCRDMA_SEND_SIGNALED,
+	};
+
+	if (c->ninfl && rpcrdma_post_send(c->ep, &wr))
+		send_done(c, SVC_DRAIN_IDX); /* nothing can complete any more */
+}
+
+/* Post the Send of send buffer @sidx; with @ridx >= 0, receive buffer
+ * @ridx is re-posted first, in the same provider step (the receive is in
+ * place before the reply leaves; see the top of this file). */
+int svc_post_send(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t inv_stag, int64_t ridx)
+{
+	struct rpcrdma_sge sge = xprt_pool_sge(&c->sendp, sidx, 0, len);
+	bool sig = c->unsig + 1 >= SVC_SIGNAL_EVERY || c->nsfree < SVC_SIGNAL_EVERY;
+	struct rpcrdma_send_wr wr = {
+	    .wr_id = svc_wrid(SVC_WR_SEND, sidx),
+	    .opcode = RPCRDMA_WR_SEND,
+	    .flags = sig ? RPCRDMA_SEND_SIGNALED : 0,
+	    .sg = &sge,
+	    .num_sge = 1,
+	};
+	int rc;
+
+	if (inv_stag) {
+		wr.flags |= RPCRDMA_SEND_INVALIDATE;
+		wr.invalidate_stag = inv_stag;
+	}
+	if (svc_on_progress_thread(c->svc) && !c->svc->batch_last) {
+		wr.flags |= RPCRDMA_SEND_DEFER; /* progress_main flushes */
+		c->tx_held = true;
+		if (!c->svc->nheld++)
+			c->svc->held_since = monotonic_ns();
+	}
+	if (ridx >= 0) {
+		struct rpcrdma_sge rs = xprt_pool_sge(&c->recvp, (uint32_t)ridx, 0, c->recvp.size);
+		struct rpcrdma_recv_wr rw = {
+		    .wr_id = svc_wrid(SVC_WR_RECV, (uint32_t)ridx), .sg = &rs, .num_sge = 1};
+		unsigned int np = 0;
+
+		rc = rpcrdma_post_send_recv(c->ep, &wr, &rw, 1, &np);
+		if (np < 1) {
+			/* the receive failed, the Send was not posted */
+			rpcrdma_disconnect(c->ep);
+			rc = rc ? rc : -EIO;
+		}
+	} else {
+		rc = rpcrdma_post_send(c->ep, &wr);
+	}
+	if (rc) {
+		svc_send_buf_put(c, sidx);
+		return rc;
+	}
+	c->sinfl[(c->infl_head + c->ninfl++) % svc_nsend(c)] = sidx;
+	c->unsig = sig ? 0 : c->unsig + 1;
+	return 0;
+}
+
+/* RFC 8166 §4.5: answer a call we will not run. */
+void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err)
+{
+	struct rpcrdma_svc *s = c->svc;
+	uint32_t sidx;
+	int len;
+
+	if (c->dead || svc_send_buf_get(c, &sidx))
+		return;
+	len =
+	    xprt_encode_error(xprt_pool_buf(&c->sendp, sidx), c->sendp.size, xid, s->credits, err);
+	if (len < 0 || svc_post_send(c, sidx, (size_t)len, 0, -1)) {
+		return;
+	}
+	if (err == RPCRDMA1_ERR_VERS)
+		s->st.err_vers_tx++;
+	else
+		s->st.err_chunk_tx++;
+}
+
+static void repost_recv(struct svc_conn *c, uint32_t idx)
+{
+	if (!c->dead && xprt_pool_post_recv(&c->recvp, c->ep, idx, svc_wrid(SVC_WR_RECV, idx)))
+		rpcrdma_disconnect(c->ep);
+}
+
+/* The request is over: give back its receive buffer and credit. */
+void svc_req_end(struct rpcrdma_svc_req *r, bool repost)
+{
+	struct svc_conn *c = r->conn;
+
+	if (!r->held)
+		return;
+	r->held = false;
+	if (r->pull_need)
+		svc_pull_release(c->svc, r);
+	if (c->svc->pull_kick_needed && !c->svc->in_pull_kick)
+		svc_pull_kick(c->svc);
+	if (repost)
+		repost_recv(c, r->ridx);
+	c->held--;
+	c->svc->st.outstanding--;
+	svc_done_wake(c->svc);
+}
+
+/* Refuse: answer with RDMA_ERROR (or drop), give the receive back. */
+void svc_refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err)
+{
+	if (err)
+		svc_send_error(c, r->h.xid, err);
+	svc_req_end(r, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receiving a call (progress thread, lock held)                       */
+/* ------------------------------------------------------------------ */
+
+/* A message arrived in receive buffer @idx: a reverse reply for the
+ * backchannel, or a call to check, pull and dispatch. */
+static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
+			struct rpcrdma_svc_req **runnow)
+{
+	struct rpcrdma_svc *s = c->svc;
+	struct rpcrdma_svc_req *r = &c->reqs[idx];
+	const uint8_t *buf = xprt_pool_buf(&c->recvp, idx);
+	struct rpcrdma1_chunks *ch = &r->h.chunks;
+	uint64_t total = 0, w;
+	uint32_t nchunks = 0;
+	int rc;
+
+	/* RFC 8167 §4.1: a reverse Reply (or an RDMA_ERROR answering a reverse
+	 * call) lands in any receive buffer; the backchannel takes it and the
+	 * buffer goes straight back to the receive queue. */
+	if (c->bc && bc_svc_recv(c->bc, buf, len)) {
+		repost_recv(c, idx);
+		return;
+	}
+	r->held = true;
+	r->recv_len = len;
+	r->nrc = 0;
+	r->p0len = 0;
+	r->stage = NULL;
+	r->stage_len = 0;
+	r->pull_need = 0;
+	c->held++;
+	s->st.outstanding++;
+	if (s->st.outstanding > s->st.max_outstanding)
+		s->st.max_outstanding = s->st.outstanding;
+	s->st.inline_bytes_rx += len;
+	if (s->hook.on_recv)
+		s->hook.on_recv(s->hook.arg, buf, len);
+	if (s->stopping) {
+		svc_refuse(c, r, 0);
+		return;
+	}
+	if (len < RPCRDMA1_FIXED_SIZE) {
+		s->st.bad_headers++;
+		svc_refuse(c, r, 0); /* nothing to answer to */
+		return;
+	}
+	/* The common Short call word by word (short.c), else in full. */
+	rc = xprt_short_decode_hdr(buf, len, &r->h) ? 0 : rpcrdma1_decode_buf(buf, len, &r->h);
+	if (rc == -EPROTONOSUPPORT) {
+		/* RFC 8166 §4.5.1: whatever follows, answer ERR_VERS. */
+		s->st.bad_headers++;
+		svc_refuse(c, r, RPCRDMA1_ERR_VERS);
+		return;
+	}
+	if (r->h.proc == RPCRDMA1_DONE || r->h.proc == RPCRDMA1_ERROR) {
+		/* A requester's DONE/ERROR: dropped silently, as Linux does. */
+		s->st.dropped_msgs++;
+		svc_refuse(c, r, 0);
+		return;
+	}
+	if (rc || r->h.proc == RPCRDMA1_MSGP || rpcrdma1_check_call(&r->h)) {
+		/* RFC 8166 §4.5.2: unparseable header or unusable chunks
+		 * (MSGP too: Linux answers it ERR_CHUNK). */
+		s->st.bad_headers++;
+		svc_refuse(c, r, RPCRDMA1_ERR_CHUNK);
+		return;
+	}
+	/* Read chunks at their positions (splice.c); none in the common call. */
+	if (ch->nreads && svc_splice_plan(r, &nchunks, &total))
+		goto chunk_err;
+	/* The Write list, bounded by max_write_chunks (RFC 8166 §4.5.2:
+	 * chunks we cannot use get ERR_CHUNK). */
+	if (ch->nwrites > s->max_wchunks)
+		goto chunk_err;
+	if (total > s->max_chunk || rpcrdma1_write_list_length(ch, &w) || w > s->max_chunk ||
+	    rpcrdma1_reply_chunk_length(ch, &w) || w > s->max_chunk)
+		goto chunk_err;
+	r->msg_len = r->h.proc == RPCRDMA1_MSG ? len - (uint32_t)r->h.hdr_len : r->p0len;
+	if (r->nrc && r->rc[r->nrc - 1].ioff > r->msg_len)
+		goto chunk_err; /* position out of range */
+	if (!nchunks) {
+		svc_queue_ready(s, r, runnow);
+		return;
+	}
+	svc_splice_size(r);
+	s->st.read_chunks += nchunks;
+	s->st.read_bytes += total;
+	if (r->p0len)
+		s->st.long_calls++;
+	svc_pull_or_queue(c, r);
+	return;
+chunk_err:
+	s->st.bad_headers++;
+	svc_refuse(c, r, RPCRDMA1_ERR_CHUNK);
+}
+
+void svc_conn_wc(struct svc_conn *c, const struct rpcrdma_wc *wc, struct rpcrdma_svc_req **runnow)
+{
+	struct rpcrdma_svc *s = c->svc;
+	uint32_t kind = (uint32_t)(wc->wr_id >> 24) & 0xff;
+	uint32_t idx = (uint32_t)wc->wr_id & 0xffffff;
+	bool ok = wc->status == RPCRDMA_WC_SUCCESS;
+
+	if (!ok && wc->status != RPCRDMA_WC_WR_FLUSH_ERR) {
+		s->st.conn_errors++;
+		svc_conn_fail(c);
+	}
+	switch (kind) {
+	case SVC_WR_RECV:
+		if (ok && idx < c->nrecv)
+			handle_call(c, idx, wc->byte_len, runnow);
+		break;
+	case SVC_WR_SEND:
+		send_done(c, idx);
+		svc_done_wake(s);
+		if (c->rdq_head)
+			svc_reads_post(c); /* the send queue has room again */
+		break;
+	case SVC_WR_READ:
+		svc_pull_read_done(c, idx, ok, runnow);
+		break;
+	case SVC_WR_WRITE:
+		if (idx < c->nrecv) {
+			struct rpcrdma_svc_req *r = &c->reqs[idx];
+
+			if (r->writes_pending)
+				r->writes_pending--;
+		}
+		svc_done_wake(s);
+		if (c->rdq_head)
+			svc_reads_post(c); /* the send queue has room again */
+		break;
+	default:
+		break;
+	}
+}
+
+/* Reap @c's completions; returns how many. A short batch means the CQ is
+ * empty (no extra empty poll). */
+int svc_conn_poll(struct svc_conn *c, struct rpcrdma_svc_req **runnow)
+{
+	struct rpcrdma_wc wc[32];
+	int n, total = 0;
+
+	do {
+		n = rpcrdma_cq_poll(c->cq, wc, 32);
+		for (int i = 0; i < n; i++)
+			svc_conn_wc(c, &wc[i], runnow);
+		if (n > 0)
+			total += n;
+	} while (n == 32);
+	return total;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connections (progress thread)                                       */
+/* ------------------------------------------------------------------ */
+
+static void conn_destroy(struct svc_conn *c)
+{
+	struct rpcrdma_wc wc[32];
+
+	if (c->ep)
+		rpcrdma_ep_destroy(c->ep);
+	if (c->cq) {
+		while (rpcrdma_cq_poll(c->cq, wc, 32) > 0)
+			;
+		rpcrdma_cq_destroy(c->cq);
+	}
+	if (c->bc)
+		bc_svc_conn_free(c->bc);
+	if (c->reqs) {
+		for (uint32_t i = 0; i < c->nrecv; i++) {
+			struct rpcrdma_svc_req *r = &c->reqs[i];
+
+			for (uint32_t k = 0; k < RPCRDMA_MAX_WRITE_CHUNKS; k++)
+				if (r->wmr[k])
+					rpcrdma_mr_dereg(r->wmr[k]);
+			if (r->rdmr)
+				rpcrdma_mr_dereg(r->rdmr);
+			if (r->lmr)
+				rpcrdma_mr_dereg(r->lmr);
+			if (r->pull_need)
+				svc_pull_release(c->svc, r);
+			xprt_lbuf_fini(&r->lrep);
+		}
+		free(c->reqs);
+	}
+	xprt_pool_fini(&c->recvp);
+	xprt_pool_fini(&c->sendp);
+	free(c->sfree);
+	free(c->sinfl);
+	free(c);
+}
+
+static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
+{
+	struct svc_conn *c;
+	struct rpcrdma_cq_attr ca = {0};
+	struct rpcrdma_ep_attr ea = {0};
+	uint8_t pdata[RPCRDMA1_CM_SIZE];
+	uint32_t nsend = s->credits + SVC_SEND_EXTRA;
+	int rc;
+
+	if (s->stopping || s->nconns >= s->max_conns) {
+		rpcrdma_reject(ev->req, NULL, 0);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		rpcrdma_reject(ev->req, NULL, 0);
+		return;
+	}
+	c->svc = s;
+	c->peer = ev->peer;
+	c->nrecv = s->credits + bc_svc_extra_recvs(s->bc);
+	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024. */
+	xprt_negotiate(ev->private_data, ev->private_data_len, s->inline_send, s->inline_recv,
+		       s->remote_inv, &c->lim);
+	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_CONTEXT |
+		       RPCRDMA_EP_ATTR_IRD_ORD;
+	/* RFC 6581 §9: we issue the Reads (ORD); we serve Reads only for a
+	 * backchannel client (IRD), as Linux svcrdma answers IRD 0. */
+	ea.ord = SVC_ORD;
+	ea.ird = s->bc ? SVC_BC_IRD : 0;
+	ea.max_send_wr = 4 * s->credits + 256;
+	ea.max_recv_wr = c->nrecv;
+	ea.max_send_sge = 1;
+	ea.max_recv_sge = 1;
+	ea.mpa_crc = s->mpa_crc;
+	ea.context = c;
+	ca.cqe = ea.max_send_wr + ea.max_recv_wr + 16;
+	rc = rpcrdma_cq_create(s->dev, &ca, &c->cq);
+	ea.send_cq = c->cq;
+	ea.recv_cq = c->cq;
+	ea.evch = s->evch;
+	if (!rc)
+		rc = rpcrdma_ep_create(s->pd, &ea, &c->ep);
+	if (!rc)
+		rc = xprt_pool_init(&c->recvp, s->pd, c->nrecv, s->inline_recv);
+	if (!rc)
+		rc = xprt_pool_init(&c->sendp, s->pd, nsend, s->inline_send);
+	if (!rc) {
+		c->reqs = calloc(c->nrecv, sizeof(*c->reqs));
+		c->sfree = calloc(nsend, sizeof(*c->sfree));
+		c->sinfl = calloc(nsend, sizeof(*c->sinfl));
+		if (!c->reqs || !c->sfree || !c->sinfl)
+			rc = -ENOMEM;
+	}
+	for (uint32_t i = 0; !rc && i < nsend; i++)
+		c->sfree[c->nsfree++] = i;
+	for (uint32_t i = 0; !rc && i < c->nrecv; i++) {
+		c->reqs[i].conn = c;
+		c->reqs[i].ridx = i;
+		rc = xprt_pool_post_recv(&c->recvp, c->ep, i, svc_wrid(SVC_WR_RECV, i));
+	}
+	if (!rc)
+		rc = xprt_pdata_build(pdata, sizeof(pdata), s->inline_send, s->inline_recv,
+				      s->remote_inv);
+	if (rc) {
+		rpcrdma_reject(ev->req, NULL, 0);
+		conn_destroy(c);
+		return;
+	}
+	rc = rpcrdma_accept(ev->req, c->ep, pdata, sizeof(pdata));
+	if (rc) {
+		conn_destroy(c);
+		return;
+	}
+	if (s->bc)
+		c->bc = bc_svc_conn_new(s->bc, c->ep, &c->lim); /* NULL: no backchannel */
+	c->next = s->conns;
+	s->conns = c;
+	s->nconns++;
+}
+
+static struct svc_conn *conn_of(struct rpcrdma_svc *s, struct rpcrdma_ep *ep)
+{
+	for (struct svc_conn *c = s->conns; c; c = c->next)
+		if (c->ep == ep)
+			return c;
+	return NULL;
+}
+
+void svc_conn_reap(struct rpcrdma_svc *s)
+{
+	struct svc_conn **pp = &s->conns;
+
+	while (*pp) {
+		struct svc_conn *c = *pp;
+
+		if (c->dead && c->held == 0 && c->nsfree == s->credits + SVC_SEND_EXTRA) {
+			*pp = c->next;
+			s->nconns--;
+			conn_destroy(c);
+			continue;
+		}
+		pp = &c->next;
+	}
+}
+
+/* Connection events: accept, established, disconnected (lock held). */
+void svc_conn_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow)
+{
+	struct rpcrdma_event ev;
+
+	while (rpcrdma_evch_get(s->evch, &ev) == 0) {
+		struct svc_conn *c;
+
+		switch (ev.type) {
+		case RPCRDMA_EV_CONNECT_REQUEST:
+			conn_accept(s, &ev);
+			break;
+		case RPCRDMA_EV_ESTABLISHED:
+			c = conn_of(s, ev.ep);
+			if (c && !c->up) {
+				c->up = true;
+				s->st.connections++;
+			}
+			break;
+		case RPCRDMA_EV_DISCONNECTED:
+			c = conn_of(s, ev.ep);
+			if (c && !c->dead) {
+				svc_conn_poll(c, runnow);
+				c->dead = true;
+				send_drain(c);
+				svc_pull_drop_conn(s, c);
+				if (c->bc)
+					bc_svc_conn_down(c->bc); /* RFC 8167 §5.4 */
+				if (c->up)
+					s->st.connections--;
+				c->up = false;
+				/* Flushed Reads end their requests;
+				 * the rest end as they are answered. */
+				svc_done_wake(s);
+			}
+			break;
+		case RPCRDMA_EV_TERMINATE:
+			c = conn_of(s, ev.ep);
+			if (c)
+				s->st.conn_errors++;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Bytes every connection moved so far (both directions). */
+uint64_t svc_conn_bytes(struct rpcrdma_svc *s)
+{
+	struct rpcrdma_ep_stats st;
+	uint64_t b = 0;
+
+	futex_mutex_lock(&s->lock);
+	for (struct svc_conn *c = s->conns; c; c = c->next)
+		if (!rpcrdma_ep_query_stats(c->ep, &st))
+			b += st.tx_bytes + st.rx_bytes;
+	futex_mutex_unlock(&s->lock);
+	return b;
+}
+
+/* ------------------------------------------------------------------ */
+/* The listener and teardown                                          */
+/* ------------------------------------------------------------------ */
+
+/* @host (NULL or "": any IPv4 address) and @port as a socket address. */
+static int listen_addr(const char *host, uint16_t port, struct sockaddr_storage *ss, socklen_t *sl)
+{
+	struct addrinfo hints = {0}, *res = NULL;
+	char ps[8];
+
+	if (!host || !*host) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(INADDR_ANY);
+		sin->sin_port = htons(port);
+		*sl = sizeof(*sin);
+		return 0;
+	}
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	snprintf(ps, sizeof(ps), "%u", port);
+	if (getaddrinfo(host, ps, &hints, &res) || !res)
+		return -ENOENT;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*sl = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+int svc_listen(struct rpcrdma_svc *s, const char *host, uint16_t port, const char *provider)
+{
+	struct sockaddr_storage ss = {0}, la;
+	socklen_t sl = 0;
+	int rc;
+
+	rc = listen_addr(host, port, &ss, &sl);
+	if (!rc)
+		rc = rpcrdma_dev_open(provider, NULL, &s->dev);
+	if (!rc)
+		rc = rpcrdma_pd_alloc(s->dev, &s->pd);
+	if (!rc)
+		rc = rpcrdma_evch_create(s->dev, NULL, &s->evch);
+	if (!rc)
+		rc = rpcrdma_listen(s->dev, s->evch, (struct sockaddr *)&ss, sl, s->backlog, s,
+				    &s->lst);
+	if (!rc)
+		rc = rpcrdma_listener_addr(s->lst, &la);
+	if (!rc)
+		s->port = ntohs(la.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&la)->sin6_port
+							 : ((struct sockaddr_in *)&la)->sin_port);
+	return rc;
+}
+
+void svc_teardown(struct rpcrdma_svc *s)
+{
+	while (s->conns) {
+		struct svc_conn *c = s->conns;
+
+		s->conns = c->next;
+		conn_destroy(c);
+	}
+	bc_svc_free(s->bc);
+	if (s->lst)
+		rpcrdma_listener_destroy(s->lst);
+	if (s->evch)
+		rpcrdma_evch_destroy(s->evch);
+	if (s->pd)
+		rpcrdma_pd_free(s->pd);
+	if (s->dev)
+		rpcrdma_dev_close(s->dev);
+	svc_pull_fini(s);
+	free(s->wthr);
+}
+
+/* ---- the backchannel's view of a server (transport/backchannel_hooks.h) ---- */
+
+void svc_bc_host(struct rpcrdma_svc *s, struct svc_bc_host *h)
+{
+	h->lock = &s->lock;
+	h->pd = s->pd;
+	h->inline_send = s->inline_send;
+	h->started = s->started;
+}
+
+int svc_bc_attach(struct rpcrdma_svc *s, struct bc_svc *b)
+{
+	int rc = 0;
+
+	futex_mutex_lock(&s->lock);
+	if (s->started)
+		rc = -EBUSY;
+	else if (s->bc)
+		rc = -EEXIST;
+	else
+		s->bc = b;
+	futex_mutex_unlock(&s->lock);
+	return rc;
+}
+
+struct bc_svc *svc_bc_get(struct rpcrdma_svc *s)
+{
+	return s->bc;
+}
+
+struct bc_conn *svc_req_bc(struct rpcrdma_svc_req *r)
+{
+	return r->conn->bc;
+}
