@@ -197,12 +197,14 @@ int rpcrdma_svc_stats(struct rpcrdma_svc *s, struct rpcrdma_xprt_stats *st)
 	return 0;
 }
 
+#ifdef RPCRDMA_TEST_HOOKS
 void rpcrdma_svc_set_testhook(struct rpcrdma_svc *s, const struct svc_testhook *h)
 {
 	futex_mutex_lock(&s->lock);
 	s->hook = *h;
 	futex_mutex_unlock(&s->lock);
 }
+#endif
 
 uint32_t rpcrdma_svc_req_xid(const struct rpcrdma_svc_req *r)
 {

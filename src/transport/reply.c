@@ -266,11 +266,13 @@ static int reply_writes(struct svc_conn *c, struct rpcrdma_svc_req *r, size_t ml
 		s->st.reply_chunks++;
 		s->st.reply_bytes += mlen;
 	}
+#ifdef RPCRDMA_TEST_HOOKS
 	if (!rc && r->writes_pending && s->hook.on_reply_writes &&
 	    s->hook.on_reply_writes(s->hook.arg, r->h.xid)) {
 		svc_conn_fail(c); /* fault test: drop between the Writes and the Send */
 		rc = -ECONNABORTED;
 	}
+#endif
 	return rc;
 }
 
