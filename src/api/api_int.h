@@ -13,14 +13,10 @@
 #include "rpcrdma/client.h"
 #include "rpcrdma/provider.h"
 #include "rpcrdma/server.h"
+#include "transport/requester.h"
 
-/* Called (under the client's lock) with the transport header of every call
- * just before it is posted, and the RPC message length. */
-struct clnt_testhook {
-	void (*on_send)(void *arg, const uint8_t *hdr, size_t hdr_len, size_t msg_len);
-	void *arg;
-};
-
+/* struct clnt_testhook (transport/requester.h): called with the transport
+ * header of every call just before it is posted. */
 void rpcrdma_clnt_set_testhook(struct rpcrdma_clnt *c, const struct clnt_testhook *h);
 /* Drop the connection as if the network failed (the client reconnects). */
 int rpcrdma_clnt_test_disconnect(struct rpcrdma_clnt *c);

@@ -59,23 +59,12 @@
 #include <unistd.h>
 
 #include "api/api_int.h"
+#include "transport/requester.h"
 #include "util/clock.h"
 #include "util/futex_cond.h"
 #include "transport/backchannel_hooks.h"
 #include "transport/xprt.h"
 
-enum clnt_state { C_DOWN = 0, C_UP, C_DEAD };
-
-enum { WR_SEND = 1, WR_RECV = 2 };
-
-/* XID layout (see the top of this file). */
-#define XID_SLOT_BITS 10u
-#define XID_SLOT_MASK ((1u << XID_SLOT_BITS) - 1u)
-
-/* Leader: busy-poll this long after sending before blocking on the device
- * fd (a NULL round trip on loopback takes a few microseconds; blocking and
- * being woken costs about as much again). */
-#define CLNT_SPIN_NS 50000u
 /* Leader: longest single wait in the provider, so timeouts are noticed. */
 #define CLNT_BLOCK_MS 20
 /* How often the leader looks at call deadlines. */
@@ -84,140 +73,13 @@ enum { WR_SEND = 1, WR_RECV = 2 };
 #define CLNT_IRD    128u
 #define CLNT_BC_ORD 16u
 
-struct clnt_slot {
-	struct xprt_call call;
-	uint32_t index;
-	bool in_use;  /* owned by a call (or a zombie) */
-	bool need_tx; /* in the transmit queue, waiting to be (re)transmitted */
-	bool on_wire; /* sent on the current connection, no reply yet */
-	bool done;    /* completed: status is final */
-	bool zombie;  /* its caller is gone; free it when its reply or the
-			 connection goes */
-	bool async;
-	bool waiting; /* its synchronous caller sleeps on cv */
-	int status;
-	uint64_t deadline; /* ns, 0 = none */
-	rpcrdma_clnt_cb_t cb;
-	void *cb_arg;
-	struct clnt_slot *qnext; /* transmit queue */
-	struct rpcrdma_call_result result;
-	struct futex_cond cv;
-};
-
-struct rpcrdma_clnt {
-	struct futex_mutex lock;
-	struct futex_cond slot_cv; /* a slot was freed */
-	struct futex_cond bg_cv;   /* work for the background thread */
-	struct sockaddr_storage addr;
-	socklen_t alen;
-	uint32_t prog, vers;
-	/* resolved options */
-	uint32_t nslots, inline_send, inline_recv, timeout_ms, connect_timeout_ms, retries;
-	uint32_t ddp_threshold;
-	int cpu;
-	enum rpcrdma_progress_mode progress;
-	bool remote_inv, mpa_crc;
-	/* credential + verifier of every call (rpc_auth.c); none: AUTH_NONE */
-	uint8_t auth[RPCRDMA_RPC_CRED_VERF_MAX];
-	uint32_t auth_len;
-	uint32_t tirpc_reply; /* Reply chunk of the CLIENT adapter's calls */
-	/* provider objects */
-	struct rpcrdma_dev *dev;
-	struct rpcrdma_pd *pd;
-	struct rpcrdma_cq *cq;
-	struct rpcrdma_evch *evch;
-	struct rpcrdma_ep *ep;
-	struct xprt_pool sendp, recvp;
-	struct xprt_limits lim;
-	enum clnt_state state;
-	uint32_t gen;      /* connection generation, in every wr_id */
-	uint32_t attempts; /* failed reconnect attempts since the last connection (leader) */
-	struct xprt_credits cr;
-	struct clnt_slot *slots;
-	struct clnt_slot *txq_head, *txq_tail; /* FIFO of need_tx slots */
-	uint32_t nfree;
-	uint32_t nslot_wait; /* callers waiting for a free slot (call_start) */
-	uint32_t xid_seq;
-	/* leader/follower */
-	bool leader;           /* a thread drives the device */
-	uint32_t nwaiting;     /* synchronous callers asleep on their slot's cv */
-	uint32_t nasync;       /* asynchronous calls not yet completed */
-	struct xprt_spin spin; /* the leader's busy-poll policy */
-	uint64_t spin_bytes;   /* connection bytes when the last spin was judged */
-	pthread_t thr;
-	bool thr_started, stop;
-	/* The leader runs completion callbacks with the lock dropped (the
-	 * thread-local tl_cb_clnt says which client's, call_start). Leader
-	 * only: */
-	uint64_t now_ns;    /* the leader's clock at its last pass */
-	uint32_t cb_queued; /* calls its callbacks queued, not yet sent */
-	uint32_t cb_issued; /* calls its callbacks issued in this pass */
-	bool cb_last;       /* the callback running is the pass's last */
-	struct rpcrdma_xprt_stats st;
-	struct rpcrdma1_hdr rh; /* reply header scratch (under lock) */
-	/* Receives that replies used, given back together with the next call
-	 * (transmit, rpcrdma_post_send_recv(): one provider lock round for
-	 * both). Every reply uses one receive and ends one call on the wire,
-	 * so the receives still posted always cover the calls on the wire;
-	 * each new call re-posts what is pending before it leaves. Under the
-	 * lock, current connection only (conn_lost empties it); not used with
-	 * a backchannel, whose reverse calls may arrive at any time. */
-	struct rpcrdma_recv_wr *rpend;
-	struct rpcrdma_sge *rpend_sge;
-	uint32_t nrpend;
-	struct clnt_testhook hook;
-	/* RFC 8167 (backchannel.c, rpcrdma_clnt_create_bc), or NULL. Receives
-	 * posted: nrecv = nslots + 1 spare + its reverse credits (§4.3.1). */
-	struct bc_clnt *bc;
-	uint32_t nrecv;
-	uint32_t bc_wrs; /* send work requests it may have posted at once */
-};
-
-/* Completed async calls whose callbacks run after the lock is dropped. */
-#define CB_MAX 64
-struct cb_list {
-	uint32_t n;
-	struct {
-		rpcrdma_clnt_cb_t cb;
-		void *arg, *res;
-		int status;
-	} e[CB_MAX];
-};
-
 /* The client whose completion callbacks this thread is running as its
  * leader (lead_callbacks), else NULL. */
-static _Thread_local struct rpcrdma_clnt *tl_cb_clnt;
-
-static uint64_t mk_wrid(uint32_t gen, uint32_t kind, uint32_t idx)
-{
-	return ((uint64_t)gen << 32) | ((uint64_t)kind << 24) | idx;
-}
+_Thread_local struct rpcrdma_clnt *tl_cb_clnt;
 
 /* ------------------------------------------------------------------ */
 /* Slots                                                               */
 /* ------------------------------------------------------------------ */
-
-static void slot_free(struct rpcrdma_clnt *c, struct clnt_slot *s)
-{
-	s->in_use = false;
-	s->zombie = false;
-	s->need_tx = false;
-	s->done = false;
-	c->nfree++;
-	if (c->nfree == 1 || c->stop)
-		futex_cond_broadcast(&c->slot_cv);
-}
-
-/* The call's owner is finished with @s. A slot still on the wire keeps its
- * credit and receive expectations until its reply or the connection goes. */
-static void slot_release(struct rpcrdma_clnt *c, struct clnt_slot *s)
-{
-	if (s->on_wire) {
-		s->zombie = true;
-		return;
-	}
-	slot_free(c, s);
-}
 
 static void txq_push(struct rpcrdma_clnt *c, struct clnt_slot *s)
 {
@@ -249,8 +111,8 @@ static void txq_remove(struct rpcrdma_clnt *c, struct clnt_slot *s)
 	s->qnext = NULL;
 }
 
-static void slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int status,
-			  struct cb_list *cbl)
+void clnt_slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int status,
+			struct cb_list *cbl)
 {
 	/* RFC 8166 §3.4.? fencing: no chunk memory stays exposed once the
 	 * caller may reuse it. */
@@ -280,14 +142,14 @@ static void slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int statu
 			s->cb(c, status, s->call.res, s->cb_arg);
 			futex_mutex_lock(&c->lock);
 		}
-		slot_release(c, s);
+		clnt_slot_release(c, s);
 	} else if (s->waiting) {
 		/* Its caller sleeps (another thread leads): wake it. */
 		futex_cond_signal(&s->cv);
 	}
 }
 
-static void run_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
+void clnt_run_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	for (uint32_t i = 0; i < cbl->n; i++)
 		if (cbl->e[i].cb)
@@ -298,9 +160,6 @@ static void run_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 /* Calls issued by completion callbacks wait for the rest of the
  * callbacks of a pass only this long (lead_callbacks). */
 #define CLNT_HOLD_NS 20000u
-
-static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl);
-static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl);
 
 /* Leader, lock dropped: run the completion callbacks of a pass. Calls they
  * issue are queued (call_start) and sent together afterwards (lead); when
@@ -324,9 +183,9 @@ static void lead_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 				failed.n = 0;
 				futex_mutex_lock(&c->lock);
 				c->cb_queued = 0;
-				kick_tx(c, &failed);
+				clnt_kick_tx(c, &failed);
 				futex_mutex_unlock(&c->lock);
-				run_callbacks(c, &failed);
+				clnt_run_callbacks(c, &failed);
 				t0 = now;
 			}
 		}
@@ -354,7 +213,7 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
 	/* Unsignaled: the send buffers belong to the slot, which is not
 	 * reused before the reply arrives, and a reply implies the Send was
 	 * delivered. Errors still complete (and flush) it. */
-	wr.wr_id = mk_wrid(c->gen, WR_SEND, s->index);
+	wr.wr_id = clnt_wrid(c->gen, CLNT_WR_SEND, s->index);
 	wr.opcode = RPCRDMA_WR_SEND;
 	wr.flags = more; /* RPCRDMA_SEND_DEFER: another call follows at once */
 	wr.sg = k->sge;
@@ -425,17 +284,17 @@ static enum tx_res tx_one(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t 
 		c->txq_head = s;
 		if (!c->txq_tail)
 			c->txq_tail = s;
-		conn_lost(c, cbl);
+		clnt_conn_lost(c, cbl);
 		return TX_LOST;
 	}
 	if (rc) {
-		slot_complete(c, s, rc, cbl);
+		clnt_slot_complete(c, s, rc, cbl);
 		return TX_FAILED;
 	}
 	return TX_SENT;
 }
 
-static void kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl)
+void clnt_kick_tx(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	bool held = false;
 
@@ -489,7 +348,7 @@ static uint64_t earliest_deadline(const struct rpcrdma_clnt *c)
 
 /* Lock not held: has a call that is not completed reached its deadline?
  * (Connecting stops then: check_timeouts fails that call.) */
-static bool deadline_passed(struct rpcrdma_clnt *c, uint64_t now)
+bool clnt_deadline_passed(struct rpcrdma_clnt *c, uint64_t now)
 {
 	uint64_t d;
 
@@ -508,7 +367,7 @@ static bool conn_backoff(struct rpcrdma_clnt *c, uint64_t ns)
 	for (;;) {
 		uint64_t now = monotonic_ns();
 
-		if (deadline_passed(c, now))
+		if (clnt_deadline_passed(c, now))
 			return true;
 		if (now >= end || c->stop)
 			return false;
@@ -522,7 +381,7 @@ static bool conn_backoff(struct rpcrdma_clnt *c, uint64_t ns)
  * that accepts TCP and never answers the MPA request must not hold calls
  * past their timeouts). Called without the lock by the leader (the only
  * thread driving the device at that time) or by the creator. */
-static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
+int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 {
 	struct rpcrdma_ep_attr ea = {0};
 	struct rpcrdma_event ev;
@@ -551,7 +410,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < c->nrecv; i++) {
-		rc = xprt_pool_post_recv(&c->recvp, ep, i, mk_wrid(gen, WR_RECV, i));
+		rc = xprt_pool_post_recv(&c->recvp, ep, i, clnt_wrid(gen, CLNT_WR_RECV, i));
 		if (rc)
 			goto fail;
 	}
@@ -592,7 +451,7 @@ static int conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 		}
 		uint64_t now = monotonic_ns();
 
-		if (now > end || deadline_passed(c, now)) {
+		if (now > end || clnt_deadline_passed(c, now)) {
 			rc = -ETIMEDOUT;
 			goto fail;
 		}
@@ -610,7 +469,7 @@ fail:
 }
 
 /* The connection is gone (lock held): fence, queue for retransmission. */
-static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
+void clnt_conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	if (c->state != C_UP)
 		return;
@@ -637,12 +496,12 @@ static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 			continue;
 		s->on_wire = false;
 		if (s->zombie) {
-			slot_free(c, s);
+			clnt_slot_free(c, s);
 		} else if (!s->done && s->result.transmissions > c->retries) {
 			/* Lost on every connection it was sent on: a call that
 			 * keeps breaking connections fails clearly instead of
 			 * being retransmitted forever. */
-			slot_complete(c, s, -ECONNRESET, cbl);
+			clnt_slot_complete(c, s, -ECONNRESET, cbl);
 		} else if (!s->done) {
 			/* insertion by XID sequence (rare path) */
 			struct clnt_slot **pp = &head;
@@ -668,7 +527,7 @@ static void conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	c->st.outstanding = 0;
 }
 
-static void fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
+void clnt_fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
 {
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct clnt_slot *s = &c->slots[i];
@@ -677,29 +536,27 @@ static void fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
 			continue;
 		if (s->zombie) {
 			s->on_wire = false;
-			slot_free(c, s);
+			clnt_slot_free(c, s);
 		} else if (!s->done) {
 			s->on_wire = false;
 			if (s->call.mr_used)
 				c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
-			slot_complete(c, s, status, cbl);
+			clnt_slot_complete(c, s, status, cbl);
 		}
 		if (cbl->n == CB_MAX) {
 			futex_mutex_unlock(&c->lock);
-			run_callbacks(c, cbl);
+			clnt_run_callbacks(c, cbl);
 			futex_mutex_lock(&c->lock);
 		}
 	}
 }
-
-static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl);
 
 /* Leader, lock held, connection down: re-connect with the configured
  * number of attempts, then retransmit; or fail what is outstanding. Drops
  * the lock while connecting. When a call reaches its deadline first, that
  * call fails with -ETIMEDOUT and the connection stays down (attempts
  * counted on: the next pass goes on for the calls still waiting). */
-static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
+void clnt_reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	struct rpcrdma_ep *old = c->ep;
 	uint32_t gen = c->gen;
@@ -713,11 +570,11 @@ static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		drain_cq(c);
 	}
 	while (c->attempts < c->retries && !c->stop) {
-		rc = conn_open(c, gen);
+		rc = clnt_conn_open(c, gen);
 		if (!rc)
 			break;
 		c->attempts++;
-		expired = deadline_passed(c, monotonic_ns());
+		expired = clnt_deadline_passed(c, monotonic_ns());
 		if (!expired && c->attempts < c->retries)
 			expired = conn_backoff(c, 100000000ull * c->attempts);
 		if (expired)
@@ -728,16 +585,16 @@ static void reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		c->attempts = 0;
 		c->state = C_UP;
 		c->st.reconnects++;
-		kick_tx(c, cbl);
+		clnt_kick_tx(c, cbl);
 	} else if (expired && !c->stop) {
-		check_timeouts(c, cbl);
+		clnt_check_timeouts(c, cbl);
 	} else {
 		c->attempts = 0;
 		c->state = C_DEAD;
 		c->txq_head = c->txq_tail = NULL;
 		for (uint32_t i = 0; i < c->nslots; i++)
 			c->slots[i].need_tx = false;
-		fail_all(c, -ECONNRESET, cbl);
+		clnt_fail_all(c, -ECONNRESET, cbl);
 	}
 }
 
@@ -848,7 +705,7 @@ static bool handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 	c->st.outstanding = c->cr.on_wire;
 	if (s->zombie) {
 		c->st.unmatched_replies++;
-		slot_free(c, s);
+		clnt_slot_free(c, s);
 		return true;
 	}
 	if (s->done)
@@ -898,11 +755,11 @@ static bool handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcr
 		}
 	}
 	c->st.replies++;
-	slot_complete(c, s, st, cbl);
+	clnt_slot_complete(c, s, st, cbl);
 	return true;
 }
 
-static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_list *cbl)
+void clnt_handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_list *cbl)
 {
 	uint32_t gen = (uint32_t)(wc->wr_id >> 32);
 	uint32_t kind = (uint32_t)(wc->wr_id >> 24) & 0xff;
@@ -914,14 +771,14 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 		/* Any failed or flushed work of the current connection means
 		 * it is gone (flushes happen only on an endpoint in error or
 		 * disconnected). */
-		conn_lost(c, cbl);
+		clnt_conn_lost(c, cbl);
 		return;
 	}
 	if (kind == BC_WR_KIND) {
 		bc_clnt_wc(c->bc, wc); /* the backchannel's Sends and Reads */
 		return;
 	}
-	if (kind != WR_RECV || idx >= c->nrecv)
+	if (kind != CLNT_WR_RECV || idx >= c->nrecv)
 		return;
 	bool ended = handle_reply(c, idx, wc, cbl);
 
@@ -929,17 +786,18 @@ static void handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struc
 		return;
 	if (ended && !c->bc && c->nrpend < c->nrecv) {
 		/* posted with the next call (transmit; see rpend) */
-		c->rpend[c->nrpend].wr_id = mk_wrid(c->gen, WR_RECV, idx);
+		c->rpend[c->nrpend].wr_id = clnt_wrid(c->gen, CLNT_WR_RECV, idx);
 		c->rpend_sge[c->nrpend].addr = (uint64_t)(uintptr_t)xprt_pool_buf(&c->recvp, idx);
 		c->rpend_sge[c->nrpend].length = (uint32_t)c->recvp.size;
 		c->rpend_sge[c->nrpend].lkey = c->recvp.lkey;
 		c->nrpend++;
-	} else if (xprt_pool_post_recv(&c->recvp, c->ep, idx, mk_wrid(c->gen, WR_RECV, idx))) {
-		conn_lost(c, cbl);
+	} else if (xprt_pool_post_recv(&c->recvp, c->ep, idx,
+				       clnt_wrid(c->gen, CLNT_WR_RECV, idx))) {
+		clnt_conn_lost(c, cbl);
 	}
 }
 
-static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
+void clnt_check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	uint64_t now = monotonic_ns();
 
@@ -947,7 +805,7 @@ static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		struct clnt_slot *s = &c->slots[i];
 
 		if (s->in_use && !s->done && !s->zombie && s->deadline && now > s->deadline)
-			slot_complete(c, s, -ETIMEDOUT, cbl);
+			clnt_slot_complete(c, s, -ETIMEDOUT, cbl);
 	}
 }
 
@@ -956,7 +814,7 @@ static void check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
  * for a credit or a slot? Their replies may never come (RFC 8166 §3.3.1
  * gives no other way to get a credit back): the connection is then closed
  * and made again. */
-static bool credits_held_by_dead(const struct rpcrdma_clnt *c)
+bool clnt_credits_held_by_dead(const struct rpcrdma_clnt *c)
 {
 	uint32_t n = 0;
 
@@ -1027,7 +885,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		if (c->stop && !mine)
 			break;
 		if (c->state == C_DOWN) {
-			reconnect(c, &cbl);
+			clnt_reconnect(c, &cbl);
 			goto callbacks;
 		}
 		if (c->state == C_DEAD)
@@ -1073,7 +931,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 		for (;;) {
 			/* one place that handles completions (inlined) */
 			for (int i = 0; i < m; i++)
-				handle_wc(c, &wc[i], &cbl);
+				clnt_handle_wc(c, &wc[i], &cbl);
 			if (m != 32)
 				break;
 			/* more completions than one batch: keep reaping */
@@ -1112,21 +970,21 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 				futex_mutex_lock(&c->lock);
 				if (ev.ep == c->ep && (ev.type == RPCRDMA_EV_DISCONNECTED ||
 						       ev.type == RPCRDMA_EV_TERMINATE))
-					conn_lost(c, &cbl);
+					clnt_conn_lost(c, &cbl);
 				futex_mutex_unlock(&c->lock);
 			}
 			futex_mutex_lock(&c->lock);
 		}
 		if (t >= next_tmo) {
 			next_tmo = t + CLNT_TMO_CHECK_NS;
-			check_timeouts(c, &cbl);
-			if (credits_held_by_dead(c)) {
+			clnt_check_timeouts(c, &cbl);
+			if (clnt_credits_held_by_dead(c)) {
 				c->st.timeout_resets++;
-				conn_lost(c, &cbl); /* reconnect() closes it */
+				clnt_conn_lost(c, &cbl); /* clnt_reconnect() closes it */
 			}
 		}
 		if (c->txq_head)
-			kick_tx(c, &cbl);
+			clnt_kick_tx(c, &cbl);
 	callbacks:
 		while (cbl.n) {
 			/* The background leader of a running stream of async
@@ -1150,7 +1008,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			futex_mutex_lock(&c->lock);
 			c->cb_queued = 0;
 			if (c->txq_head)
-				kick_tx(c, &cbl);
+				clnt_kick_tx(c, &cbl);
 		}
 		/* RPCRDMA_BC_OPT_INLINE: reverse calls are dispatched here. */
 		if (c->bc && bc_clnt_inline_pending(c->bc)) {
@@ -1183,7 +1041,7 @@ static void handoff(struct rpcrdma_clnt *c)
 }
 
 /* Synchronous caller, lock held: wait for @s, leading when no one does. */
-static void wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
+void clnt_wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
 {
 	while (!s->done) {
 		if (!c->leader && c->state != C_DEAD) {
@@ -1206,10 +1064,10 @@ static void wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
 			/* The leader checks deadlines; should it be held up
 			 * (connecting, in a callback), the call still ends. */
 			if (!s->done && s->deadline && monotonic_ns() > s->deadline)
-				slot_complete(c, s, -ETIMEDOUT, NULL);
+				clnt_slot_complete(c, s, -ETIMEDOUT, NULL);
 		}
 		if (c->state == C_DEAD && !s->done)
-			slot_complete(c, s, -ECONNRESET, NULL);
+			clnt_slot_complete(c, s, -ECONNRESET, NULL);
 	}
 	handoff(c);
 }
@@ -1322,7 +1180,7 @@ static int apply_opts(struct rpcrdma_clnt *c, const struct rpcrdma_clnt_opts *o)
 	return 0;
 }
 
-static void clnt_free(struct rpcrdma_clnt *c)
+void clnt_free(struct rpcrdma_clnt *c)
 {
 	bc_clnt_free(c->bc);
 	if (c->ep)
@@ -1430,7 +1288,7 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 	}
 	c->nfree = c->nslots;
 	xprt_spin_init(&c->spin, CLNT_SPIN_NS, c->progress == RPCRDMA_PROGRESS_BUSY_POLL);
-	rc = conn_open(c, c->gen);
+	rc = clnt_conn_open(c, c->gen);
 	if (rc) {
 		clnt_free(c);
 		return rc;
@@ -1459,9 +1317,9 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 	if (c->thr_started)
 		pthread_join(c->thr, NULL);
 	futex_mutex_lock(&c->lock);
-	fail_all(c, -ECANCELED, &cbl);
+	clnt_fail_all(c, -ECANCELED, &cbl);
 	futex_mutex_unlock(&c->lock);
-	run_callbacks(c, &cbl);
+	clnt_run_callbacks(c, &cbl);
 	/* Synchronous callers still waiting wake with -ECANCELED and give
 	 * their slots back (a leader among them leaves the provider within
 	 * CLNT_BLOCK_MS); wait for them. */
@@ -1596,7 +1454,7 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 		return 0;
 	}
 	txq_push(c, s);
-	kick_tx(c, cbl);
+	clnt_kick_tx(c, cbl);
 	if (s->need_tx)
 		c->st.credit_stalls++; /* waits for a credit or a connection */
 	return 0;
@@ -1616,13 +1474,13 @@ int rpcrdma_clnt_call(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, vo
 	rc = call_start(c, c->prog, c->vers, proc, xargs, args, xres, res, opts, NULL, NULL, false,
 			&s, &cbl);
 	if (!rc) {
-		wait_done(c, s);
+		clnt_wait_done(c, s);
 		rc = s->status;
-		slot_release(c, s);
+		clnt_slot_release(c, s);
 	}
 	futex_mutex_unlock(&c->lock);
 	if (cbl.n)
-		run_callbacks(c, &cbl);
+		clnt_run_callbacks(c, &cbl);
 	return rc;
 }
 
@@ -1646,7 +1504,7 @@ int rpcrdma_clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xar
 		futex_cond_signal(&c->bg_cv);
 	futex_mutex_unlock(&c->lock);
 	if (cbl.n)
-		run_callbacks(c, &cbl);
+		clnt_run_callbacks(c, &cbl);
 	return rc;
 }
 
@@ -1704,12 +1562,12 @@ int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_
 	rc = call_start(c, prog, vers, proc, xargs, args, xres, res, opts, NULL, NULL, false, &s,
 			&cbl);
 	if (!rc) {
-		wait_done(c, s);
+		clnt_wait_done(c, s);
 		rc = s->status;
-		slot_release(c, s);
+		clnt_slot_release(c, s);
 	}
 	futex_mutex_unlock(&c->lock);
 	if (cbl.n)
-		run_callbacks(c, &cbl);
+		clnt_run_callbacks(c, &cbl);
 	return rc;
 }
