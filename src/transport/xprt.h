@@ -11,6 +11,7 @@
  *   reconnect.c the client's connection: loss, backoff, reconnect,
  *               retransmission
  *   clnt_loop.c the client's leader/follower progress loop
+ *   bc_requester.c the server's reverse requester (RFC 8167)
  *   ddp.c       DDP-eligible items (struct rpcrdma_bulk) inside XDR streams
  *   marshal.c   requester: call -> Short / Chunked / Long Call + chunk lists
  *   recv.c      requester: reply header checks, RPC reply decode
