@@ -133,17 +133,13 @@ void rpcrdma_clnt_destroy(struct rpcrdma_clnt *c)
 int rpcrdma_clnt_call(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
 		      xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts)
 {
-	if (!c)
-		return -EINVAL;
-	return clnt_call_prog(c, c->prog, c->vers, proc, xargs, args, xres, res, opts);
+	return clnt_call_own(c, proc, xargs, args, xres, res, opts);
 }
 
 int rpcrdma_clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
 			    xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts,
 			    rpcrdma_clnt_cb_t cb, void *cb_arg)
 {
-	if (!c)
-		return -EINVAL;
 	return clnt_call_async(c, proc, xargs, args, xres, res, opts, cb, cb_arg);
 }
 

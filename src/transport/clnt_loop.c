@@ -280,7 +280,7 @@ lead_run_callbacks(struct rpcrdma_clnt *c, struct clnt_slot *mine, struct cb_lis
  * or a synchronous caller could take over. Lock held on entry and exit
  * (dropped around provider calls and callbacks); c->leader is ours.
  */
-static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
+void clnt_lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 {
 	struct rpcrdma_wc wc[LEAD_WC];
 	struct cb_list cbl;
@@ -321,7 +321,7 @@ static void lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 /* The leader is leaving (lock held): pass the device to a sleeping
  * synchronous caller whose call is still open, else to the background
  * thread if it has work. Cheap when there is nobody (no syscall). */
-static void handoff(struct rpcrdma_clnt *c)
+void clnt_handoff(struct rpcrdma_clnt *c)
 {
 	if (c->leader)
 		return;
@@ -337,38 +337,6 @@ static void handoff(struct rpcrdma_clnt *c)
 	}
 	if (bg_has_work(c))
 		futex_cond_signal(&c->bg_cv);
-}
-
-/* Synchronous caller, lock held: wait for @s, leading when no one does. */
-void clnt_wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
-{
-	while (!s->done) {
-		if (!c->leader && c->state != C_DEAD) {
-			c->leader = true;
-			lead(c, s);
-			c->leader = false;
-		} else if (!s->done) {
-			s->waiting = true;
-			c->nwaiting++;
-			if (s->deadline) {
-				struct timespec ts;
-
-				realtime_at(s->deadline, &ts);
-				(void)futex_cond_timedwait(&s->cv, &c->lock, &ts);
-			} else {
-				futex_cond_wait(&s->cv, &c->lock);
-			}
-			c->nwaiting--;
-			s->waiting = false;
-			/* The leader checks deadlines; should it be held up
-			 * (connecting, in a callback), the call still ends. */
-			if (!s->done && s->deadline && monotonic_ns() > s->deadline)
-				clnt_slot_complete(c, s, -ETIMEDOUT, NULL);
-		}
-		if (c->state == C_DEAD && !s->done)
-			clnt_slot_complete(c, s, -ECONNRESET, NULL);
-	}
-	handoff(c);
 }
 
 void *clnt_bg_main(void *arg)
@@ -397,9 +365,9 @@ void *clnt_bg_main(void *arg)
 			continue;
 		}
 		c->leader = true;
-		lead(c, NULL);
+		clnt_lead(c, NULL);
 		c->leader = false;
-		handoff(c);
+		clnt_handoff(c);
 	}
 	futex_mutex_unlock(&c->lock);
 	return NULL;

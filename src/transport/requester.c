@@ -318,8 +318,8 @@ static int reply_rpc_check(const struct clnt_slot *s, const uint8_t *buf, uint32
  * a late one after the connection's call is gone, a wrong RPC XID, a CALL):
  * the caller re-posts that receive at once, so the calls on the wire keep
  * one posted receive each. */
-static bool handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc,
-			 struct cb_list *cbl)
+__attribute__((always_inline)) static inline bool
+handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, struct cb_list *cbl)
 {
 	const uint8_t *buf = xprt_pool_buf(&c->recvp, idx);
 	struct rpcrdma1_hdr *h = &c->rh;
@@ -592,10 +592,10 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 	return 0;
 }
 
-/* As rpcrdma_clnt_call() to another program on the same connection. */
-int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
-		   xdrproc_t xargs, void *args, xdrproc_t xres, void *res,
-		   const struct rpcrdma_call_opts *opts)
+/* A synchronous call: start it, wait for it (leading when no one does). */
+__attribute__((always_inline)) static inline int
+call_sync(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t xargs,
+	  void *args, xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts)
 {
 	struct cb_list cbl;
 	struct clnt_slot *s;
@@ -616,6 +616,22 @@ int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_
 	return rc;
 }
 
+int clnt_call_own(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
+		  xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts)
+{
+	if (!c)
+		return -EINVAL;
+	return call_sync(c, c->prog, c->vers, proc, xargs, args, xres, res, opts);
+}
+
+/* As rpcrdma_clnt_call() to another program on the same connection. */
+int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
+		   xdrproc_t xargs, void *args, xdrproc_t xres, void *res,
+		   const struct rpcrdma_call_opts *opts)
+{
+	return call_sync(c, prog, vers, proc, xargs, args, xres, res, opts);
+}
+
 int clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
 		    xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts,
 		    rpcrdma_clnt_cb_t cb, void *cb_arg)
@@ -624,6 +640,8 @@ int clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void
 	struct clnt_slot *s;
 	int rc;
 
+	if (!c)
+		return -EINVAL;
 	cbl.n = 0;
 	futex_mutex_lock(&c->lock);
 	rc = call_start(c, c->prog, c->vers, proc, xargs, args, xres, res, opts, cb, cb_arg, true,

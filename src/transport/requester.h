@@ -26,6 +26,7 @@
 #ifndef RPCRDMA_TRANSPORT_REQUESTER_H
 #define RPCRDMA_TRANSPORT_REQUESTER_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,6 +36,7 @@
 #include "rpcrdma/client.h"
 #include "rpcrdma/provider.h"
 #include "transport/xprt.h"
+#include "util/clock.h"
 #include "util/futex_cond.h"
 #include "util/futex_mutex.h"
 
@@ -205,8 +207,10 @@ static inline void clnt_slot_release(struct rpcrdma_clnt *c, struct clnt_slot *s
 int clnt_setup(struct rpcrdma_clnt *c, const char *provider, const struct rpcrdma_bc_opts *bc);
 /* Free @c and everything it holds (no thread running). */
 void clnt_free(struct rpcrdma_clnt *c);
-/* No lock held: a synchronous call (clnt_call_prog, backchannel_hooks.h)
- * and an asynchronous one of @c's program. */
+/* No lock held: rpcrdma_clnt_call() and rpcrdma_clnt_call_async(), @c
+ * checked here (another program: clnt_call_prog, backchannel_hooks.h). */
+int clnt_call_own(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
+		  xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts);
 int clnt_call_async(struct rpcrdma_clnt *c, uint32_t proc, xdrproc_t xargs, void *args,
 		    xdrproc_t xres, void *res, const struct rpcrdma_call_opts *opts,
 		    rpcrdma_clnt_cb_t cb, void *cb_arg);
@@ -241,12 +245,49 @@ bool clnt_credits_held_by_dead(const struct rpcrdma_clnt *c);
 
 /* ---- clnt_loop.c ---- */
 
-/* Synchronous caller, lock held: wait for @s, leading when no one does. */
-void clnt_wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s);
+/* Lock held on entry and exit, c->leader ours: drive the device until
+ * @mine is done, or for the background thread (@mine NULL) while only it
+ * has work. */
+void clnt_lead(struct rpcrdma_clnt *c, struct clnt_slot *mine);
+/* Lock held: the leader is leaving; pass the device on. */
+void clnt_handoff(struct rpcrdma_clnt *c);
 /* The background thread (pthread_create). */
 void *clnt_bg_main(void *arg);
 /* No lock held: stop the background thread, fail every call with
  * -ECANCELED and wait for the callers still inside. */
 void clnt_shutdown(struct rpcrdma_clnt *c);
+
+/* Synchronous caller, lock held: wait for @s, leading when no one does
+ * (clnt_loop.c). Inline: the synchronous call path. */
+static inline void clnt_wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
+{
+	while (!s->done) {
+		if (!c->leader && c->state != C_DEAD) {
+			c->leader = true;
+			clnt_lead(c, s);
+			c->leader = false;
+		} else if (!s->done) {
+			s->waiting = true;
+			c->nwaiting++;
+			if (s->deadline) {
+				struct timespec ts;
+
+				realtime_at(s->deadline, &ts);
+				(void)futex_cond_timedwait(&s->cv, &c->lock, &ts);
+			} else {
+				futex_cond_wait(&s->cv, &c->lock);
+			}
+			c->nwaiting--;
+			s->waiting = false;
+			/* The leader checks deadlines; should it be held up
+			 * (connecting, in a callback), the call still ends. */
+			if (!s->done && s->deadline && monotonic_ns() > s->deadline)
+				clnt_slot_complete(c, s, -ETIMEDOUT, NULL);
+		}
+		if (c->state == C_DEAD && !s->done)
+			clnt_slot_complete(c, s, -ECONNRESET, NULL);
+	}
+	clnt_handoff(c);
+}
 
 #endif
