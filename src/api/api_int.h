@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Internal hooks of the client and server used by the tests in tests/xprt
- * (hidden symbols: tests link the object libraries directly).
+ * (hidden symbols: tests link the object libraries directly). The test
+ * hooks exist only in test builds (RPCRDMA_TEST_HOOKS, src/CMakeLists.txt):
+ * librpcrdma.a and .so have none.
  */
 #ifndef RPCRDMA_API_INT_H
 #define RPCRDMA_API_INT_H
@@ -13,15 +15,11 @@
 #include "rpcrdma/client.h"
 #include "rpcrdma/provider.h"
 #include "rpcrdma/server.h"
+#include "transport/requester.h"
 #include "transport/responder.h"
 
-/* Called (under the client's lock) with the transport header of every call
- * just before it is posted, and the RPC message length. */
-struct clnt_testhook {
-	void (*on_send)(void *arg, const uint8_t *hdr, size_t hdr_len, size_t msg_len);
-	void *arg;
-};
-
+/* struct clnt_testhook (transport/requester.h): called with the transport
+ * header of every call just before it is posted. */
 void rpcrdma_clnt_set_testhook(struct rpcrdma_clnt *c, const struct clnt_testhook *h);
 /* Drop the connection as if the network failed (the client reconnects). */
 int rpcrdma_clnt_test_disconnect(struct rpcrdma_clnt *c);

@@ -119,14 +119,14 @@ bool bc_clnt_inline_pending(const struct bc_clnt *b);
  * arrived, on the calling thread (the one that drives the device). */
 void bc_clnt_run_inline(struct bc_clnt *b);
 
-/* client.c: a forward call to another program on the client's connection
- * (BC_ENABLE). As rpcrdma_clnt_call(). */
+/* requester.c: a forward call to another program on the client's
+ * connection (BC_ENABLE). As rpcrdma_clnt_call(). */
 int clnt_call_prog(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc,
 		   xdrproc_t xargs, void *args, xdrproc_t xres, void *res,
 		   const struct rpcrdma_call_opts *opts);
-/* client.c: the client's backchannel, or NULL. */
+/* api/client.c: the client's backchannel, or NULL. */
 struct bc_clnt *clnt_bc(struct rpcrdma_clnt *c);
-/* client.c: rpcrdma_clnt_create() with a backchannel set up from @bc
+/* api/client.c: rpcrdma_clnt_create() with a backchannel set up from @bc
  * (NULL: none, exactly rpcrdma_clnt_create()). */
 int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers,
 		   const struct rpcrdma_clnt_opts *opts, const struct rpcrdma_bc_opts *bc,

@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * RPC-over-RDMA Version One transport internals shared by the client
- * (src/api/client.c) and the server's responder (responder.h). One file
- * per concern, as in Linux xprtrdma:
+ * (requester.c) and the server's responder (responder.h). One file per
+ * concern, as in Linux xprtrdma:
  *   buffers.c   pre-registered send/receive buffer pools
  *   negotiate.c RFC 8797 private data -> per-direction inline thresholds
  *   credits.c   the requester's credit window (RFC 8166 §3.3.1)
+ *   requester.c the client's requester: slots, XIDs, transmit, reply
+ *               matching, deadlines (state in requester.h)
+ *   reconnect.c the client's connection: loss, backoff, reconnect,
+ *               retransmission
+ *   clnt_loop.c the client's leader/follower progress loop
+ *   bc_requester.c the server's reverse requester (RFC 8167)
  *   ddp.c       DDP-eligible items (struct rpcrdma_bulk) inside XDR streams
  *   marshal.c   requester: call -> Short / Chunked / Long Call + chunk lists
  *   recv.c      requester: reply header checks, RPC reply decode

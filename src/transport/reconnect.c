@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The forward requester's connection (transport/requester.h): opening
+ * it, noticing its loss, reconnecting with a pause between attempts, and
+ * what happens to the calls meanwhile.
+ *
+ * Connection loss: slots on the wire are fenced (their STags invalidated)
+ * and marked for retransmission; once a new connection is up they are
+ * marshalled again (same XID, new STags) and sent, up to the new grant
+ * (RFC 8166 §3.3.1 starts every connection at one credit). When the
+ * configured retries are exhausted the outstanding calls fail with
+ * -ECONNRESET; a later call starts connecting again.
+ *
+ * A connection attempt (connect, MPA exchange, the pause between
+ * attempts) ends at the earliest deadline of the calls waiting for it.
+ * When calls that timed out on the wire hold every credit while another
+ * call waits, the connection is closed and made again, which gives the
+ * credits back (credits_held_by_dead, timeout_resets).
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "transport/backchannel_hooks.h"
+#include "transport/requester.h"
+#include "util/clock.h"
+
+/* RFC 6581 §9 IRD/ORD we advertise (conn_open). */
+#define CLNT_IRD    128u
+#define CLNT_BC_ORD 16u
+
+static void drain_cq(struct rpcrdma_clnt *c)
+{
+	struct rpcrdma_wc wc[16];
+
+	while (rpcrdma_cq_poll(c->cq, wc, 16) > 0)
+		;
+}
+
+/* Lock not held: pause @ns between connection attempts, or less when a
+ * call reaches its deadline meanwhile (true then). */
+static bool conn_backoff(struct rpcrdma_clnt *c, uint64_t ns)
+{
+	uint64_t end = monotonic_ns() + ns;
+
+	for (;;) {
+		uint64_t now = monotonic_ns();
+
+		if (clnt_deadline_passed(c, now))
+			return true;
+		if (now >= end || c->stop)
+			return false;
+		usleep((useconds_t)((end - now < 10000000u ? end - now : 10000000u) / 1000u));
+	}
+}
+
+/* Create an endpoint, post every receive and connect; wait for the
+ * outcome, at most connect_timeout_ms (+1 s for the provider's own) and
+ * never past the deadline of a call waiting for the connection (a listener
+ * that accepts TCP and never answers the MPA request must not hold calls
+ * past their timeouts). Called without the lock by the leader (the only
+ * thread driving the device at that time) or by the creator. */
+int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
+{
+	struct rpcrdma_ep_attr ea = {0};
+	struct rpcrdma_event ev;
+	struct rpcrdma_ep *ep;
+	uint8_t pdata[RPCRDMA1_CM_SIZE];
+	uint64_t end;
+	int rc;
+
+	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_TIMEOUT |
+		       RPCRDMA_EP_ATTR_IRD_ORD;
+	/* RFC 6581 §9: the server RDMA Reads our Read chunks (IRD, 128 as the
+	 * Linux client advertises); we Read only a backchannel's reverse
+	 * Read chunks (ORD). */
+	ea.ird = CLNT_IRD;
+	ea.ord = c->bc ? CLNT_BC_ORD : 0;
+	ea.send_cq = c->cq;
+	ea.recv_cq = c->cq;
+	ea.evch = c->evch;
+	ea.max_send_wr = c->nslots + 8 + c->bc_wrs;
+	ea.max_recv_wr = c->nrecv;
+	ea.max_send_sge = 2;
+	ea.max_recv_sge = 1;
+	ea.mpa_crc = c->mpa_crc;
+	ea.connect_timeout_ms = c->connect_timeout_ms;
+	rc = rpcrdma_ep_create(c->pd, &ea, &ep);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < c->nrecv; i++) {
+		rc = xprt_pool_post_recv(&c->recvp, ep, i, clnt_wrid(gen, CLNT_WR_RECV, i));
+		if (rc)
+			goto fail;
+	}
+	/* RFC 8797: advertise our inline sizes and remote invalidation. */
+	rc = xprt_pdata_build(pdata, sizeof(pdata), c->inline_send, c->inline_recv, c->remote_inv);
+	if (rc)
+		goto fail;
+	rc = rpcrdma_connect(ep, (const struct sockaddr *)&c->addr, c->alen, pdata, sizeof(pdata));
+	if (rc)
+		goto fail;
+	end = monotonic_ns() + (uint64_t)c->connect_timeout_ms * 1000000ull + 1000000000ull;
+	for (;;) {
+		if (rpcrdma_evch_get(c->evch, &ev) == 0) {
+			if (ev.ep != ep)
+				continue; /* an old endpoint's late event */
+			if (ev.type == RPCRDMA_EV_ESTABLISHED) {
+				struct xprt_limits lim;
+
+				xprt_negotiate(ev.private_data, ev.private_data_len, c->inline_send,
+					       c->inline_recv, c->remote_inv, &lim);
+				futex_mutex_lock(&c->lock);
+				c->ep = ep;
+				c->lim = lim;
+				c->st.inline_send = lim.inline_send;
+				c->st.inline_recv = lim.inline_recv;
+				c->st.remote_invalidate = lim.remote_inv;
+				c->st.connections = 1;
+				xprt_credits_reset(&c->cr);
+				c->st.credits = c->cr.grant;
+				/* RFC 8167 §6: re-enabled on every new connection. */
+				if (c->bc)
+					bc_clnt_up(c->bc, ep, &lim, gen, gen != 0);
+				futex_mutex_unlock(&c->lock);
+				return 0;
+			}
+			rc = ev.status ? ev.status : -ECONNREFUSED;
+			goto fail;
+		}
+		uint64_t now = monotonic_ns();
+
+		if (now > end || clnt_deadline_passed(c, now)) {
+			rc = -ETIMEDOUT;
+			goto fail;
+		}
+		rc = rpcrdma_dev_progress(c->dev, 20);
+		if (rc < 0 && rc != -EINTR)
+			goto fail;
+		/* Completions of an older endpoint may still arrive. */
+		drain_cq(c);
+	}
+fail:
+	rpcrdma_ep_destroy(ep);
+	/* Drop the flush completions of the endpoint we just destroyed. */
+	drain_cq(c);
+	return rc;
+}
+
+/* The connection is gone (lock held): fence, queue for retransmission. */
+void clnt_conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	if (c->state != C_UP)
+		return;
+	c->state = C_DOWN;
+	c->gen++;
+	c->nrpend = 0; /* the new connection posts every receive */
+	c->st.conn_errors++;
+	c->st.connections = 0;
+	if (c->bc)
+		bc_clnt_down(c->bc); /* RFC 8167 §5.4: the server sends again */
+	/* Retransmit in XID-sequence order, ahead of calls never sent. */
+	struct clnt_slot *head = NULL, **tail;
+
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct clnt_slot *s = &c->slots[i];
+
+		if (!s->in_use)
+			continue;
+		/* Memory registered for the old connection is invalidated
+		 * before anything is sent again. */
+		if (s->call.mr_used)
+			c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
+		if (!s->on_wire)
+			continue;
+		s->on_wire = false;
+		if (s->zombie) {
+			clnt_slot_free(c, s);
+		} else if (!s->done && s->result.transmissions > c->retries) {
+			/* Lost on every connection it was sent on: a call that
+			 * keeps breaking connections fails clearly instead of
+			 * being retransmitted forever. */
+			clnt_slot_complete(c, s, -ECONNRESET, cbl);
+		} else if (!s->done) {
+			/* insertion by XID sequence (rare path) */
+			struct clnt_slot **pp = &head;
+
+			while (*pp && (int32_t)(((*pp)->call.xid >> XID_SLOT_BITS) -
+						(s->call.xid >> XID_SLOT_BITS)) < 0)
+				pp = &(*pp)->qnext;
+			s->qnext = *pp;
+			*pp = s;
+			s->need_tx = true;
+		}
+	}
+	if (head) {
+		for (tail = &head; *tail; tail = &(*tail)->qnext)
+			if (!(*tail)->qnext)
+				break;
+		(*tail)->qnext = c->txq_head;
+		if (!c->txq_head)
+			c->txq_tail = *tail;
+		c->txq_head = head;
+	}
+	xprt_credits_reset(&c->cr);
+	c->st.outstanding = 0;
+}
+
+void clnt_fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
+{
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct clnt_slot *s = &c->slots[i];
+
+		if (!s->in_use)
+			continue;
+		if (s->zombie) {
+			s->on_wire = false;
+			clnt_slot_free(c, s);
+		} else if (!s->done) {
+			s->on_wire = false;
+			if (s->call.mr_used)
+				c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
+			clnt_slot_complete(c, s, status, cbl);
+		}
+		if (cbl->n == CB_MAX) {
+			futex_mutex_unlock(&c->lock);
+			clnt_run_callbacks(c, cbl);
+			futex_mutex_lock(&c->lock);
+		}
+	}
+}
+
+/* Leader, lock held, connection down: re-connect with the configured
+ * number of attempts, then retransmit; or fail what is outstanding. Drops
+ * the lock while connecting. When a call reaches its deadline first, that
+ * call fails with -ETIMEDOUT and the connection stays down (attempts
+ * counted on: the next pass goes on for the calls still waiting). */
+void clnt_reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	struct rpcrdma_ep *old = c->ep;
+	uint32_t gen = c->gen;
+	int rc = -ECONNRESET;
+	bool expired = false;
+
+	c->ep = NULL;
+	futex_mutex_unlock(&c->lock);
+	if (old) {
+		rpcrdma_ep_destroy(old);
+		drain_cq(c);
+	}
+	while (c->attempts < c->retries && !c->stop) {
+		rc = clnt_conn_open(c, gen);
+		if (!rc)
+			break;
+		c->attempts++;
+		expired = clnt_deadline_passed(c, monotonic_ns());
+		if (!expired && c->attempts < c->retries)
+			expired = conn_backoff(c, 100000000ull * c->attempts);
+		if (expired)
+			break;
+	}
+	futex_mutex_lock(&c->lock);
+	if (!rc) {
+		c->attempts = 0;
+		c->state = C_UP;
+		c->st.reconnects++;
+		clnt_kick_tx(c, cbl);
+	} else if (expired && !c->stop) {
+		clnt_check_timeouts(c, cbl);
+	} else {
+		c->attempts = 0;
+		c->state = C_DEAD;
+		c->txq_head = c->txq_tail = NULL;
+		for (uint32_t i = 0; i < c->nslots; i++)
+			c->slots[i].need_tx = false;
+		clnt_fail_all(c, -ECONNRESET, cbl);
+	}
+}
+
+/* Lock held: do calls that ended on the wire without a reply (timed out:
+ * completed or zombies) hold every credit in use while another call waits
+ * for a credit or a slot? Their replies may never come (RFC 8166 §3.3.1
+ * gives no other way to get a credit back): the connection is then closed
+ * and made again. */
+bool clnt_credits_held_by_dead(const struct rpcrdma_clnt *c)
+{
+	uint32_t n = 0;
+
+	if (c->state != C_UP || !c->cr.on_wire)
+		return false;
+	if (!c->nslot_wait && !(c->txq_head && !xprt_credits_may_send(&c->cr)))
+		return false;
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		const struct clnt_slot *s = &c->slots[i];
+
+		if (s->in_use && s->on_wire && (s->zombie || s->done))
+			n++;
+	}
+	return n >= c->cr.on_wire;
+}
