@@ -17,6 +17,11 @@
  * (as on RNICs and in Linux siw); a mismatch terminates the connection, and
  * actions with side effects beyond placement (Read Request, Terminate,
  * completions, invalidation) wait until the CRC has been verified.
+ *
+ * Size: this file is still over 1000 lines (issue 14). The planned split
+ * moves the Read Request and Read Response prediction paths into
+ * qp_rx_read.c; the per-FPDU state machine and rx_can_predict stay here,
+ * on the hot path, where the compiler inlines them.
  */
 #include <errno.h>
 #include <stdlib.h>
