@@ -18,10 +18,10 @@
  * actions with side effects beyond placement (Read Request, Terminate,
  * completions, invalidation) wait until the CRC has been verified.
  *
- * Size: this file is still over 1000 lines (issue 14). The planned split
- * moves the Read Request and Read Response prediction paths into
- * qp_rx_read.c; the per-FPDU state machine and rx_can_predict stay here,
- * on the hot path, where the compiler inlines them.
+ * RDMA Reads (a peer's Read Request, the Read Responses to ours and their
+ * multi-FPDU receive) are qp_rx_read.c's; qp_rx.h is the interface between
+ * the two. The per-FPDU state machine and the Send fast path stay here,
+ * where the compiler inlines them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "softiwarp/qp_rx.h"
 #include "softiwarp/siw.h"
 
 static void rx_reset(struct siw_rx *rx)
@@ -42,7 +43,7 @@ static void rx_reset(struct siw_rx *rx)
 
 /* A fatal error in the incoming stream: report it with a Terminate that
  * carries a copy of the offending header (RFC 5040 §4.8). */
-static int rx_error(struct siw_ep *ep, uint8_t layer, uint8_t etype, uint8_t code)
+int siw_rx_error(struct siw_ep *ep, uint8_t layer, uint8_t etype, uint8_t code)
 {
 	struct siw_rx *rx = &ep->rx;
 	uint32_t hl = (rx->hdr[2] & DDP_FLAG_TAGGED) ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
@@ -65,34 +66,22 @@ static int rx_error(struct siw_ep *ep, uint8_t layer, uint8_t etype, uint8_t cod
 /* Mapping of a protection failure to the Terminate codes: tagged
  * placement (RFC 5041 §7.2, "tagged buffer" errors, except access rights
  * which only RDMAP names) or an RDMA Read source (RFC 5040 §7.2). */
-static int rx_tagged_error(struct siw_ep *ep, enum siw_mem_err e)
+int siw_rx_tagged_error(struct siw_ep *ep, enum siw_mem_err e)
 {
 	switch (e) {
 	case SIW_MEM_PD:
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_STAG_NOT_ASSOC);
+		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
+				    DDP_ECODE_T_STAG_NOT_ASSOC);
 	case SIW_MEM_ACCESS:
-		return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT,
-				RDMAP_ECODE_ACCESS_RIGHTS);
+		return siw_rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT,
+				    RDMAP_ECODE_ACCESS_RIGHTS);
 	case SIW_MEM_BOUNDS:
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
+		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
 	case SIW_MEM_WRAP:
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
+		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_TO_WRAP);
 	default:
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
+		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
 	}
-}
-
-static int rx_rread_error(struct siw_ep *ep, enum siw_mem_err e)
-{
-	static const uint8_t code[] = {
-	    [SIW_MEM_INVALID_STAG] = RDMAP_ECODE_INVALID_STAG,
-	    [SIW_MEM_PD] = RDMAP_ECODE_STAG_NOT_ASSOC,
-	    [SIW_MEM_ACCESS] = RDMAP_ECODE_ACCESS_RIGHTS,
-	    [SIW_MEM_BOUNDS] = RDMAP_ECODE_BASE_BOUNDS,
-	    [SIW_MEM_WRAP] = RDMAP_ECODE_TO_WRAP,
-	};
-
-	return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT, code[e]);
 }
 
 /* Point the placement targets at [off, off + len) of a receive's SGEs. */
@@ -119,14 +108,6 @@ static void rx_map_sges(struct siw_rx *rx, const struct rpcrdma_sge *sg, uint32_
 	}
 }
 
-static void rx_map_one(struct siw_rx *rx, void *p, uint32_t len)
-{
-	rx->tgt[0].iov_base = p;
-	rx->tgt[0].iov_len = len;
-	rx->tgt_n = 1;
-	rx->tgt_i = 0;
-}
-
 /* Terminate payload: keep what fits for decoding, discard the rest into
  * the device's scratch area. */
 static void rx_map_term(struct siw_ep *ep, uint32_t len)
@@ -135,7 +116,7 @@ static void rx_map_term(struct siw_ep *ep, uint32_t len)
 	uint32_t keep = len < sizeof(rx->term) ? len : (uint32_t)sizeof(rx->term);
 
 	rx->term_len = keep;
-	rx_map_one(rx, rx->term, keep);
+	siw_rx_map_one(rx, rx->term, keep);
 	len -= keep;
 	while (len && rx->tgt_n < SIW_MAX_SGE + 1) {
 		uint32_t d =
@@ -146,13 +127,6 @@ static void rx_map_term(struct siw_ep *ep, uint32_t len)
 		rx->tgt_n++;
 		len -= d;
 	}
-}
-
-static struct siw_wqe *orq_head_wqe(struct siw_ep *ep)
-{
-	if (ep->orq_head == ep->orq_tail)
-		return NULL;
-	return &ep->sq[ep->orq[ep->orq_head % ep->orq_cap] % ep->max_send_wr];
 }
 
 static int rx_hdr_tagged(struct siw_ep *ep, uint32_t seg)
@@ -176,36 +150,13 @@ static int rx_hdr_tagged(struct siw_ep *ep, uint32_t seg)
 				  RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_LOCAL_WRITE, to, seg,
 				  NULL);
 		if (e)
-			return rx_tagged_error(ep, e);
+			return siw_rx_tagged_error(ep, e);
 		rx->kind = SIW_RXK_WRITE;
-		rx_map_one(rx, (void *)(uintptr_t)to, seg);
+		siw_rx_map_one(rx, (void *)(uintptr_t)to, seg);
 		return 0;
 	}
-	/* Read Response: RFC 5040 §5.2, answers the oldest outstanding Read */
-	if (ep->rtr_read_pending && orq_head_wqe(ep) == NULL && seg == 0) {
-		rx->kind = SIW_RXK_ZERO;
-		return 0;
-	}
-	struct siw_wqe *w = orq_head_wqe(ep);
-
-	if (!w)
-		return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP, RDMAP_ECODE_OPCODE);
-	if (seg == 0 && w->len == 0) {
-		rx->kind = SIW_RXK_READ_RESP;
-		rx->tgt_n = rx->tgt_i = 0;
-		return 0;
-	}
-	if (w->num_sge == 0 || stag != w->sge[0].lkey)
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_INVALID_STAG);
-	if (to < w->sge[0].addr + w->read_got || to - w->sge[0].addr > w->len ||
-	    seg > w->len - (to - w->sge[0].addr))
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED, DDP_ECODE_T_BASE_BOUNDS);
-	e = siw_mem_check(ep->dev, stag, ep->pd, RPCRDMA_ACCESS_LOCAL_WRITE, to, seg, NULL);
-	if (e)
-		return rx_tagged_error(ep, e);
-	rx->kind = SIW_RXK_READ_RESP;
-	rx_map_one(rx, (void *)(uintptr_t)to, seg);
-	return 0;
+	/* Read Response: RFC 5040 §5.2 (qp_rx_read.c) */
+	return siw_rx_hdr_read_resp(ep, stag, to, seg);
 }
 
 static int rx_hdr_send(struct siw_ep *ep, uint32_t seg)
@@ -214,17 +165,19 @@ static int rx_hdr_send(struct siw_ep *ep, uint32_t seg)
 	struct siw_rqe *r;
 
 	if (rx->qn != RDMAP_QN_SEND)
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_UT_INVALID_QN);
+		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				    DDP_ECODE_UT_INVALID_QN);
 	/* RFC 5041 §5.3: Sends consume posted receives in MSN order */
 	if (rx->msn != ep->rx_msn[RDMAP_QN_SEND])
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-				DDP_ECODE_UT_INVALID_MSN_RANGE);
+		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				    DDP_ECODE_UT_INVALID_MSN_RANGE);
 	if (ep->rq_head == ep->rq_tail)
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-				DDP_ECODE_UT_INVALID_MSN_NOBUF);
+		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				    DDP_ECODE_UT_INVALID_MSN_NOBUF);
 	r = &ep->rq[ep->rq_head % ep->max_recv_wr];
 	if (rx->mo != rx->msg_bytes)
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_UT_INVALID_MO);
+		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				    DDP_ECODE_UT_INVALID_MO);
 	if (rx->mo == 0) {
 		for (uint32_t i = 0; i < r->num_sge; i++) {
 			if (siw_mem_check(ep->dev, r->sge[i].lkey, ep->pd,
@@ -232,15 +185,16 @@ static int rx_hdr_send(struct siw_ep *ep, uint32_t seg)
 					  r->sge[i].length, NULL)) {
 				(void)siw_rq_complete(ep, r, RPCRDMA_WC_LOC_PROT_ERR, 0, 0, 0);
 				ep->rq_head++;
-				return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
-						RDMAP_ECODE_UNSPECIFIED);
+				return siw_rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+						    RDMAP_ECODE_UNSPECIFIED);
 			}
 		}
 	}
 	if ((uint64_t)rx->mo + seg > r->len) {
 		(void)siw_rq_complete(ep, r, RPCRDMA_WC_LOC_LEN_ERR, 0, 0, 0);
 		ep->rq_head++;
-		return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_UT_MSG_TOO_LONG);
+		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+				    DDP_ECODE_UT_MSG_TOO_LONG);
 	}
 	if (rx->last && (rx->op == RDMAP_SEND_INV || rx->op == RDMAP_SEND_SE_INV)) {
 		/* RFC 5040 §6.2: only an STag of this stream's PD may be
@@ -248,8 +202,8 @@ static int rx_hdr_send(struct siw_ep *ep, uint32_t seg)
 		struct siw_mr *mr = siw_mem_lookup(ep->dev, rx->inv_stag);
 
 		if (!mr || mr->pd != ep->pd)
-			return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
-					RDMAP_ECODE_CANNOT_INVALIDATE);
+			return siw_rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					    RDMAP_ECODE_CANNOT_INVALIDATE);
 	}
 	rx->kind = SIW_RXK_SEND;
 	rx_map_sges(rx, r->sge, r->num_sge, rx->mo, seg);
@@ -276,31 +230,19 @@ static int rx_hdr_done(struct siw_ep *ep)
 			rc = rx_hdr_send(ep, seg);
 			break;
 		case RDMAP_READ_REQ:
-			if (rx->qn != RDMAP_QN_READ_REQ)
-				return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-						DDP_ECODE_UT_INVALID_QN);
-			if (rx->msn != ep->rx_msn[RDMAP_QN_READ_REQ])
-				return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-						DDP_ECODE_UT_INVALID_MSN_RANGE);
-			/* RFC 5040 §4.4: a Read Request is one segment of
-			 * exactly its header */
-			if (seg != 0 || !rx->last || rx->mo != 0)
-				return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-						DDP_ECODE_UT_MSG_TOO_LONG);
-			rx->kind = SIW_RXK_READ_REQ;
-			rc = 0;
+			rc = siw_rx_hdr_read_req(ep, seg);
 			break;
 		case RDMAP_TERMINATE:
 			if (rx->qn != RDMAP_QN_TERMINATE)
-				return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-						DDP_ECODE_UT_INVALID_QN);
+				return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+						    DDP_ECODE_UT_INVALID_QN);
 			rx->kind = SIW_RXK_TERM;
 			rx_map_term(ep, seg);
 			rc = 0;
 			break;
 		default:
-			return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
-					RDMAP_ECODE_OPCODE);
+			return siw_rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					    RDMAP_ECODE_OPCODE);
 		}
 	}
 	if (rc)
@@ -314,7 +256,7 @@ static int rx_hdr_done(struct siw_ep *ep)
 }
 
 /* Header bytes arrived: the first 4 say the header's length. */
-static int rx_hdr_step(struct siw_ep *ep)
+int siw_rx_hdr_step(struct siw_ep *ep)
 {
 	struct siw_rx *rx = &ep->rx;
 	const uint8_t *d = rx->hdr + MPA_LEN_SIZE;
@@ -329,18 +271,19 @@ static int rx_hdr_step(struct siw_ep *ep)
 		/* RFC 5044 §4: an FPDU shorter than a DDP header means the
 		 * framing is lost */
 		if (rx->ulpdu_len < hl)
-			return rx_error(ep, TERM_LAYER_LLP, LLP_ETYPE_MPA, LLP_ECODE_FPDU_START);
+			return siw_rx_error(ep, TERM_LAYER_LLP, LLP_ETYPE_MPA,
+					    LLP_ECODE_FPDU_START);
 		/* RFC 5041 §4.2 DV, RFC 5040 §4.2 RV */
 		if ((d[0] & DDP_DV_MASK) != DDP_VERSION)
-			return rx_error(ep, TERM_LAYER_DDP,
-					tagged ? DDP_ETYPE_TAGGED : DDP_ETYPE_UNTAGGED,
-					tagged ? DDP_ECODE_T_VERSION : DDP_ECODE_UT_VERSION);
+			return siw_rx_error(ep, TERM_LAYER_DDP,
+					    tagged ? DDP_ETYPE_TAGGED : DDP_ETYPE_UNTAGGED,
+					    tagged ? DDP_ECODE_T_VERSION : DDP_ECODE_UT_VERSION);
 		if ((d[1] >> RDMAP_RV_SHIFT) != RDMAP_VERSION)
-			return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
-					RDMAP_ECODE_VERSION);
+			return siw_rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					    RDMAP_ECODE_VERSION);
 		if (tagged && rx->op != RDMAP_WRITE && rx->op != RDMAP_READ_RESP)
-			return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
-					RDMAP_ECODE_OPCODE);
+			return siw_rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+					    RDMAP_ECODE_OPCODE);
 		rx->hdr_need = MPA_LEN_SIZE + hl;
 		return 0;
 	}
@@ -351,8 +294,8 @@ static int rx_hdr_step(struct siw_ep *ep)
 		rx->inv_stag = get_be32(d + DDP_U_OFF_RSVDULP);
 		if (rx->op == RDMAP_READ_REQ) {
 			if (rx->ulpdu_len < DDP_UNTAGGED_HDR_LEN + RDMAP_RREQ_LEN)
-				return rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-						DDP_ECODE_UT_INVALID_MO);
+				return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+						    DDP_ECODE_UT_INVALID_MO);
 			rx->hdr_need += RDMAP_RREQ_LEN;
 			return 0;
 		}
@@ -360,37 +303,6 @@ static int rx_hdr_step(struct siw_ep *ep)
 	if (ep->crc)
 		rx->crc = siw_crc_update(rx->crc, rx->hdr, rx->hdr_need);
 	return rx_hdr_done(ep);
-}
-
-static void rx_accept_read(struct siw_ep *ep)
-{
-	struct siw_rx *rx = &ep->rx;
-	const uint8_t *r = rx->hdr + MPA_LEN_SIZE + DDP_UNTAGGED_HDR_LEN;
-	struct siw_irqe q;
-	enum siw_mem_err e;
-
-	q.sink_stag = get_be32(r + RDMAP_RREQ_SINK_STAG);
-	q.sink_to = get_be64(r + RDMAP_RREQ_SINK_TO);
-	q.len = get_be32(r + RDMAP_RREQ_SIZE);
-	q.src_stag = get_be32(r + RDMAP_RREQ_SRC_STAG);
-	q.src_to = get_be64(r + RDMAP_RREQ_SRC_TO);
-	/* IRD enforced (RFC 5040 §6.4, RFC 6581): more outstanding Reads
-	 * than we advertised is a protocol violation */
-	if (ep->irq_tail - ep->irq_head >= ep->irq_cap || ep->ird == 0) {
-		(void)rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-			       DDP_ECODE_UT_INVALID_MSN_RANGE);
-		return;
-	}
-	if (q.len) {
-		e = siw_mem_check(ep->dev, q.src_stag, ep->pd, RPCRDMA_ACCESS_REMOTE_READ, q.src_to,
-				  q.len, NULL);
-		if (e) {
-			(void)rx_rread_error(ep, e);
-			return;
-		}
-	}
-	ep->irq[ep->irq_tail++ % ep->irq_cap] = q;
-	ep->rx_msn[RDMAP_QN_READ_REQ]++;
 }
 
 static void rx_term_received(struct siw_ep *ep)
@@ -451,20 +363,9 @@ static void rx_fpdu_done(struct siw_ep *ep)
 		if (rx->op == RDMAP_READ_RESP && rx->last)
 			ep->rtr_read_pending = false;
 		break;
-	case SIW_RXK_READ_RESP: {
-		struct siw_wqe *w = orq_head_wqe(ep);
-
-		if (!w) /* zero-length response to a zero-length Read */
-			break;
-		w->read_got += seg;
-		if (rx->last) {
-			w->state = SIW_WQE_DONE;
-			w->status = RPCRDMA_WC_SUCCESS;
-			ep->orq_head++;
-			siw_sq_retire(ep);
-		}
+	case SIW_RXK_READ_RESP:
+		siw_rx_read_resp_done(ep, seg);
 		break;
-	}
 	case SIW_RXK_SEND: {
 		struct siw_rqe *r = &ep->rq[ep->rq_head % ep->max_recv_wr];
 
@@ -492,7 +393,7 @@ static void rx_fpdu_done(struct siw_ep *ep)
 		break;
 	}
 	case SIW_RXK_READ_REQ:
-		rx_accept_read(ep);
+		siw_rx_accept_read(ep);
 		break;
 	case SIW_RXK_TERM:
 		rx_term_received(ep);
@@ -532,7 +433,7 @@ static void rx_place(struct siw_ep *ep, const uint8_t *src, uint32_t n)
 	}
 }
 
-static int rx_trailer_done(struct siw_ep *ep)
+int siw_rx_trailer_done(struct siw_ep *ep)
 {
 	struct siw_rx *rx = &ep->rx;
 
@@ -543,7 +444,7 @@ static int rx_trailer_done(struct siw_ep *ep)
 		/* RFC 5044 §4.1; little-endian on the wire (crc.c) */
 		if (c != get_le32(rx->trl + pad)) {
 			ep->stats.crc_errors++;
-			return rx_error(ep, TERM_LAYER_LLP, LLP_ETYPE_MPA, LLP_ECODE_CRC);
+			return siw_rx_error(ep, TERM_LAYER_LLP, LLP_ETYPE_MPA, LLP_ECODE_CRC);
 		}
 	}
 	rx_fpdu_done(ep);
@@ -567,7 +468,7 @@ static int rx_consume(struct siw_ep *ep)
 		rx->hdr_have += k;
 		rx->st_off += k;
 		if (rx->hdr_have == rx->hdr_need)
-			return rx_hdr_step(ep);
+			return siw_rx_hdr_step(ep);
 		return 0;
 	case SIW_RX_DATA:
 		k = rx->data_left < avail ? rx->data_left : avail;
@@ -585,7 +486,7 @@ static int rx_consume(struct siw_ep *ep)
 		rx->trl_have += k;
 		rx->st_off += k;
 		if (rx->trl_have == rx->trl_need)
-			return rx_trailer_done(ep);
+			return siw_rx_trailer_done(ep);
 		return 0;
 	default:
 		rx->st_off = rx->st_len; /* dead: drop */
@@ -594,7 +495,7 @@ static int rx_consume(struct siw_ep *ep)
 }
 
 /* Account for @n payload bytes the kernel placed at the targets. */
-static void rx_placed(struct siw_ep *ep, uint32_t n)
+void siw_rx_placed(struct siw_ep *ep, uint32_t n)
 {
 	struct siw_rx *rx = &ep->rx;
 
@@ -617,7 +518,7 @@ static void rx_placed(struct siw_ep *ep, uint32_t n)
 
 /* recvmsg() straight into the placement targets, then the stage; *stage_n
  * is how many bytes went to the stage. */
-static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *stage_n, size_t *asked)
+ssize_t siw_rx_recv_direct(struct siw_ep *ep, uint32_t *stage_n, size_t *asked)
 {
 	struct siw_rx *rx = &ep->rx;
 	struct iovec iov[SIW_MAX_SGE + 2];
@@ -645,206 +546,21 @@ static ssize_t rx_recv_direct(struct siw_ep *ep, uint32_t *stage_n, size_t *aske
 		return got;
 	uint32_t p = (uint64_t)got < rx->data_left ? (uint32_t)got : rx->data_left;
 
-	rx_placed(ep, p);
+	siw_rx_placed(ep, p);
 	*stage_n = (uint32_t)got - p;
 	return got;
 }
 
-/*
- * Read Response prediction: several FPDUs in one recvmsg(). While the
- * current Read Response FPDU is not the last of its message, one recvmsg()
- * may scatter the rest of it (payload, trailer) and then, for each FPDU
- * expected next (same size as the current one, the last one up to the end
- * of the Read's sink), its header and trailer into rx->pred_rx and its
- * payload straight into the sink. Afterwards every header is compared with
- * the one expected, byte for byte, and then checked like any other
- * (rx_hdr_step: STag, key, PD, access, bounds, RFC 5042 §5). From the first
- * header that differs on, what arrived is copied into rx->replay and
- * parsed normally, and prediction stays off for this connection.
- *
- * Bytes can land before their header is checked only in the sink of the
- * oldest outstanding Read (its SGE and length are ours), which the
- * response overwrites anyway. Opt-in (RPCRDMA_SIW_RX_PREDICT=1): one
- * recvmsg() per FPDU lets the requester take its socket more often, which
- * moves receive work off the responder's CPU (bench/provider/README.md).
- */
+/* Whether the rest of this Read Response FPDU and those expected after it
+ * are received with one recvmsg() (qp_rx_read.c); asked on every DATA pass,
+ * so it stays here where it is inlined. */
 static bool rx_can_predict(struct siw_ep *ep)
 {
 	struct siw_rx *rx = &ep->rx;
 
 	if (rx->last || rx->pred_off || rx->tgt_n != 1 || rx->ulpdu_len <= DDP_TAGGED_HDR_LEN)
 		return false;
-	return rx->kind == SIW_RXK_READ_RESP && rx->pred_read && orq_head_wqe(ep) != NULL;
-}
-
-void siw_ep_rx_pred_stats(struct rpcrdma_ep *rep, uint64_t *fpdus, uint64_t *miss)
-{
-	struct siw_ep *ep = to_siw_ep(rep);
-
-	siw_dev_lock(ep->dev);
-	*fpdus = ep->rx.pred_fpdus;
-	*miss = ep->rx.pred_miss;
-	siw_dev_unlock(ep->dev);
-}
-
-/* A misprediction: keep @bytes of what arrived, from iov[idx] on, for
- * parsing again, and predict no more on this connection. */
-static int rx_replay_from(struct siw_ep *ep, const struct iovec *iov, uint32_t niov, uint32_t idx,
-			  size_t bytes)
-{
-	struct siw_rx *rx = &ep->rx;
-
-	rx->pred_miss++;
-	rx->pred_off = true;
-	if (!rx->replay) {
-		rx->replay = malloc(SIW_REPLAY_MAX);
-		if (!rx->replay)
-			return rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
-					RDMAP_ECODE_UNSPECIFIED);
-	}
-	rx->replay_off = rx->replay_len = 0;
-	for (uint32_t i = idx; i < niov && bytes; i++) {
-		size_t k = iov[i].iov_len;
-
-		if (k > bytes)
-			k = bytes;
-		memcpy(rx->replay + rx->replay_len, iov[i].iov_base, k);
-		rx->replay_len += (uint32_t)k;
-		bytes -= k;
-	}
-	rx->state = SIW_RX_HDR;
-	rx->hdr_have = 0;
-	rx->hdr_need = 4;
-	rx->crc = SIW_CRC_INIT;
-	return 0;
-}
-
-/* The iovecs of a predicting recvmsg(): the rest of the current FPDU, then
- * header, payload (into the sink, up to @end) and trailer of each FPDU
- * expected, then the stage. Returns how many FPDUs are expected; *n is the
- * iovec count, *asked their bytes, plen[] the payload of each. */
-static uint32_t rx_pred_iov(struct siw_rx *rx, uint32_t stag, uint64_t end, struct iovec *iov,
-			    uint32_t *n, uint32_t *plen, size_t *asked)
-{
-	const uint32_t hl = MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN;
-	uint32_t full = rx->ulpdu_len - DDP_TAGGED_HDR_LEN;
-	uint64_t to = (uint64_t)(uintptr_t)rx->tgt[0].iov_base + rx->data_left;
-	uint32_t k = 0, npred = 0;
-
-	iov[k++] = (struct iovec){rx->tgt[0].iov_base, rx->data_left};
-	iov[k++] = (struct iovec){rx->trl, rx->trl_need};
-	*asked = rx->data_left + rx->trl_need;
-	for (; to < end && npred < SIW_PRED_FPDUS; npred++) {
-		uint32_t p = end - to < full ? (uint32_t)(end - to) : full;
-		uint32_t ul = DDP_TAGGED_HDR_LEN + p;
-		uint8_t *e = rx->pred_exp[npred];
-
-		/* the header our peer sends if it keeps cutting as so far */
-		put_be16(e, (uint16_t)ul);
-		e[2] =
-		    (uint8_t)(DDP_FLAG_TAGGED | (to + p == end ? DDP_FLAG_LAST : 0) | DDP_VERSION);
-		e[3] = (uint8_t)(RDMAP_VERSION << RDMAP_RV_SHIFT | RDMAP_READ_RESP);
-		put_be32(e + 2 + DDP_T_OFF_STAG, stag);
-		put_be64(e + 2 + DDP_T_OFF_TO, to);
-		plen[npred] = p;
-		iov[k++] = (struct iovec){rx->pred_rx[npred], hl};
-		iov[k++] = (struct iovec){(void *)(uintptr_t)to, p};
-		iov[k++] = (struct iovec){rx->pred_rx[npred] + hl, mpa_pad(ul) + MPA_CRC_SIZE};
-		*asked += hl + p + mpa_pad(ul) + MPA_CRC_SIZE;
-		to += p;
-	}
-	iov[k++] = (struct iovec){rx->stage, SIW_RX_STAGE};
-	*asked += SIW_RX_STAGE;
-	*n = k;
-	return npred;
-}
-
-/* After a predicting recvmsg() brought @pos bytes past the current FPDU:
- * check each expected FPDU's header and act on it as rx_consume() would.
- * *stage_n: the bytes left in the stage. */
-static void rx_pred_walk(struct siw_ep *ep, const struct iovec *iov, uint32_t n, uint32_t npred,
-			 const uint32_t *plen, size_t pos, uint32_t *stage_n)
-{
-	struct siw_rx *rx = &ep->rx;
-	const uint32_t hl = MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN;
-
-	for (uint32_t k = 0; k < npred; k++) {
-		uint8_t *h = rx->pred_rx[k];
-		uint32_t tl = mpa_pad(DDP_TAGGED_HDR_LEN + plen[k]) + MPA_CRC_SIZE;
-		uint32_t m;
-
-		if (pos < hl) {
-			/* a partial header: parse it the ordinary way */
-			memcpy(rx->stage, h, pos);
-			*stage_n = (uint32_t)pos;
-			return;
-		}
-		if (memcmp(h, rx->pred_exp[k], hl) != 0) {
-			(void)rx_replay_from(ep, iov, n, 2u + 3u * k, pos);
-			return;
-		}
-		rx->pred_fpdus++;
-		/* the expected header; now checked like any other */
-		memcpy(rx->hdr, h, hl);
-		rx->hdr_have = rx->hdr_need = hl;
-		rx->ulpdu_len = DDP_TAGGED_HDR_LEN + plen[k];
-		rx->last = h[2] & DDP_FLAG_LAST;
-		rx->op = RDMAP_READ_RESP;
-		if (rx_hdr_step(ep))
-			return;
-		pos -= hl;
-		m = pos < plen[k] ? (uint32_t)pos : plen[k];
-		if (m)
-			rx_placed(ep, m);
-		pos -= m;
-		if (rx->state == SIW_RX_DATA)
-			return;
-		m = pos < tl ? (uint32_t)pos : tl;
-		memcpy(rx->trl, h + hl, m);
-		rx->trl_have = m;
-		pos -= m;
-		if (m < tl || rx_trailer_done(ep) || rx->state != SIW_RX_HDR)
-			return;
-	}
-	*stage_n = (uint32_t)pos; /* what is left went to the stage */
-}
-
-static ssize_t rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *asked)
-{
-	struct siw_rx *rx = &ep->rx;
-	struct siw_wqe *w = orq_head_wqe(ep);
-	struct iovec iov[3u * SIW_PRED_FPDUS + 3u];
-	uint32_t plen[SIW_PRED_FPDUS];
-	uint32_t n, k, npred;
-	uint64_t to = (uint64_t)(uintptr_t)rx->tgt[0].iov_base + rx->data_left;
-	struct msghdr mh;
-	ssize_t got;
-	size_t pos;
-
-	if (!w || w->num_sge != 1 || to >= w->sge[0].addr + w->len)
-		return rx_recv_direct(ep, stage_n, asked);
-	npred = rx_pred_iov(rx, w->sge[0].lkey, w->sge[0].addr + w->len, iov, &n, plen, asked);
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = iov;
-	mh.msg_iovlen = n;
-	got = recvmsg(ep->fd, &mh, MSG_DONTWAIT);
-	*stage_n = 0;
-	if (got <= 0)
-		return got;
-	/* the current FPDU: payload, then trailer */
-	pos = (size_t)got;
-	k = pos < rx->data_left ? (uint32_t)pos : rx->data_left;
-	rx_placed(ep, k);
-	pos -= k;
-	if (rx->state == SIW_RX_DATA)
-		return got;
-	k = pos < rx->trl_need ? (uint32_t)pos : rx->trl_need;
-	rx->trl_have = k;
-	pos -= k;
-	if (rx->trl_have < rx->trl_need || rx_trailer_done(ep) || rx->state != SIW_RX_HDR)
-		return got; /* incomplete, or terminating */
-	rx_pred_walk(ep, iov, n, npred, plen, pos, stage_n);
-	return got;
+	return rx->kind == SIW_RXK_READ_RESP && rx->pred_read && siw_orq_head_wqe(ep) != NULL;
 }
 
 /* Local write check of a posted receive's single SGE, the MR cached like
@@ -1011,9 +727,9 @@ int siw_rx_process(struct siw_ep *ep)
 		if (drained)
 			return rx_stop(ep, got);
 		if (rx->state == SIW_RX_DATA && rx_can_predict(ep)) {
-			n = rx_recv_predict(ep, &stage_n, &asked);
+			n = siw_rx_recv_predict(ep, &stage_n, &asked);
 		} else if (rx->state == SIW_RX_DATA) {
-			n = rx_recv_direct(ep, &stage_n, &asked);
+			n = siw_rx_recv_direct(ep, &stage_n, &asked);
 		} else {
 			/* raw: glibc's recv() is a cancellation point,
 			 * bookkeeping a non-blocking call does not need */

@@ -87,7 +87,7 @@
  * received straight into the target memory (qp_rx.c). */
 #define SIW_RX_STAGE 512u
 /* Read Responses: FPDUs received by one recvmsg() beyond the current one
- * (their sink is known: see qp_rx.c) */
+ * (their sink is known: see qp_rx_read.c) */
 #define SIW_PRED_FPDUS 15u
 #define SIW_REPLAY_MAX (SIW_PRED_FPDUS * (MPA_MAX_ULPDU + 12u) + SIW_RX_STAGE)
 /* active side: first-frame nudge delay, ms (cm.c; RPCRDMA_SIW_NUDGE_MS) */
@@ -535,7 +535,7 @@ struct siw_rx {
 	uint32_t inv_stag;
 	uint8_t op;
 	uint64_t msg_bytes; /* Send: bytes placed so far */
-	/* Read Response prediction (qp_rx.c rx_recv_predict): headers and
+	/* Read Response prediction (qp_rx_read.c siw_rx_recv_predict): headers and
 	 * trailers of the FPDUs expected after the current one */
 	uint8_t pred_exp[SIW_PRED_FPDUS][MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN];
 	uint8_t pred_rx[SIW_PRED_FPDUS][MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN + 8];
@@ -757,7 +757,7 @@ bool siw_tx_pending(const struct siw_ep *ep);
 
 /* qp_rx.c */
 int siw_rx_process(struct siw_ep *ep);
-/* qp_rx.c: FPDUs received through prediction (one recvmsg() for several)
+/* qp_rx_read.c: FPDUs received through prediction (one recvmsg() for several)
  * and mispredictions, for tests and benchmarks */
 void siw_ep_rx_pred_stats(struct rpcrdma_ep *ep, uint64_t *fpdus, uint64_t *miss);
 /* receive spins of a softiwarp device (tests): entered, hits, misses,

@@ -52,7 +52,7 @@ struct siw_fuzz_cfg {
 	/* SIW_FUZZ_MPA_INITIATOR: RFC 6581 RTR offered in our request
 	 * (enum rpcrdma_rtr: 0 none, 1 zero-length Write, 2 zero-length Read) */
 	uint8_t rtr;
-	/* Read Response receive prediction (qp_rx.c, otherwise opt-in with
+	/* Read Response receive prediction (qp_rx_read.c, otherwise opt-in with
 	 * RPCRDMA_SIW_RX_PREDICT=1) */
 	bool pred_read;
 };
@@ -77,7 +77,7 @@ struct siw_fuzz_info {
 	/* the last Terminate we sent (term_sent false if none) */
 	bool term_sent;
 	uint8_t term_layer, term_etype, term_code;
-	/* FPDUs received through prediction, mispredictions (qp_rx.c) */
+	/* FPDUs received through prediction, mispredictions (qp_rx_read.c) */
 	uint64_t pred_fpdus, pred_miss;
 };
 
