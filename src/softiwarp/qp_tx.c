@@ -87,79 +87,128 @@ static inline bool sges_ok(struct siw_ep *ep, const struct rpcrdma_sge *sg, uint
 	return true;
 }
 
-/* Pick and set up the next message; false when there is none (or the
- * send queue waits on ORD / a fence). */
-static bool tx_next_msg(struct siw_ep *ep)
+/* Our Terminate (RFC 5040 §4.8): queue 2, MSN 1, MO 0; the control field,
+ * then a copy of the offending DDP (and Read Request) header if kept. */
+static void tx_term_msg(struct siw_ep *ep, struct siw_txmsg *m)
 {
-	struct siw_txmsg *m = &ep->tx.msg;
-
-	if (ep->term_pending) {
-		ep->term_pending = false;
-		m->kind = SIW_TXM_TERM;
-		/* RFC 5040 §4.8: Terminate on queue 2, MSN 1, MO 0 */
-		msg_untagged(m, RDMAP_TERMINATE, RDMAP_QN_TERMINATE,
-			     ep->tx_msn[RDMAP_QN_TERMINATE]++);
-		m->ext[0] = (uint8_t)(ep->term_layer << 4 | (ep->term_etype & 0x0fu));
-		m->ext[1] = ep->term_code;
-		m->ext[2] = 0;
-		m->ext[3] = 0;
-		m->ext_len = RDMAP_TERM_CTRL_LEN;
-		if (ep->term_hdr_len) {
-			/* M: DDP Segment Length valid; D: DDP header follows;
-			 * R: RDMAP (Read Request) header follows */
-			m->ext[2] = RDMAP_TERM_FLAG_M | RDMAP_TERM_FLAG_D |
-				    (ep->term_hdr_rreq ? RDMAP_TERM_FLAG_R : 0);
-			memcpy(m->ext + RDMAP_TERM_CTRL_LEN, ep->term_hdr, ep->term_hdr_len);
-			m->ext_len += ep->term_hdr_len;
-		}
-		msg_src(m, NULL, 0);
-		m->total = 0;
-		return true;
+	m->kind = SIW_TXM_TERM;
+	msg_untagged(m, RDMAP_TERMINATE, RDMAP_QN_TERMINATE, ep->tx_msn[RDMAP_QN_TERMINATE]++);
+	m->ext[0] = (uint8_t)(ep->term_layer << 4 | (ep->term_etype & 0x0fu));
+	m->ext[1] = ep->term_code;
+	m->ext[2] = 0;
+	m->ext[3] = 0;
+	m->ext_len = RDMAP_TERM_CTRL_LEN;
+	if (ep->term_hdr_len) {
+		/* M: DDP Segment Length valid; D: DDP header follows;
+		 * R: RDMAP (Read Request) header follows */
+		m->ext[2] = RDMAP_TERM_FLAG_M | RDMAP_TERM_FLAG_D |
+			    (ep->term_hdr_rreq ? RDMAP_TERM_FLAG_R : 0);
+		memcpy(m->ext + RDMAP_TERM_CTRL_LEN, ep->term_hdr, ep->term_hdr_len);
+		m->ext_len += ep->term_hdr_len;
 	}
-	if (ep->state != SIW_EP_RTS)
+	msg_src(m, NULL, 0);
+	m->total = 0;
+}
+
+/* The RTR frame of RFC 6581 §6: a zero-length Read Request or Write. */
+static void tx_rtr_msg(struct siw_ep *ep, struct siw_txmsg *m)
+{
+	m->kind = SIW_TXM_RTR;
+	if (ep->rtr == RPCRDMA_RTR_READ) {
+		/* RFC 6581 §6: zero-length RDMA Read Request as RTR */
+		msg_untagged(m, RDMAP_READ_REQ, RDMAP_QN_READ_REQ, ep->tx_msn[RDMAP_QN_READ_REQ]++);
+		memset(m->ext, 0, RDMAP_RREQ_LEN);
+		m->ext_len = RDMAP_RREQ_LEN;
+		ep->rtr_read_pending = true;
+	} else {
+		/* zero-length RDMA Write, STag 0, TO 0 */
+		msg_tagged(m, RDMAP_WRITE, 0, 0);
+	}
+	msg_src(m, NULL, 0);
+	m->total = 0;
+}
+
+/* The Read Response to the oldest accepted Read Request (RFC 5040 §5.2);
+ * false if its source failed the check and the stream terminates. */
+static bool tx_read_resp_msg(struct siw_ep *ep, struct siw_txmsg *m)
+{
+	struct siw_irqe *q = &ep->irq[ep->irq_tx % ep->irq_cap];
+
+	/* RFC 5042 §5: re-check the source at execution; it may have
+	 * been invalidated since the request was accepted. */
+	if (q->len && siw_mem_check(ep->dev, q->src_stag, ep->pd, RPCRDMA_ACCESS_REMOTE_READ,
+				    q->src_to, q->len, NULL) != SIW_MEM_OK) {
+		ep->term_hdr_len = 0;
+		siw_ep_terminate(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT,
+				 RDMAP_ECODE_INVALID_STAG);
 		return false;
-	if (ep->rtr_pending) {
-		ep->rtr_pending = false;
-		m->kind = SIW_TXM_RTR;
-		if (ep->rtr == RPCRDMA_RTR_READ) {
-			/* RFC 6581 §6: zero-length RDMA Read Request as RTR */
-			msg_untagged(m, RDMAP_READ_REQ, RDMAP_QN_READ_REQ,
-				     ep->tx_msn[RDMAP_QN_READ_REQ]++);
-			memset(m->ext, 0, RDMAP_RREQ_LEN);
-			m->ext_len = RDMAP_RREQ_LEN;
-			ep->rtr_read_pending = true;
-		} else {
-			/* zero-length RDMA Write, STag 0, TO 0 */
-			msg_tagged(m, RDMAP_WRITE, 0, 0);
-		}
+	}
+	ep->irq_tx++;
+	m->kind = SIW_TXM_READ_RESP;
+	msg_tagged(m, RDMAP_READ_RESP, q->sink_stag, q->sink_to);
+	m->one.addr = q->src_to;
+	m->one.length = q->len;
+	m->one.lkey = q->src_stag;
+	msg_src(m, &m->one, 1);
+	m->total = q->len;
+	ep->stats.reads_in++;
+	return true;
+}
+
+/* A send-queue entry that passed its checks, as the message to send: a
+ * Send (with SE / Invalidate), an RDMA Write, or an RDMA Read's Read
+ * Request (RFC 5040 §4.4, queue 1), which then waits in the ORQ for its
+ * response. */
+static void tx_wqe_msg(struct siw_ep *ep, struct siw_txmsg *m, struct siw_wqe *w)
+{
+	m->kind = SIW_TXM_WQE;
+	m->wqe = w;
+	switch (w->opcode) {
+	case RPCRDMA_WR_SEND: {
+		uint8_t op = RDMAP_SEND;
+
+		if (w->flags & RPCRDMA_SEND_INVALIDATE)
+			op = (w->flags & RPCRDMA_SEND_SOLICITED) ? RDMAP_SEND_SE_INV
+								 : RDMAP_SEND_INV;
+		else if (w->flags & RPCRDMA_SEND_SOLICITED)
+			op = RDMAP_SEND_SE;
+		msg_untagged(m, op, RDMAP_QN_SEND, ep->tx_msn[RDMAP_QN_SEND]++);
+		if (w->flags & RPCRDMA_SEND_INVALIDATE)
+			m->inv_stag = w->inv_stag;
+		msg_src(m, w->sge, w->num_sge);
+		m->total = w->len;
+		ep->stats.sends++;
+		break;
+	}
+	case RPCRDMA_WR_RDMA_WRITE:
+		msg_tagged(m, RDMAP_WRITE, w->rstag, w->raddr);
+		msg_src(m, w->sge, w->num_sge);
+		m->total = w->len;
+		ep->stats.writes_out++;
+		break;
+	default: /* RDMA Read: RFC 5040 §4.4 Read Request, queue 1 */
+		msg_untagged(m, RDMAP_READ_REQ, RDMAP_QN_READ_REQ, ep->tx_msn[RDMAP_QN_READ_REQ]++);
+		put_be32(m->ext + RDMAP_RREQ_SINK_STAG, w->num_sge ? w->sge[0].lkey : 0);
+		put_be64(m->ext + RDMAP_RREQ_SINK_TO, w->num_sge ? w->sge[0].addr : 0);
+		put_be32(m->ext + RDMAP_RREQ_SIZE, (uint32_t)w->len);
+		put_be32(m->ext + RDMAP_RREQ_SRC_STAG, w->rstag);
+		put_be64(m->ext + RDMAP_RREQ_SRC_TO, w->raddr);
+		m->ext_len = RDMAP_RREQ_LEN;
 		msg_src(m, NULL, 0);
 		m->total = 0;
-		return true;
+		w->state = SIW_WQE_READ_WAIT;
+		w->read_got = 0;
+		ep->orq[ep->orq_tail++ % ep->orq_cap] = ep->sq_tx - 1u;
+		ep->stats.reads_out++;
+		break;
 	}
-	if (ep->irq_tx != ep->irq_tail) {
-		struct siw_irqe *q = &ep->irq[ep->irq_tx % ep->irq_cap];
+}
 
-		/* RFC 5042 §5: re-check the source at execution; it may have
-		 * been invalidated since the request was accepted. */
-		if (q->len &&
-		    siw_mem_check(ep->dev, q->src_stag, ep->pd, RPCRDMA_ACCESS_REMOTE_READ,
-				  q->src_to, q->len, NULL) != SIW_MEM_OK) {
-			ep->term_hdr_len = 0;
-			siw_ep_terminate(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT,
-					 RDMAP_ECODE_INVALID_STAG);
-			return false;
-		}
-		ep->irq_tx++;
-		m->kind = SIW_TXM_READ_RESP;
-		msg_tagged(m, RDMAP_READ_RESP, q->sink_stag, q->sink_to);
-		m->one.addr = q->src_to;
-		m->one.length = q->len;
-		m->one.lkey = q->src_stag;
-		msg_src(m, &m->one, 1);
-		m->total = q->len;
-		ep->stats.reads_in++;
-		return true;
-	}
+/* The next send-queue entry, if it may go now: false when the queue is
+ * empty, waits on ORD or a fence, or the entry failed its local
+ * protection check (which terminates the stream). */
+static bool tx_sq_msg(struct siw_ep *ep, struct siw_txmsg *m)
+{
 	/* ORD 0 (ours, or the peer's IRD 0 after the RFC 6581 §9 exchange):
 	 * a Read Request can never be issued. It completes in error instead
 	 * of holding the send queue, and what follows it still goes. */
@@ -172,71 +221,53 @@ static bool tx_next_msg(struct siw_ep *ep)
 		ep->sq_tx++;
 		siw_sq_retire(ep);
 	}
-	if (ep->sq_tx != ep->sq_tail) {
-		struct siw_wqe *w = &ep->sq[ep->sq_tx % ep->max_send_wr];
-		uint32_t outstanding = ep->orq_tail - ep->orq_head;
+	if (ep->sq_tx == ep->sq_tail)
+		return false;
 
-		if (w->opcode == RPCRDMA_WR_RDMA_READ && outstanding >= ep->eff_ord)
-			return false; /* ORD reached: wait for a Read Response */
-		if ((w->flags & RPCRDMA_SEND_FENCE) && outstanding)
-			return false;
-		if (!sges_ok(ep, w->sge, w->num_sge,
-			     w->opcode == RPCRDMA_WR_RDMA_READ ? RPCRDMA_ACCESS_LOCAL_WRITE : 0)) {
-			w->status = RPCRDMA_WC_LOC_PROT_ERR;
-			w->state = SIW_WQE_DONE;
-			ep->sq_tx++;
-			siw_sq_retire(ep);
-			ep->term_hdr_len = 0;
-			siw_ep_terminate(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
-					 RDMAP_ECODE_UNSPECIFIED);
-			return false;
-		}
+	struct siw_wqe *w = &ep->sq[ep->sq_tx % ep->max_send_wr];
+	uint32_t outstanding = ep->orq_tail - ep->orq_head;
+
+	if (w->opcode == RPCRDMA_WR_RDMA_READ && outstanding >= ep->eff_ord)
+		return false; /* ORD reached: wait for a Read Response */
+	if ((w->flags & RPCRDMA_SEND_FENCE) && outstanding)
+		return false;
+	if (!sges_ok(ep, w->sge, w->num_sge,
+		     w->opcode == RPCRDMA_WR_RDMA_READ ? RPCRDMA_ACCESS_LOCAL_WRITE : 0)) {
+		w->status = RPCRDMA_WC_LOC_PROT_ERR;
+		w->state = SIW_WQE_DONE;
 		ep->sq_tx++;
-		m->kind = SIW_TXM_WQE;
-		m->wqe = w;
-		switch (w->opcode) {
-		case RPCRDMA_WR_SEND: {
-			uint8_t op = RDMAP_SEND;
+		siw_sq_retire(ep);
+		ep->term_hdr_len = 0;
+		siw_ep_terminate(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+				 RDMAP_ECODE_UNSPECIFIED);
+		return false;
+	}
+	ep->sq_tx++;
+	tx_wqe_msg(ep, m, w);
+	return true;
+}
 
-			if (w->flags & RPCRDMA_SEND_INVALIDATE)
-				op = (w->flags & RPCRDMA_SEND_SOLICITED) ? RDMAP_SEND_SE_INV
-									 : RDMAP_SEND_INV;
-			else if (w->flags & RPCRDMA_SEND_SOLICITED)
-				op = RDMAP_SEND_SE;
-			msg_untagged(m, op, RDMAP_QN_SEND, ep->tx_msn[RDMAP_QN_SEND]++);
-			if (w->flags & RPCRDMA_SEND_INVALIDATE)
-				m->inv_stag = w->inv_stag;
-			msg_src(m, w->sge, w->num_sge);
-			m->total = w->len;
-			ep->stats.sends++;
-			break;
-		}
-		case RPCRDMA_WR_RDMA_WRITE:
-			msg_tagged(m, RDMAP_WRITE, w->rstag, w->raddr);
-			msg_src(m, w->sge, w->num_sge);
-			m->total = w->len;
-			ep->stats.writes_out++;
-			break;
-		default: /* RDMA Read: RFC 5040 §4.4 Read Request, queue 1 */
-			msg_untagged(m, RDMAP_READ_REQ, RDMAP_QN_READ_REQ,
-				     ep->tx_msn[RDMAP_QN_READ_REQ]++);
-			put_be32(m->ext + RDMAP_RREQ_SINK_STAG, w->num_sge ? w->sge[0].lkey : 0);
-			put_be64(m->ext + RDMAP_RREQ_SINK_TO, w->num_sge ? w->sge[0].addr : 0);
-			put_be32(m->ext + RDMAP_RREQ_SIZE, (uint32_t)w->len);
-			put_be32(m->ext + RDMAP_RREQ_SRC_STAG, w->rstag);
-			put_be64(m->ext + RDMAP_RREQ_SRC_TO, w->raddr);
-			m->ext_len = RDMAP_RREQ_LEN;
-			msg_src(m, NULL, 0);
-			m->total = 0;
-			w->state = SIW_WQE_READ_WAIT;
-			w->read_got = 0;
-			ep->orq[ep->orq_tail++ % ep->orq_cap] = ep->sq_tx - 1u;
-			ep->stats.reads_out++;
-			break;
-		}
+/* Pick and set up the next message, in the priority order above; false
+ * when there is none (or the send queue waits on ORD / a fence). */
+static bool tx_next_msg(struct siw_ep *ep)
+{
+	struct siw_txmsg *m = &ep->tx.msg;
+
+	if (ep->term_pending) {
+		ep->term_pending = false;
+		tx_term_msg(ep, m);
 		return true;
 	}
-	return false;
+	if (ep->state != SIW_EP_RTS)
+		return false;
+	if (ep->rtr_pending) {
+		ep->rtr_pending = false;
+		tx_rtr_msg(ep, m);
+		return true;
+	}
+	if (ep->irq_tx != ep->irq_tail)
+		return tx_read_resp_msg(ep, m);
+	return tx_sq_msg(ep, m);
 }
 
 /* Append one FPDU of the current message to the batch. Returns false if
