@@ -129,24 +129,16 @@ static void pump(struct siw_fuzz *f)
 	}
 }
 
-int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
+/* The device, the mapped target region, receive buffers and their MRs,
+ * the CQ and the event channel. On failure the caller destroys @f. */
+static int fuzz_resources(struct siw_fuzz *f)
 {
-	struct siw_fuzz *f;
 	struct rpcrdma_cq_attr ca = {.cqe = 1024};
-	struct rpcrdma_ep_attr ea;
-	int sv[2], rc;
+	int rc;
 
-	if (!cfg || !out)
-		return -EINVAL;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	f->peer = -1;
 	rc = siw_dev_create(true, NULL, &f->dev);
-	if (rc) {
-		free(f);
+	if (rc)
 		return rc;
-	}
 	f->region = mmap(FUZZ_REGION_ADDR, FUZZ_REGION_LEN, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (f->region == MAP_FAILED)
@@ -154,10 +146,8 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	f->region_mapped = f->region != MAP_FAILED;
 	f->rbuf = calloc(FUZZ_NRECV, FUZZ_RECV_LEN);
-	if (!f->region_mapped || !f->rbuf) {
-		siw_fuzz_destroy(f);
+	if (!f->region_mapped || !f->rbuf)
 		return -ENOMEM;
-	}
 	rc = rpcrdma_pd_alloc(&f->dev->base, &f->pd);
 	if (!rc)
 		rc = rpcrdma_mr_reg(f->pd, f->region, FUZZ_REGION_LEN,
@@ -171,10 +161,15 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 		rc = rpcrdma_cq_create(&f->dev->base, &ca, &f->cq);
 	if (!rc)
 		rc = rpcrdma_evch_create(&f->dev->base, NULL, &f->ch);
-	if (rc) {
-		siw_fuzz_destroy(f);
-		return rc;
-	}
+	return rc;
+}
+
+/* The endpoint under test, from @cfg, with its receives posted. */
+static int fuzz_ep_create(struct siw_fuzz *f, const struct siw_fuzz_cfg *cfg)
+{
+	struct rpcrdma_ep_attr ea;
+	int rc;
+
 	memset(&ea, 0, sizeof(ea));
 	ea.comp_mask = RPCRDMA_EP_ATTR_IRD_ORD | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_MPA_REV |
 		       RPCRDMA_EP_ATTR_SOCKBUF;
@@ -197,6 +192,100 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 	rc = rpcrdma_ep_create(f->pd, &ea, &f->ep);
 	for (uint32_t i = 0; !rc && i < FUZZ_NRECV; i++)
 		rc = post_recv(f, i);
+	return rc;
+}
+
+/* SIW_FUZZ_MPA_RESPONDER: a connection request read from @fd (the peer's
+ * bytes are its MPA request), answered by reap(). Device lock held. */
+static int fuzz_attach_responder(struct siw_fuzz *f, int fd)
+{
+	struct siw_dev *dev = f->dev;
+	struct siw_creq *req = calloc(1, sizeof(*req));
+	int rc;
+
+	if (!req)
+		return -ENOMEM;
+	f->fake_listener.dev = dev;
+	f->fake_listener.evch = to_siw_evch(f->ch);
+	f->fake_listener.fd = -1;
+	req->base.dev = &dev->base;
+	req->dev = dev;
+	req->listener = &f->fake_listener;
+	req->fd = fd;
+	req->poll.kind = SIW_POLL_CREQ;
+	req->state = SIW_CREQ_READING;
+	rc = siw_poll_add(dev, &req->poll, fd, EPOLLIN);
+	if (rc) {
+		free(req);
+		return rc;
+	}
+	req->next = dev->creqs;
+	dev->creqs = req;
+	return 0;
+}
+
+/* SIW_FUZZ_MPA_INITIATOR: our MPA request is sent (as cm.c would, with
+ * the RFC 6581 §9 RTR bits) and the peer's bytes are the reply. */
+static void fuzz_start_initiator(struct siw_ep *ep)
+{
+	bool enh = ep->want_rev >= MPA_REV2;
+	uint16_t ird_w = (uint16_t)ep->ird, ord_w = (uint16_t)ep->ord;
+
+	if (enh && ep->want_rtr != RPCRDMA_RTR_NONE) {
+		ird_w |= MPA_V2_PEER_TO_PEER;
+		ord_w |= ep->want_rtr == RPCRDMA_RTR_READ ? MPA_V2_READ_RTR : MPA_V2_WRITE_RTR;
+	}
+	ep->active = true;
+	ep->state = SIW_EP_MPA_REQ_SENT;
+	ep->rx.state = SIW_RX_MPA;
+	ep->mpa_in.need = 0;
+	ep->tx.mpa_len = siw_mpa_build(ep->tx.mpa, false, ep->want_crc ? MPA_FLAG_CRC : 0,
+				       enh ? MPA_REV2 : MPA_REV1, enh, ird_w, ord_w, NULL, 0);
+	ep->tx.mpa_off = 0;
+}
+
+/* The other modes: the endpoint owns @fd from the start, either mid-MPA as
+ * initiator or already in RTS (the peer's bytes are FPDUs). Device lock
+ * held. */
+static int fuzz_attach_stream(struct siw_fuzz *f, const struct siw_fuzz_cfg *cfg, int fd)
+{
+	struct siw_ep *ep = to_siw_ep(f->ep);
+	int rc;
+
+	ep->fd = fd;
+	ep->used = true;
+	ep->peer_ird = ep->ird;
+	ep->peer_ord = ep->ord;
+	ep->eff_ord = ep->ord;
+	ep->rev = ep->want_rev;
+	if (cfg->mode == SIW_FUZZ_MPA_INITIATOR) {
+		fuzz_start_initiator(ep);
+	} else {
+		ep->crc = cfg->crc;
+		ep->rx.state = SIW_RX_MPA; /* siw_ep_enter_rts resets it to HDR */
+		siw_ep_enter_rts(ep);
+	}
+	rc = siw_poll_add(f->dev, &ep->poll, fd, EPOLLIN);
+	if (!rc)
+		(void)siw_tx_process(ep);
+	return rc;
+}
+
+int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
+{
+	struct siw_fuzz *f;
+	struct siw_ep *ep;
+	int sv[2], rc;
+
+	if (!cfg || !out)
+		return -EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->peer = -1;
+	rc = fuzz_resources(f);
+	if (!rc)
+		rc = fuzz_ep_create(f, cfg);
 	if (!rc && socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
 		rc = -errno;
 	if (rc) {
@@ -204,73 +293,16 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 		return rc;
 	}
 	f->peer = sv[1];
-
-	struct siw_dev *dev = f->dev;
-	struct siw_ep *ep = to_siw_ep(f->ep);
-
-	siw_dev_lock(dev);
+	ep = to_siw_ep(f->ep);
+	siw_dev_lock(f->dev);
 	ep->fuzz = true;
 	ep->nudge_ms = 0; /* no first-frame nudge: the peer's bytes are the input */
 	ep->rx.pred_read = cfg->pred_read;
-	if (cfg->mode == SIW_FUZZ_MPA_RESPONDER) {
-		/* a request read from sv[0], answered by reap() */
-		struct siw_creq *req = calloc(1, sizeof(*req));
-
-		if (!req) {
-			rc = -ENOMEM;
-		} else {
-			f->fake_listener.dev = dev;
-			f->fake_listener.evch = to_siw_evch(f->ch);
-			f->fake_listener.fd = -1;
-			req->base.dev = &dev->base;
-			req->dev = dev;
-			req->listener = &f->fake_listener;
-			req->fd = sv[0];
-			req->poll.kind = SIW_POLL_CREQ;
-			req->state = SIW_CREQ_READING;
-			rc = siw_poll_add(dev, &req->poll, sv[0], EPOLLIN);
-			if (rc) {
-				free(req);
-			} else {
-				req->next = dev->creqs;
-				dev->creqs = req;
-			}
-		}
-	} else {
-		ep->fd = sv[0];
-		ep->used = true;
-		ep->peer_ird = ep->ird;
-		ep->peer_ord = ep->ord;
-		ep->eff_ord = ep->ord;
-		ep->rev = ep->want_rev;
-		if (cfg->mode == SIW_FUZZ_MPA_INITIATOR) {
-			bool enh = ep->want_rev >= MPA_REV2;
-			uint16_t ird_w = (uint16_t)ep->ird, ord_w = (uint16_t)ep->ord;
-
-			/* the request cm.c would send (RFC 6581 §9 RTR bits) */
-			if (enh && ep->want_rtr != RPCRDMA_RTR_NONE) {
-				ird_w |= MPA_V2_PEER_TO_PEER;
-				ord_w |= ep->want_rtr == RPCRDMA_RTR_READ ? MPA_V2_READ_RTR
-									  : MPA_V2_WRITE_RTR;
-			}
-			ep->active = true;
-			ep->state = SIW_EP_MPA_REQ_SENT;
-			ep->rx.state = SIW_RX_MPA;
-			ep->mpa_in.need = 0;
-			ep->tx.mpa_len =
-			    siw_mpa_build(ep->tx.mpa, false, ep->want_crc ? MPA_FLAG_CRC : 0,
-					  enh ? MPA_REV2 : MPA_REV1, enh, ird_w, ord_w, NULL, 0);
-			ep->tx.mpa_off = 0;
-		} else {
-			ep->crc = cfg->crc;
-			ep->rx.state = SIW_RX_MPA; /* siw_ep_enter_rts resets it to HDR */
-			siw_ep_enter_rts(ep);
-		}
-		rc = siw_poll_add(dev, &ep->poll, sv[0], EPOLLIN);
-		if (!rc)
-			(void)siw_tx_process(ep);
-	}
-	siw_dev_unlock(dev);
+	if (cfg->mode == SIW_FUZZ_MPA_RESPONDER)
+		rc = fuzz_attach_responder(f, sv[0]);
+	else
+		rc = fuzz_attach_stream(f, cfg, sv[0]);
+	siw_dev_unlock(f->dev);
 	if (rc) {
 		close(sv[0]);
 		siw_fuzz_destroy(f);
