@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Dummy ops (rdma-core style): an op a provider does not implement answers
- * -EOPNOTSUPP instead of crashing on a NULL pointer. Getters that cannot
- * fail answer a neutral value (STag 0, invalid, offset/length 0, fd -1).
+ * -EOPNOTSUPP instead of crashing on a NULL pointer, the fd getters
+ * included (no fd to wait on). Getters that cannot fail answer a neutral
+ * value (STag 0, invalid, offset/length 0).
  */
 #include <errno.h>
 
