@@ -16,9 +16,8 @@
  *           case ERR_VERS: uint32 rdma_vers_low; uint32 rdma_vers_high;
  *           case ERR_CHUNK: void; };
  *
- * An XDR optional-data pointer ("*") is a 32-bit discriminator, 1 then the
- * item or 0 for none; so the Read and Write lists are sequences of entries
- * each preceded by a 1 and ended by a 0.
+ * The chunk lists (segments, Read list, Write list, Reply chunk) are
+ * coded by chunks_xdr.h, which Version Two shares.
  *
  * Every received header is hostile: every count is checked against our
  * limit and, by division, against the bytes that remain before any
@@ -29,166 +28,19 @@
 #include <errno.h>
 #include <string.h>
 
+#include "transport/chunks_xdr.h"
 #include "xdr/xdr_internal.h"
 
 /* ---- decoding ---- */
-
-/* Fast path: the next @n bytes lie in the current iovec (the common case:
- * a header in one receive buffer). Steps over them and returns where they
- * are, or NULL with the cursor untouched; the caller then takes the
- * XDR layer's slow path, which handles straddling and truncation. */
-static inline uint8_t *take_contiguous(struct rpcrdma_xdr *x, size_t n)
-{
-	struct iovec *v = &x->iov[x->idx];
-	if (v->iov_len - x->off < n)
-		return NULL;
-	uint8_t *p = (uint8_t *)v->iov_base + x->off;
-	x->off += n;
-	x->pos += n;
-	return p;
-}
 
 static inline int get_u32(struct rpcrdma_xdr *x, uint32_t *v)
 {
 	return xdri_get_u32_inline(x, v);
 }
 
-/* RFC 4506 §4.19: optional-data discriminator, 0 or 1 only. */
-static inline int get_present(struct rpcrdma_xdr *x, bool *present)
+static inline int decode_fixed(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
 {
-	uint32_t v;
-	int rc = get_u32(x, &v);
-	if (rc)
-		return rc;
-	if (v > 1)
-		return -EINVAL;
-	*present = v;
-	return 0;
-}
-
-static int get_segment(struct rpcrdma_xdr *x, struct rpcrdma1_segment *s)
-{
-	uint8_t tmp[RPCRDMA1_SEGMENT_SIZE];
-	const uint8_t *p = take_contiguous(x, RPCRDMA1_SEGMENT_SIZE);
-	if (!p) {
-		/* Straddles iovecs (or truncated: -EBADMSG, cursor unchanged). */
-		int rc = rpcrdma_xdri_get_slow(x, tmp, sizeof(tmp));
-		if (rc)
-			return rc;
-		p = tmp;
-	}
-	s->handle = xdri_load_be32(p);
-	s->length = xdri_load_be32(p + 4);
-	s->offset = xdri_load_be64(p + 8);
-	return 0;
-}
-
-/* A counted array of segments (xdr_write_chunk): the count is validated
- * against @room (our limit, -E2BIG) and against the bytes left (-EOVERFLOW)
- * before a single segment is read. */
-static int get_segment_array(struct rpcrdma_xdr *x, struct rpcrdma1_segment *dst, uint32_t room,
-			     uint32_t *n)
-{
-	int rc = rpcrdma_xdr_get_count(x, room, RPCRDMA1_SEGMENT_SIZE, n);
-	if (rc)
-		return rc;
-	for (uint32_t i = 0; i < *n; i++) {
-		rc = get_segment(x, &dst[i]);
-		if (rc)
-			return rc; /* unreachable: the count fit in what remained */
-	}
-	return 0;
-}
-
-static int decode_read_list(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
-{
-	for (;;) {
-		bool more;
-		int rc = get_present(x, &more);
-		if (rc)
-			return rc;
-		if (!more)
-			return 0;
-		if (c->nreads == RPCRDMA1_MAX_READ_SEGS)
-			return -E2BIG;
-		struct rpcrdma1_read_segment *r = &c->reads[c->nreads];
-		rc = get_u32(x, &r->position);
-		if (rc)
-			return rc;
-		rc = get_segment(x, &r->seg);
-		if (rc)
-			return rc;
-		c->nreads++;
-	}
-}
-
-static int decode_write_list(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
-{
-	for (;;) {
-		bool more;
-		int rc = get_present(x, &more);
-		if (rc)
-			return rc;
-		if (!more)
-			return 0;
-		if (c->nwrites == RPCRDMA1_MAX_WRITE_CHUNKS)
-			return -E2BIG;
-		uint32_t n;
-		rc = get_segment_array(x, &c->wsegs[c->nwsegs], RPCRDMA1_MAX_WRITE_SEGS - c->nwsegs,
-				       &n);
-		if (rc)
-			return rc;
-		c->writes[c->nwrites].first = c->nwsegs;
-		c->writes[c->nwrites].nsegs = n;
-		c->nwrites++;
-		c->nwsegs += n;
-	}
-}
-
-static int decode_reply_chunk(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
-{
-	bool present;
-	int rc = get_present(x, &present);
-	if (rc || !present)
-		return rc;
-	rc = get_segment_array(x, c->reply, RPCRDMA1_MAX_REPLY_SEGS, &c->nreply);
-	if (rc)
-		return rc;
-	c->reply_present = true;
-	return 0;
-}
-
-/* RFC 8166 §4.3: Read list, then Write list, then Reply chunk. */
-static int decode_chunks(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
-{
-	int rc = decode_read_list(x, c);
-	if (!rc)
-		rc = decode_write_list(x, c);
-	if (!rc)
-		rc = decode_reply_chunk(x, c);
-	return rc;
-}
-
-static int decode_fixed(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
-{
-	const uint8_t *p = take_contiguous(x, RPCRDMA1_FIXED_SIZE);
-	if (p) {
-		h->xid = xdri_load_be32(p);
-		h->vers = xdri_load_be32(p + 4);
-		h->credit = xdri_load_be32(p + 8);
-		h->proc = xdri_load_be32(p + 12);
-		return 0;
-	}
-	/* Short or straddling: word by word, so a truncated header still
-	 * yields the words it has (the xid to answer with). */
-	int rc = get_u32(x, &h->xid);
-	if (!rc)
-		rc = get_u32(x, &h->vers);
-	if (!rc)
-		rc = get_u32(x, &h->credit);
-	if (!rc)
-		rc = get_u32(x, &h->proc);
-	return rc;
+	return chunks_xdr_get_fixed(x, &h->xid, &h->vers, &h->credit, &h->proc);
 }
 
 /*
@@ -231,14 +83,14 @@ static int decode_body(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
 	switch (h->proc) {
 	case RPCRDMA1_MSG:
 	case RPCRDMA1_NOMSG:
-		return decode_chunks(x, &h->chunks);
+		return chunks_xdr_decode(x, &h->chunks);
 	case RPCRDMA1_MSGP:
 		/* RFC 5666 §4.3 rpc_rdma_header_padded. */
 		rc = get_u32(x, &h->align);
 		if (!rc)
 			rc = get_u32(x, &h->thresh);
 		if (!rc)
-			rc = decode_chunks(x, &h->chunks);
+			rc = chunks_xdr_decode(x, &h->chunks);
 		return rc;
 	case RPCRDMA1_DONE:
 		return 0;
@@ -325,41 +177,11 @@ uint32_t rpcrdma1_error_reply(int rc)
 
 /* ---- sizes and validity of what we are asked to encode ---- */
 
-static bool chunks_valid(const struct rpcrdma1_chunks *c)
-{
-	if (c->nreads > RPCRDMA1_MAX_READ_SEGS || c->nwrites > RPCRDMA1_MAX_WRITE_CHUNKS ||
-	    c->nwsegs > RPCRDMA1_MAX_WRITE_SEGS || c->nreply > RPCRDMA1_MAX_REPLY_SEGS)
-		return false;
-	if (!c->reply_present && c->nreply)
-		return false;
-	for (uint32_t i = 0; i < c->nwrites; i++) {
-		const struct rpcrdma1_write_chunk *w = &c->writes[i];
-		if (w->first > c->nwsegs || w->nsegs > c->nwsegs - w->first)
-			return false;
-	}
-	return true;
-}
-
-/* Caller checked chunks_valid(): every count is small, no overflow. */
-static size_t chunks_size_valid(const struct rpcrdma1_chunks *c)
-{
-	if (!c)
-		return RPCRDMA1_EMPTY_LISTS;
-	size_t n = (size_t)c->nreads * RPCRDMA1_READ_ENTRY_SIZE + 4;
-	for (uint32_t i = 0; i < c->nwrites; i++)
-		n += 8 + (size_t)c->writes[i].nsegs * RPCRDMA1_SEGMENT_SIZE;
-	n += 4;
-	n += 4;
-	if (c->reply_present)
-		n += 4 + (size_t)c->nreply * RPCRDMA1_SEGMENT_SIZE;
-	return n;
-}
-
 size_t rpcrdma1_chunks_size(const struct rpcrdma1_chunks *c)
 {
-	if (c && !chunks_valid(c))
+	if (c && !chunks_xdr_valid(c))
 		return 0;
-	return chunks_size_valid(c);
+	return chunks_xdr_size_valid(c);
 }
 
 size_t rpcrdma1_hdr_size(const struct rpcrdma1_hdr *h)
@@ -367,12 +189,12 @@ size_t rpcrdma1_hdr_size(const struct rpcrdma1_hdr *h)
 	switch (h->proc) {
 	case RPCRDMA1_MSG:
 	case RPCRDMA1_NOMSG:
-		return chunks_valid(&h->chunks)
-			   ? RPCRDMA1_FIXED_SIZE + chunks_size_valid(&h->chunks)
+		return chunks_xdr_valid(&h->chunks)
+			   ? RPCRDMA1_FIXED_SIZE + chunks_xdr_size_valid(&h->chunks)
 			   : 0;
 	case RPCRDMA1_MSGP:
-		return chunks_valid(&h->chunks)
-			   ? RPCRDMA1_FIXED_SIZE + 8 + chunks_size_valid(&h->chunks)
+		return chunks_xdr_valid(&h->chunks)
+			   ? RPCRDMA1_FIXED_SIZE + 8 + chunks_xdr_size_valid(&h->chunks)
 			   : 0;
 	case RPCRDMA1_DONE:
 		return RPCRDMA1_FIXED_SIZE;
@@ -394,80 +216,10 @@ static inline int put_u32(struct rpcrdma_xdr *x, uint32_t v)
 	return xdri_put_u32_inline(x, v);
 }
 
-static int put_segment(struct rpcrdma_xdr *x, const struct rpcrdma1_segment *s)
+static inline int put_fixed(struct rpcrdma_xdr *x, uint32_t xid, uint32_t vers, uint32_t credit,
+			    uint32_t proc)
 {
-	uint8_t tmp[RPCRDMA1_SEGMENT_SIZE];
-	uint8_t *p = take_contiguous(x, RPCRDMA1_SEGMENT_SIZE);
-	uint8_t *dst = p ? p : tmp;
-	xdri_store_be32(dst, s->handle);
-	xdri_store_be32(dst + 4, s->length);
-	xdri_store_be64(dst + 8, s->offset);
-	return p ? 0 : rpcrdma_xdri_put_slow(x, tmp, sizeof(tmp));
-}
-
-static int put_segment_array(struct rpcrdma_xdr *x, const struct rpcrdma1_segment *s, uint32_t n)
-{
-	int rc = put_u32(x, n);
-	for (uint32_t i = 0; !rc && i < n; i++)
-		rc = put_segment(x, &s[i]);
-	return rc;
-}
-
-static int put_chunks(struct rpcrdma_xdr *x, const struct rpcrdma1_chunks *c)
-{
-	int rc = 0;
-
-	if (!c) {
-		rc = put_u32(x, 0);
-		if (!rc)
-			rc = put_u32(x, 0);
-		if (!rc)
-			rc = put_u32(x, 0);
-		return rc;
-	}
-	for (uint32_t i = 0; !rc && i < c->nreads; i++) {
-		rc = put_u32(x, 1);
-		if (!rc)
-			rc = put_u32(x, c->reads[i].position);
-		if (!rc)
-			rc = put_segment(x, &c->reads[i].seg);
-	}
-	if (!rc)
-		rc = put_u32(x, 0);
-	for (uint32_t i = 0; !rc && i < c->nwrites; i++) {
-		rc = put_u32(x, 1);
-		if (!rc)
-			rc =
-			    put_segment_array(x, &c->wsegs[c->writes[i].first], c->writes[i].nsegs);
-	}
-	if (!rc)
-		rc = put_u32(x, 0);
-	if (!rc)
-		rc = put_u32(x, c->reply_present ? 1 : 0);
-	if (!rc && c->reply_present)
-		rc = put_segment_array(x, c->reply, c->nreply);
-	return rc;
-}
-
-static int put_fixed(struct rpcrdma_xdr *x, uint32_t xid, uint32_t vers, uint32_t credit,
-		     uint32_t proc)
-{
-	uint8_t *p = take_contiguous(x, RPCRDMA1_FIXED_SIZE);
-	if (p) {
-		xdri_store_be32(p, xid);
-		xdri_store_be32(p + 4, vers);
-		xdri_store_be32(p + 8, credit);
-		xdri_store_be32(p + 12, proc);
-		return 0;
-	}
-	int rc = put_u32(x, xid);
-	if (!rc)
-		rc = put_u32(x, vers);
-	if (!rc)
-		rc = put_u32(x, credit);
-	if (!rc)
-		rc = put_u32(x, proc);
-	return rc;
+	return chunks_xdr_put_fixed(x, xid, vers, credit, proc);
 }
 
 /* Everything of a header but its chunk lists, so the per-procedure
@@ -486,10 +238,10 @@ static int encode_words(struct rpcrdma_xdr *x, const struct hdr_words *w,
 	case RPCRDMA1_MSG:
 	case RPCRDMA1_NOMSG:
 	case RPCRDMA1_MSGP:
-		if (c && !chunks_valid(c))
+		if (c && !chunks_xdr_valid(c))
 			return -EINVAL;
-		need =
-		    RPCRDMA1_FIXED_SIZE + chunks_size_valid(c) + (w->proc == RPCRDMA1_MSGP ? 8 : 0);
+		need = RPCRDMA1_FIXED_SIZE + chunks_xdr_size_valid(c) +
+		       (w->proc == RPCRDMA1_MSGP ? 8 : 0);
 		break;
 	case RPCRDMA1_DONE:
 		need = RPCRDMA1_FIXED_SIZE;
@@ -521,7 +273,7 @@ static int encode_words(struct rpcrdma_xdr *x, const struct hdr_words *w,
 	case RPCRDMA1_MSG:
 	case RPCRDMA1_NOMSG:
 		if (!rc)
-			rc = put_chunks(x, c);
+			rc = chunks_xdr_encode(x, c);
 		break;
 	case RPCRDMA1_ERROR:
 		if (!rc)
