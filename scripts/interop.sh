@@ -2,9 +2,10 @@
 # The interop suite in one command: our client side against the Linux
 # kernel's NFS server (svcrdma, nfsd) over soft-iWARP, in a QEMU guest.
 #
-#   1. builds the guest if it is not built yet: ../shared/kernel-peer/
-#      build-guest.sh (apt-get + debootstrap from the Debian archive, a
-#      few minutes, once; artifacts in PEER_DIR, default /tmp/qemu-peer);
+#   1. builds the guest if it is not built yet or was built by another
+#      version of the harness: tests/interop/harness/build-guest.sh
+#      (apt-get + debootstrap from the Debian archive, a few minutes,
+#      once; artifacts in PEER_DIR, default /tmp/rpcrdma-guest);
 #   2. configures and builds BUILD_DIR (default build-tests/interop) and
 #      runs `ctest -L interop` there: one guest boot for the whole suite
 #      (tests/interop/CMakeLists.txt says what runs).
@@ -17,30 +18,26 @@
 # printed and every interop test reports a skip (exit 77), never a pass;
 # this script then exits 77.
 #
-# env: PEER_DIR, BUILD_DIR, KERNEL_PEER_DIR (default ../shared/kernel-peer)
+# env: PEER_DIR, BUILD_DIR
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
-kp=${KERNEL_PEER_DIR:-$root/../shared/kernel-peer}
-export PEER_DIR=${PEER_DIR:-/tmp/qemu-peer}
+harness=$root/tests/interop/harness
+export PEER_DIR=${PEER_DIR:-/tmp/rpcrdma-guest}
 build=${BUILD_DIR:-build-tests/interop}
 guest_built() {
-	[ -f "$PEER_DIR/vmlinuz" ] && [ -f "$PEER_DIR/initramfs.cpio.gz" ] &&
-		[ -f "$PEER_DIR/guest.img" ] && command -v qemu-system-x86_64 >/dev/null
+	bash "$harness/build-guest.sh" --check && command -v qemu-system-x86_64 >/dev/null
 }
 
 no_guest=0
 if guest_built; then
 	echo "=== guest: already built in $PEER_DIR"
-elif [ ! -x "$kp/build-guest.sh" ]; then
-	echo "=== guest: cannot build: no $kp/build-guest.sh (clone the repo with shared/ beside it)"
-	no_guest=1
 else
 	mkdir -p "$PEER_DIR"
 	log=$PEER_DIR/build-guest.log
-	echo "=== guest: building with $kp/build-guest.sh (log: $log)"
+	echo "=== guest: building with $harness/build-guest.sh (log: $log)"
 	t0=$(date +%s)
-	if bash "$kp/build-guest.sh" >"$log" 2>&1 && guest_built; then
+	if bash "$harness/build-guest.sh" >"$log" 2>&1 && guest_built; then
 		rm -f "$PEER_DIR/build-failed"
 		echo "=== guest: built in $(($(date +%s) - t0)) s"
 	else
@@ -53,7 +50,7 @@ fi
 
 mkdir -p "$(dirname "$build")"
 echo "=== configure + build $build"
-cmake -S "$root" -B "$build" -DRPCRDMA_WERROR=ON -DRPCRDMA_KERNEL_PEER_DIR="$kp" \
+cmake -S "$root" -B "$build" -DRPCRDMA_WERROR=ON \
 	>"$build.configure.log" 2>&1 || {
 	cat "$build.configure.log"
 	exit 1

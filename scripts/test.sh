@@ -51,8 +51,8 @@ run_suite() {
 	failed=$((failed + f))
 }
 
-# The interop label needs the kernel-peer QEMU guest (tests/interop/README.md).
-# A full run builds it when this machine lacks it (../shared/kernel-peer/
+# The interop label needs the QEMU guest (tests/interop/README.md).
+# A full run builds it when this machine lacks it (tests/interop/harness/
 # build-guest.sh, Debian archive, about 1-5 min, once per machine; the
 # normal suite's interop_guest_start does it, bounded by
 # RPCRDMA_INTEROP_BUILD_TIMEOUT). If it cannot be built, the interop tests
@@ -61,9 +61,9 @@ if [ $quick -eq 0 ]; then
 	export RPCRDMA_INTEROP_BUILD_GUEST=${RPCRDMA_INTEROP_BUILD_GUEST:-1}
 	export RPCRDMA_INTEROP_BUILD_TIMEOUT=${RPCRDMA_INTEROP_BUILD_TIMEOUT:-600}
 fi
+# built and of the current harness version (its stamp)
 guest_built() {
-	local d=${PEER_DIR:-/tmp/qemu-peer}
-	[ -f "$d/vmlinuz" ] && [ -f "$d/initramfs.cpio.gz" ] && [ -f "$d/guest.img" ]
+	bash tests/interop/harness/build-guest.sh --check
 }
 
 mkdir -p build-tests

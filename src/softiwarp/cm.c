@@ -7,7 +7,7 @@
  * and a deadline for every state that waits on the peer.
  *
  * Decisions, each from the RFCs or from Linux siw's behaviour
- * (kernel-peer/README.md):
+ * (docs/linux-peer.md):
  *   - CRC is used when either side asks (RFC 5044 §7.1 "C");
  *   - markers are never used: a request or reply demanding them is refused
  *     (RFC 5044 §7.1 "M");

@@ -3,7 +3,7 @@
  * MPA CRC32c (RFC 5044 §4.1: CRC32c, the iSCSI polynomial) through ISA-L's
  * folded/PCLMUL crc32_iscsi. crc32_iscsi(buf, len, seed) continues a raw
  * (non-inverted) register; the finished CRC is its complement. Checked
- * against the bitwise reference in kernel-peer/host/mpa-probe.py:
+ * against CRC-32C's standard check value:
  * ~crc32_iscsi("123456789", 9, 0xffffffff) == 0xe3069283. The 32-bit result
  * goes on the wire little-endian (put_le32), which is what Linux siw sends
  * and what Wireshark's iwarp_mpa dissector verifies.

@@ -101,7 +101,7 @@ enum rdmap_opcode {
 /* RFC 5040 §4.8: Terminate Control, 4 bytes after the untagged header:
  * Layer(4) EType(4) | Error Code(8) | M D R + reserved(13).
  * Linux siw writes byte 0 as EType<<4 | Layer and M/D/R in the low bits of
- * byte 2 (kernel-peer/README.md); siw_term_decode() reads both. */
+ * byte 2 (docs/linux-peer.md); siw_term_decode() reads both. */
 #define RDMAP_TERM_CTRL_LEN 4u
 #define RDMAP_TERM_FLAG_M   0x80u /* byte 2: DDP Segment Length valid */
 #define RDMAP_TERM_FLAG_D   0x40u /* byte 2: DDP header included */

@@ -49,7 +49,7 @@ static inline int decode_fixed(struct rpcrdma_xdr *x, struct rpcrdma1_hdr *h)
  * RDMA_ERROR body (err, then ERR_VERS's low and high) the same in every
  * version, so that a version mismatch can be reported in a way any
  * version decodes. Linux's svcrdma echoes the call's rdma_vers (e.g. 2) in
- * the fixed words of its ERR_VERS reply (kernel-peer README), so a
+ * the fixed words of its ERR_VERS reply (docs/linux-peer.md), so a
  * requester must read ERR_VERS whatever rdma_vers says, or it never
  * learns the range the server supports (RFC 8166 §4.5.1). Only that one
  * message is decoded; anything else, including ERR_CHUNK and a truncated

@@ -1,23 +1,23 @@
 #!/bin/bash
 # ctest fixture setup of the interop suite (test interop_guest_start): boots
-# the kernel-peer guest once for all interop tests and returns when the
+# the QEMU guest (harness/) once for all interop tests and returns when the
 # guest's NFS server is ready and the host hook is waiting.
 #
-# usage: guest-start.sh STATE_DIR KERNEL_PEER_DIR
+# usage: guest-start.sh STATE_DIR
 #   STATE_DIR        per-build directory; the tests read STATE_DIR/guest-ready
 #                    (ports) or STATE_DIR/skip (why there is no guest)
-#   KERNEL_PEER_DIR  ../shared/kernel-peer (build-guest.sh, run-guest.sh)
-# env: PEER_DIR (default /tmp/qemu-peer, where build-guest.sh put the guest),
+# env: PEER_DIR (default /tmp/rpcrdma-guest, where harness/build-guest.sh
+#      put the guest; an image of another harness version counts as not built),
 #      INTEROP_BOOT_TIMEOUT (default 300 s to guest-ready),
 #      RPCRDMA_INTEROP_BUILD_GUEST=1 build the guest here if it is missing
 #      (bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT, default 420 s)
 # exit: 0 guest up, 77 skip (no guest on this machine: every interop test
 #       then skips with the same reason), 1 failure (guest built but broken).
 set -uo pipefail
-state=${1:?usage: guest-start.sh STATE_DIR KERNEL_PEER_DIR}
-kp=${2:?usage: guest-start.sh STATE_DIR KERNEL_PEER_DIR}
+state=${1:?usage: guest-start.sh STATE_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
-export PEER_DIR=${PEER_DIR:-/tmp/qemu-peer}
+harness=$here/harness
+export PEER_DIR=${PEER_DIR:-/tmp/rpcrdma-guest}
 boot_timeout=${INTEROP_BOOT_TIMEOUT:-300}
 
 # A guest left over from an interrupted run of this build dir: end it
@@ -41,15 +41,14 @@ fail() {
 
 # Opt-in (CI with time to spare): build the guest here when it is missing,
 # bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT (default 420 s).
-guest_built() {
-	[ -f "$PEER_DIR/vmlinuz" ] && [ -f "$PEER_DIR/initramfs.cpio.gz" ] &&
-		[ -f "$PEER_DIR/guest.img" ] && command -v qemu-system-x86_64 >/dev/null
+guest_current() {
+	bash "$harness/build-guest.sh" --check
 }
-if [ "${RPCRDMA_INTEROP_BUILD_GUEST:-0}" = 1 ] && ! guest_built && [ -x "$kp/build-guest.sh" ]; then
+if [ "${RPCRDMA_INTEROP_BUILD_GUEST:-0}" = 1 ] && ! guest_current; then
 	mkdir -p "$PEER_DIR"
 	echo "[start] building the guest (RPCRDMA_INTEROP_BUILD_GUEST=1, log $PEER_DIR/build-guest.log)"
 	t0=$(date +%s)
-	if timeout "${RPCRDMA_INTEROP_BUILD_TIMEOUT:-420}" bash "$kp/build-guest.sh" \
+	if timeout "${RPCRDMA_INTEROP_BUILD_TIMEOUT:-420}" bash "$harness/build-guest.sh" \
 		>"$PEER_DIR/build-guest.log" 2>&1; then
 		rm -f "$PEER_DIR/build-failed"
 	else
@@ -60,13 +59,10 @@ fi
 why=""
 [ -s "$PEER_DIR/build-failed" ] && why=" (last build attempt failed: $(tr '\n' ' ' <"$PEER_DIR/build-failed" | cut -c1-300))"
 
-[ -x "$kp/run-guest.sh" ] ||
-	skip "guest not built: kernel-peer scripts not found at $kp (clone the repo with shared/ beside it), then run scripts/interop.sh"
 command -v qemu-system-x86_64 >/dev/null ||
 	skip "guest not built: run scripts/interop.sh (qemu-system-x86_64 is not installed)$why"
-for f in vmlinuz initramfs.cpio.gz guest.img; do
-	[ -f "$PEER_DIR/$f" ] || skip "guest not built: run scripts/interop.sh (no $PEER_DIR/$f)$why"
-done
+guest_current ||
+	skip "guest not built: run scripts/interop.sh (no guest of this harness version in $PEER_DIR)$why"
 [ -e /dev/kvm ] || echo "note: no /dev/kvm, the guest runs under TCG emulation"
 
 # Two free host ports: the NFS/RDMA forward and the mountd forward.
@@ -112,7 +108,7 @@ setsid bash -c 'echo $$ >"$0/pid"; "$@"; echo $? >"$0/run-guest.rc"' \
 	HOST_HOOK="$here/host-hook.sh" INTEROP_STATE="$state" INTEROP_MOUNT_PORT="$mport" \
 	INTEROP_HOOK_WAIT=850 \
 	NAME="$name" TIMEOUT=1200 GUEST_ENV="INTEROP_WAIT=900" \
-	"$kp/run-guest.sh" "$here/guest/nfs-server.sh" "$state/out" \
+	"$harness/run-guest.sh" "$here/guest/nfs-server.sh" "$state/out" \
 	>"$state/run-guest.log" 2>&1 </dev/null &
 
 for _ in $(seq 1 $((boot_timeout * 5))); do

@@ -1,5 +1,5 @@
 #!/bin/bash
-# HOST_HOOK for kernel-peer/run-guest.sh: runs on the host once the guest's
+# HOST_HOOK for harness/run-guest.sh: runs on the host once the guest's
 # kernel NFS server is ready (guest/nfs-server.sh touched ready-host). When
 # this script ends, run-guest.sh creates /peer/host-done and the guest
 # stops its capture and powers off.

@@ -507,7 +507,7 @@ int iop_encode_call(struct iop_conn *c, uint8_t *buf, size_t cap, uint32_t xid,
 	(void)c;
 	rpcrdma_xdr_init(&x, buf, cap, RPCRDMA_XDR_ENCODE);
 	/* RFC 8166 §4.2.3: the requester's credit field asks for credits;
-	 * Linux's client asks for 128 (kernel-peer README). */
+	 * Linux's client asks for 128 (docs/linux-peer.md). */
 	rc = rpcrdma1_encode_msg(&x, xid, 128, ch);
 	if (rc)
 		return rc;
@@ -632,7 +632,7 @@ int iop_nfs_null(struct iop_conn *c, bool retry)
 	IOP_CHECK(r.rpc.xid == xid && r.rpc.reply_stat == RPCRDMA_RPC_MSG_ACCEPTED &&
 		  r.rpc.accept_stat == RPCRDMA_RPC_SUCCESS);
 	IOP_CHECK(rpcrdma_xdr_remaining(&r.x) == 0); /* NULL returns void */
-	/* RFC 8797 §4 / kernel-peer README: replies to calls without chunks
+	/* RFC 8797 §4 / docs/linux-peer.md: replies to calls without chunks
 	 * are plain Sends, never Send with Invalidate. */
 	IOP_CHECK((r.msg.wc_flags & RPCRDMA_WC_F_WITH_INV) == 0);
 	return 0;

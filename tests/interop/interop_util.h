@@ -2,7 +2,7 @@
 /*
  * Shared code of the interop test programs (ctest label "interop"): they
  * run on the host against the Linux kernel's NFS server (svcrdma over siw)
- * in the kernel-peer QEMU guest, reached through QEMU's port forwards.
+ * in the QEMU guest of tests/interop/harness, reached through QEMU's port forwards.
  *
  * The transport of the library is not used here on purpose: these
  * programs drive our soft-iWARP provider directly and build every
@@ -179,7 +179,7 @@ int iop_encode_call(struct iop_conn *c, uint8_t *buf, size_t cap, uint32_t xid,
  * and, for RDMA_MSG, the RPC reply header. 0 or -errno.
  *
  * Linux 6.1 siw sends its MPA reply before it reads the socket, so a first
- * Send can sit unread until the next socket event (kernel-peer README).
+ * Send can sit unread until the next socket event (docs/linux-peer.md).
  * Our provider's first-frame nudge (src/softiwarp/cm.c: one zero-length
  * RDMA Write when nothing came back 20 ms after the first frame) is that
  * event. Only with the nudge off (RPCRDMA_SIW_NUDGE_MS=0, iop_nudge_on()

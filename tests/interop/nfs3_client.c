@@ -227,7 +227,7 @@ int iop_nfs3_remove(struct iop_conn *c, const struct iop_fh *dir, const char *na
 }
 
 /* After a reply to a call that carried chunks: RFC 8797 §4 (we set the
- * remote-invalidation flag) and kernel-peer README: Linux replies with
+ * remote-invalidation flag) and docs/linux-peer.md: Linux replies with
  * Send with Invalidate naming the chunk's STag, and our provider must have
  * invalidated it on receipt (RFC 5040 §6.2). */
 static void expect_remote_inv(const struct iop_dbuf *b, uint32_t stag, const char *what)

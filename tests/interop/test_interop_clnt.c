@@ -155,7 +155,7 @@ int main(void)
 	/*
 	 * Linux 6.1 siw sends its MPA reply before it starts reading the
 	 * socket: a Send that arrives in between stays unread until the next
-	 * socket event (kernel-peer README). The client starts with one
+	 * socket event (docs/linux-peer.md). The client starts with one
 	 * credit (RFC 8166 §3.3.1) and never retransmits on a timeout, so
 	 * nothing else would wake the server. Our provider's first-frame
 	 * nudge (src/softiwarp/cm.c: a zero-length RDMA Write 20 ms after the

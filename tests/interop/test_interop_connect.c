@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Interop: connection setup and the smallest RPC-over-RDMA exchange with
- * the Linux kernel's svcrdma (nfsd over siw, in the kernel-peer guest),
+ * the Linux kernel's svcrdma (nfsd over siw, in the interop guest),
  * through our soft-iWARP provider.
  *
  * For MPA CRC off (what the Linux client asks for) and on:
@@ -21,8 +21,8 @@
  * With IRD 2 (RFC 6581 §9): Linux answers ORD 2 (at most our IRD) and a
  * WRITE whose Read chunk has 16 segments completes, its data read back
  * identical, with every Read served and no Terminate (see ird_small).
- * And: an MPA revision 1 request is rejected by the kernel (kernel-peer
- * README: svcrdma needs the IRD/ORD exchange to issue RDMA Reads); and
+ * And: an MPA revision 1 request is rejected by the kernel
+ * (docs/linux-peer.md: svcrdma needs the IRD/ORD exchange to issue RDMA Reads); and
  * RFC 6581 peer-to-peer mode with a zero-length RDMA Write RTR is accepted
  * (see rtr_compare).
  */
@@ -33,7 +33,7 @@
 #include "interop_util.h"
 #include "nfs3_client.h"
 
-/* What Linux 6.1 svcrdma puts in its accept (kernel-peer README). */
+/* What Linux 6.1 svcrdma puts in its accept (docs/linux-peer.md). */
 static const uint8_t server_pdata[8] = {0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03};
 
 static struct iop_reply r;
@@ -152,7 +152,7 @@ static int rev1(uint16_t port)
 	printf("MPA rev 1, CRC off, Linux client private data\n");
 	rc =
 	    iop_connect(&c, port, 1, false, iop_linux_client_pdata, sizeof(iop_linux_client_pdata));
-	/* kernel-peer README: siw answers with the Reject flag */
+	/* docs/linux-peer.md: siw answers with the Reject flag */
 	IOP_EXPECT(rc != 0 && c.est.type == RPCRDMA_EV_REJECTED);
 	iop_close(&c);
 	return 0;

@@ -102,7 +102,7 @@ size_t siwt_mpa_frame(uint8_t *out, bool request, uint16_t bits, uint16_t ird_wo
 
 /* RFC 5044 §4: ULPDU_Length | ULPDU | pad to 4 | CRC (0 when !crc). The
  * CRC is stored so that it reads as little-endian, the byte order Linux siw
- * and Wireshark use (kernel-peer/README.md). Returns the FPDU length. */
+ * and Wireshark use (docs/linux-peer.md). Returns the FPDU length. */
 size_t siwt_fpdu(uint8_t *out, const void *ulpdu, size_t len, bool crc);
 
 /* RFC 5041 §4 / RFC 5040 §4: an untagged (QN, MSN, MO) or tagged (STag, TO)

@@ -34,7 +34,7 @@
  * Asserted by the provider (parent): the CONNECT_REQUEST fields (revision,
  * IRD/ORD, private data), placed bytes, TERMINATE events (sent and
  * received) with layer/etype/code, incl. a Terminate written in Linux
- * siw's reversed bit order (`21 02 03 00`, kernel-peer/README.md) and the
+ * siw's reversed bit order (`21 02 03 00`, docs/linux-peer.md) and the
  * same in RFC order (`12 02 c0 00`), both decoded as DDP / untagged / no
  * buffer available.
  */
@@ -501,7 +501,7 @@ static void case_reserved_and_term(int ctl, bool linux_order)
 	uint16_t rird = 0, rord = 0;
 	size_t rpdlen = 0;
 
-	/* the Linux xprtrdma client's request (kernel-peer/README.md): rev 2,
+	/* the Linux xprtrdma client's request (docs/linux-peer.md): rev 2,
 	 * enhanced, CRC off, IRD 128 / ORD 0, RFC 8797 private data; plus the
 	 * reserved flag 0x0800 Linux siw may set */
 	static const uint8_t rfc8797[8] = {0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03};

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * RFC 8797 private data codec (src/transport/connect_private.c): the exact
- * bytes the Linux client and server exchange (kernel-peer/README.md, seen
- * in the MPA frames of ../shared/captures), every size code, and refusals
+ * bytes the Linux client and server exchange (docs/linux-peer.md, seen
+ * in the MPA frames of tests/data/captures), every size code, and refusals
  * that leave the 1024/1024/no-invalidation defaults in place.
  */
 #include <errno.h>

@@ -2,9 +2,10 @@
 /*
  * RPC-over-RDMA Version One header codec (src/transport/rpcrdma1_hdr.c):
  *   - known-answer byte vectors written out by hand for every proc, and
- *     real Linux headers (NFSv3 NULL as mpa-probe.py sends it; a READ's
- *     Write list, a WRITE's Read list and a READDIR's Reply chunk as the
- *     kernel client put them in ../shared/captures/linux-siw-nfsv3.pcap);
+ *     real Linux headers (an NFSv3 NULL call; a READ's Write list, a
+ *     WRITE's Read list and a READDIR's Reply chunk as the kernel client
+ *     sends them, taken from a recording like
+ *     tests/data/captures/linux-siw-nfsv3.pcap.gz);
  *   - encoder output equals those bytes, rpcrdma1_hdr_size() predicts it;
  *   - random round trips (seed printed; RPCRDMA_TEST_SEED overrides), also
  *     decoded from iovecs cut at random places;

@@ -4,8 +4,8 @@
  * Wireshark's rpcordma dissector on real Linux traffic.
  *
  * For each capture of the Linux kernel client and server talking over siw
- * (linux-siw-nfsv3.pcap, linux-siw-nfsv4.1.pcap in the directory given as
- * argv[1]), tshark (two-pass) exports every frame that carries an
+ * (linux-siw-nfsv3.pcap.gz, linux-siw-nfsv4.1.pcap.gz in the directory
+ * given as argv[1], tests/data/captures; tshark reads gzip), tshark (two-pass) exports every frame that carries an
  * RPC-over-RDMA header as JSON with raw bytes (-x): the header's own bytes
  * ("rpcordma_raw", which spans exactly the transport header) and the fields
  * the dissector decoded. For every message we decode those bytes with
@@ -425,8 +425,8 @@ static int have_tshark(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = {"linux-siw-nfsv3.pcap", "linux-siw-nfsv4.1.pcap"};
-	const char *dir = argc > 1 ? argv[1] : "../shared/captures";
+	static const char *const names[] = {"linux-siw-nfsv3.pcap.gz", "linux-siw-nfsv4.1.pcap.gz"};
+	const char *dir = argc > 1 ? argv[1] : "tests/data/captures";
 	char path[4096];
 
 	if (!have_tshark()) {

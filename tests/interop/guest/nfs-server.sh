@@ -1,8 +1,7 @@
 # shellcheck shell=bash
-# Guest side of the interop suite (runs as /peer/test.sh in the kernel-peer
-# guest, see ../../../../shared/kernel-peer/run-guest.sh). Modelled on
-# kernel-peer/guest/tests/nfs-rdma.sh with HOSTPROBE=1: the kernel is the
-# server, the host runs our client.
+# Guest side of the interop suite (runs as /peer/test.sh in the guest, see
+# ../harness/run-guest.sh): the kernel is the server, the host runs our
+# client.
 #
 #   1. siw device on eth0, nfsd with the RDMA listener on 20049 (svcrdma),
 #      rpc.mountd on the FIXED port 20048 (forwarded to the host through
