@@ -73,7 +73,11 @@ guest_built || export RPCRDMA_INTEROP_BUILD_GUEST=0
 echo "=== lint: clang-format + clang-tidy"
 if bash scripts/lint.sh build-tests/normal; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 if [ $quick -eq 0 ]; then
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	# test_interop_nfs3d runs issue 17's full size (500 files, 64 MiB dd,
+	# minutes under emulation) in the normal suite only; here the reduced
+	# one keeps the whole run within CI's 30 minutes
+	NFS3D_FILES=200 NFS3D_DD_MB=16 \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		run_suite asan+ubsan build-tests/sanitize -DCMAKE_BUILD_TYPE=Debug -DRPCRDMA_SANITIZE=ON \
 		-DRPCRDMA_BUILD_BENCH=OFF
 	SUITE_LABEL=fuzz CC=clang run_suite fuzz build-tests/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRPCRDMA_FUZZ=ON \

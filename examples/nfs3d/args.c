@@ -90,10 +90,18 @@ static bool_t xdr_more(XDR *x, struct nfs3d_args *a)
 		return xdirop(x, &a->where) && xsattr(x, &a->sattr) &&
 		       xdr_string(x, &p, PATH_MAX - 1);
 	}
-	case 11: /* MKNOD: answered NOTSUPP; the rest is not needed */
-	case 3:  /* LOOKUP */
-	case 12: /* REMOVE */
-	case 13: /* RMDIR */
+	case 11: /* MKNOD: mknoddata3 */
+		if (!xdirop(x, &a->where) || !xdr_u_int(x, &a->ftype))
+			return FALSE;
+		if (a->ftype == 3 || a->ftype == 4) /* NF3BLK, NF3CHR: devicedata3 */
+			return xsattr(x, &a->sattr) && xdr_u_int(x, &a->major) &&
+			       xdr_u_int(x, &a->minor);
+		if (a->ftype == 6 || a->ftype == 7) /* NF3SOCK, NF3FIFO */
+			return xsattr(x, &a->sattr);
+		return TRUE; /* other types carry nothing: NFS3ERR_BADTYPE */
+	case 3:              /* LOOKUP */
+	case 12:             /* REMOVE */
+	case 13:             /* RMDIR */
 		return xdirop(x, &a->where);
 	case 14: /* RENAME */
 		return xdirop(x, &a->where) && xdirop(x, &a->to);

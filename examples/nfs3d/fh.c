@@ -8,7 +8,8 @@
  * by lstat (same inode and generation), and on a miss or a stale entry
  * (renamed directory, fresh server) the export tree is walked breadth
  * first, caching what it sees, until the inode turns up. A handle whose
- * object is gone gives NFS3ERR_STALE.
+ * object is gone gives NFS3ERR_STALE. Resolution runs as the server, not
+ * as the caller (creds.c).
  */
 #define _GNU_SOURCE
 #include "nfs3d.h"
@@ -98,8 +99,8 @@ void nfs3d_fh_make(const struct stat *st, uint32_t gen, struct nfs3d_fh *fh)
 
 int nfs3d_abs(const char *rel, char *abs)
 {
-	int n = rel[0] ? snprintf(abs, PATH_MAX, "%s/%s", nfs3d_exp.root, rel)
-		       : snprintf(abs, PATH_MAX, "%s", nfs3d_exp.root);
+	/* relative to the working directory, the export root (setup_export) */
+	int n = rel[0] ? snprintf(abs, PATH_MAX, "%s", rel) : snprintf(abs, PATH_MAX, ".");
 	return (n < 0 || n >= PATH_MAX) ? -ENAMETOOLONG : 0;
 }
 
@@ -233,7 +234,7 @@ static bool walk_for(uint64_t want, char *rel)
 	return found;
 }
 
-int nfs3d_fh_resolve(const uint8_t *fh, uint32_t len, char *rel, struct stat *st)
+static int resolve(const uint8_t *fh, uint32_t len, char *rel, struct stat *st)
 {
 	if (len != FH_LEN || memcmp(fh, "N3D1", 4) != 0)
 		return NFS3ERR_BADHANDLE;
@@ -255,4 +256,13 @@ int nfs3d_fh_resolve(const uint8_t *fh, uint32_t len, char *rel, struct stat *st
 			return 0;
 	}
 	return NFS3ERR_STALE;
+}
+
+int nfs3d_fh_resolve(const uint8_t *fh, uint32_t len, char *rel, struct stat *st)
+{
+	/* as the server: a handle names its object whatever the caller may search */
+	uint32_t prev = nfs3d_creds_suspend();
+	int s = resolve(fh, len, rel, st);
+	nfs3d_creds_resume(prev);
+	return s;
 }

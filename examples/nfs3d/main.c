@@ -4,12 +4,15 @@
  * 8166, RFC 8267) with MOUNT v3 over TCP, for the Linux kernel client:
  *
  *   rpcrdma-nfs3d --export DIR [--port P] [--mount-port M] [--bind ADDR]
- *                 [--credits N] [--workers N]
+ *                 [--credits N] [--workers N] [--no-root-squash]
+ *                 [--stats-file FILE]
  *
  * Prints "ready nfs=P mount=M" once both listen; SIGINT or SIGTERM stops
- * it (the transport counters go to stderr). It runs as root and acts on
- * the export as root: AUTH_SYS identities own what they create and decide
- * ACCESS answers, but are not otherwise enforced.
+ * it (the transport counters go to stderr, and to FILE). SIGUSR1 writes
+ * the counters to FILE (replaced whole) while it runs, so a run that ends
+ * in SIGKILL can keep them. Each request acts on the export with the
+ * caller's AUTH_SYS identity, root squashed to nobody unless
+ * --no-root-squash (creds.c; the server must run as root to switch).
  *
  * Built like a user's program: only <rpcrdma.h> and -lrpcrdma. NFS calls
  * are dispatched natively (rpcrdma_svc_register); their arguments decode
@@ -31,12 +34,14 @@
 
 struct nfs3d_export nfs3d_exp;
 
-static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_flag, stats_flag;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_flag = 1;
+	if (sig == SIGUSR1)
+		stats_flag = 1;
+	else
+		stop_flag = 1;
 }
 
 static void caller_of(struct rpcrdma_svc_req *req, struct nfs3d_caller *c)
@@ -86,10 +91,13 @@ static void nfs_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, 
 	struct nfs3d_caller c;
 	struct nfs3d_res r;
 	caller_of(req, &c);
+	nfs3d_creds_map(&c);
 	memset(&r, 0, sizeof(r));
 	nfs3d_enc_init(&r.enc);
+	nfs3d_creds_enter(&c);
 	if (!nfs3d_proc_file(a, &c, &r) && !nfs3d_proc_dir(a, &c, &r))
 		r.enc.oom = true;
+	nfs3d_creds_leave();
 	if (r.enc.oom)
 		rpcrdma_svc_error(req, RPCRDMA_RPC_SYSTEM_ERR);
 	else
@@ -104,17 +112,18 @@ static void nfs_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, 
 static void usage(void)
 {
 	fprintf(stderr, "usage: rpcrdma-nfs3d --export DIR [--port P] [--mount-port M] "
-			"[--bind ADDR] [--credits N] [--workers N]\n");
+			"[--bind ADDR] [--credits N] [--workers N] [--no-root-squash] "
+			"[--stats-file FILE]\n");
 	exit(2);
 }
 
-static void print_stats(struct rpcrdma_svc *svc)
+static void print_stats(struct rpcrdma_svc *svc, FILE *out)
 {
 	struct rpcrdma_xprt_stats st;
 	if (rpcrdma_svc_stats(svc, &st) != 0)
 		return;
 	fprintf(
-	    stderr,
+	    out,
 	    "stats calls=%llu replies=%llu short=%llu long_replies=%llu "
 	    "read_chunks=%llu read_bytes=%llu write_chunks=%llu write_bytes=%llu "
 	    "reply_chunks=%llu reply_bytes=%llu remote_inv=%llu err_chunk_tx=%llu "
@@ -131,6 +140,22 @@ static void print_stats(struct rpcrdma_svc *svc)
 	    st.max_outstanding, st.inline_send, st.inline_recv, st.remote_invalidate);
 }
 
+/* The counters into @path, replaced whole (written aside, then renamed):
+ * a reader never sees half a line. */
+static void save_stats(struct rpcrdma_svc *svc, const char *path)
+{
+	char tmp[PATH_MAX];
+	if (!path || snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return;
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return;
+	print_stats(svc, f);
+	if (fclose(f) == 0 && rename(tmp, path) == 0)
+		return;
+	unlink(tmp);
+}
+
 static int setup_export(const char *dir)
 {
 	struct stat st;
@@ -141,6 +166,9 @@ static int setup_export(const char *dir)
 		return -ENOTDIR;
 	nfs3d_exp.dev = st.st_dev;
 	nfs3d_exp.root_ino = st.st_ino;
+	/* paths of objects are relative to the export root (nfs3d_abs) */
+	if (chdir(nfs3d_exp.root) != 0)
+		return -errno;
 	/* RFC 1813 §3.3.7: a verifier that changes when the server restarts */
 	clock_gettime(CLOCK_REALTIME, &now);
 	uint32_t v0 = (uint32_t)now.tv_sec, v1 = (uint32_t)now.tv_nsec ^ ((uint32_t)getpid() << 20);
@@ -159,8 +187,11 @@ int main(int argc, char **argv)
 						 {"bind", required_argument, NULL, 'b'},
 						 {"credits", required_argument, NULL, 'c'},
 						 {"workers", required_argument, NULL, 'w'},
+						 {"no-root-squash", no_argument, NULL, 'R'},
+						 {"stats-file", required_argument, NULL, 's'},
 						 {NULL, 0, NULL, 0}};
-	const char *dir = NULL, *bind_addr = NULL;
+	const char *dir = NULL, *bind_addr = NULL, *stats_file = NULL;
+	bool root_squash = true;
 	unsigned long port = RPCRDMA_DEFAULT_PORT, mport = 20048, credits = 64, workers = 4;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "e:p:m:b:c:w:", longopts, NULL)) != -1) {
@@ -186,6 +217,12 @@ int main(int argc, char **argv)
 		case 'w':
 			workers = num ? v : 1u << 20;
 			break;
+		case 'R':
+			root_squash = false;
+			break;
+		case 's':
+			stats_file = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -193,6 +230,15 @@ int main(int argc, char **argv)
 	if (!dir || optind != argc || port > 65535 || mport > 65535 || credits < 1 ||
 	    credits > 1024 || workers > 64)
 		usage();
+	nfs3d_creds_init(root_squash);
+	/* a relative --stats-file names a file from here, not from the export */
+	static char stats_abs[PATH_MAX];
+	if (stats_file && stats_file[0] != '/' && getcwd(stats_abs, sizeof(stats_abs)) &&
+	    strlen(stats_abs) + strlen(stats_file) + 2 <= sizeof(stats_abs)) {
+		strcat(stats_abs, "/");
+		strcat(stats_abs, stats_file);
+		stats_file = stats_abs;
+	}
 	int rc = setup_export(dir);
 	if (rc != 0) {
 		fprintf(stderr, "rpcrdma-nfs3d: export %s: %s\n", dir, strerror(-rc));
@@ -204,6 +250,7 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	struct rpcrdma_svc_opts o;
@@ -230,10 +277,16 @@ int main(int argc, char **argv)
 	}
 	printf("ready nfs=%u mount=%u\n", rpcrdma_svc_port(svc), mount_port);
 	fflush(stdout);
-	while (!stop_flag)
+	while (!stop_flag) {
 		nfs3d_mount_poll(200);
+		if (stats_flag) {
+			stats_flag = 0;
+			save_stats(svc, stats_file);
+		}
+	}
 	rc = rpcrdma_svc_stop(svc, 3000);
-	print_stats(svc);
+	print_stats(svc, stderr);
+	save_stats(svc, stats_file);
 	rpcrdma_svc_destroy(svc);
 	return rc == 0 || rc == -ETIMEDOUT ? 0 : 1;
 }

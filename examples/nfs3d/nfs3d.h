@@ -9,6 +9,7 @@
  *   proc_file.c procedures on one object (GETATTR ... COMMIT, FS*)
  *   proc_dir.c  procedures on directory entries (CREATE ... READDIRPLUS)
  *   mount.c     MOUNT v3 over TCP (rpcgen mount3.x + libtirpc)
+ *   creds.c     acting with the caller's identity (root_squash)
  *   main.c      options, startup, signals
  */
 #ifndef NFS3D_H
@@ -91,7 +92,9 @@ int nfs3d_fh_resolve(const uint8_t *fh, uint32_t len, char *rel, struct stat *st
 void nfs3d_fh_note(const char *rel, const struct stat *st);
 /* Forget the name @rel (after REMOVE/RMDIR/RENAME). */
 void nfs3d_fh_forget(const char *rel);
-/* @abs (PATH_MAX) = export root + "/" + @rel; -ENAMETOOLONG if it does not fit. */
+/* @abs (PATH_MAX) = the path of @rel from the server's working directory,
+ * which is the export root (main.c chdir()s there: a caller then needs no
+ * search permission on the root's ancestors); -ENAMETOOLONG. */
 int nfs3d_abs(const char *rel, char *abs);
 /* @out = @dir + "/" + @name (or @name when @dir is ""): -ENAMETOOLONG. */
 int nfs3d_join(const char *dir, const char *name, char *out);
@@ -164,8 +167,9 @@ struct nfs3d_args {
 	uint64_t offset, cookie;
 	uint32_t count, maxcount, stable, how, access;
 	uint8_t verf[8];
-	char path[PATH_MAX]; /* SYMLINK target */
-	rpcrdma_bulk data;   /* WRITE data (pulled Read chunk, or inline) */
+	uint32_t ftype, major, minor; /* MKNOD: ftype3 and specdata3 */
+	char path[PATH_MAX];          /* SYMLINK target */
+	rpcrdma_bulk data;            /* WRITE data (pulled Read chunk, or inline) */
 };
 bool_t nfs3d_xdr_args(XDR *xdrs, struct nfs3d_args *a);
 
@@ -176,6 +180,24 @@ struct nfs3d_caller {
 	uint32_t uid, gid, ngids;
 	uint32_t gids[16];
 };
+
+/* ---- creds.c ---- */
+
+/* Once at startup: identities are switched only when the server runs as
+ * root; @root_squash maps uid/gid 0 to nobody. */
+void nfs3d_creds_init(bool root_squash);
+/* The identity @c acts with: AUTH_NONE -> nobody, root squashed. */
+void nfs3d_creds_map(struct nfs3d_caller *c);
+/* Act as @c (mapped) on this thread until nfs3d_creds_leave(). */
+void nfs3d_creds_enter(const struct nfs3d_caller *c);
+void nfs3d_creds_leave(void);
+/* Act as the server (root) for a moment: handle resolution, and the owner
+ * override of READ, WRITE and COMMIT. Returns what resume() takes. */
+uint32_t nfs3d_creds_suspend(void);
+void nfs3d_creds_resume(uint32_t prev);
+/* The caller this thread acts for owns @st (the owner may read and write
+ * its own file whatever the mode, as with a Linux export). */
+bool nfs3d_creds_owns(const struct stat *st);
 
 /* Run procedure a->proc; fills r. Returns false for an unknown procedure. */
 bool nfs3d_proc_file(const struct nfs3d_args *a, const struct nfs3d_caller *c, struct nfs3d_res *r);

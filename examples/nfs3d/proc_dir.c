@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * NFSv3 procedures on directory entries (RFC 1813 §3.3): LOOKUP, CREATE,
- * MKDIR, SYMLINK, MKNOD (NFS3ERR_NOTSUPP), REMOVE, RMDIR, RENAME, LINK,
- * READDIR, READDIRPLUS. New objects belong to the caller's AUTH_SYS uid and
- * gid (the server runs as root). Directory cookies are the file system's
- * own d_off positions (seekdir), valid across server restarts; the cookie
- * verifier is always zero.
+ * MKDIR, SYMLINK, MKNOD (FIFOs, sockets, and device nodes for a caller
+ * allowed to make them), REMOVE, RMDIR, RENAME, LINK, READDIR,
+ * READDIRPLUS. They run as the caller (creds.c), so new objects belong to
+ * the caller's uid and gid and the kernel enforces permissions. Directory
+ * cookies are the file system's own d_off positions (seekdir), valid
+ * across server restarts; the cookie verifier is always zero.
  */
 #define _GNU_SOURCE
 #include "nfs3d.h"
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* The directory an entry argument names: its path in @rel, attributes in
@@ -70,19 +72,36 @@ static void do_lookup(const struct nfs3d_args *a, struct nfs3d_enc *e)
 	nfs3d_put_post_attr(e, &dst);
 }
 
-static void own_by_caller(const char *abs, const struct nfs3d_caller *c)
+/* MKNOD (RFC 1813 §3.3.11): ftype3 -> the S_IF* bits of mknod(); 0 for the
+ * types MKNOD does not make (NFS3ERR_BADTYPE). */
+static mode_t mknod_type(uint32_t ftype)
 {
-	if (c->sys && lchown(abs, c->uid, c->gid) != 0) {
-		/* best effort: the object stays root's */
+	switch (ftype) {
+	case 3:
+		return S_IFBLK;
+	case 4:
+		return S_IFCHR;
+	case 6:
+		return S_IFSOCK;
+	case 7:
+		return S_IFIFO;
+	default:
+		return 0;
 	}
 }
 
-/* CREATE (createhow3 UNCHECKED, GUARDED, EXCLUSIVE), MKDIR, SYMLINK. */
-static int make_obj(const struct nfs3d_args *a, const struct nfs3d_caller *c, const char *abs)
+/* CREATE (createhow3 UNCHECKED, GUARDED, EXCLUSIVE), MKDIR, SYMLINK, MKNOD;
+ * the caller's identity is in effect, so the new object is the caller's. */
+static int make_obj(const struct nfs3d_args *a, const char *abs)
 {
 	struct nfs3d_sattr sa = a->sattr;
 	mode_t mode = sa.set_mode ? (mode_t)(sa.mode & 07777) : 0644;
-	if (a->proc == 9) {
+	if (a->proc == 11) {
+		mode_t type = mknod_type(a->ftype);
+		dev_t dev = S_ISBLK(type) || S_ISCHR(type) ? makedev(a->major, a->minor) : 0;
+		if (mknod(abs, type | mode, dev) != 0)
+			return -errno;
+	} else if (a->proc == 9) {
 		if (mkdir(abs, sa.set_mode ? mode : 0755) != 0)
 			return -errno;
 	} else if (a->proc == 10) {
@@ -108,7 +127,6 @@ static int make_obj(const struct nfs3d_args *a, const struct nfs3d_caller *c, co
 		}
 		int rc = futimens(fd, ts) != 0 ? -errno : 0;
 		close(fd);
-		own_by_caller(abs, c);
 		return rc;
 	} else {
 		/* UNCHECKED of an existing file keeps its owner */
@@ -124,21 +142,20 @@ static int make_obj(const struct nfs3d_args *a, const struct nfs3d_caller *c, co
 			return -errno;
 		close(fd);
 	}
-	own_by_caller(abs, c);
 	return nfs3d_apply_sattr(abs, &sa);
 }
 
-static void do_create(const struct nfs3d_args *a, const struct nfs3d_caller *c, struct nfs3d_enc *e)
+static void do_create(const struct nfs3d_args *a, struct nfs3d_enc *e)
 {
 	char drel[PATH_MAX], rel[PATH_MAX], abs[PATH_MAX];
 	struct stat dst;
 	int s = dir_of(&a->where, drel, &dst);
 	if (s == 0)
 		s = entry_path(drel, a->where.name, rel, abs);
-	if (s == 0 && a->proc == 11)
-		s = NFS3ERR_NOTSUPP;
+	if (s == 0 && a->proc == 11 && !mknod_type(a->ftype))
+		s = NFS3ERR_BADTYPE;
 	if (s == 0)
-		s = (int)nfs3d_errno_to_stat(make_obj(a, c, abs));
+		s = (int)nfs3d_errno_to_stat(make_obj(a, abs));
 	nfs3d_put32(e, (uint32_t)s);
 	if (s == 0)
 		nfs3d_put_new_obj(e, rel);
@@ -203,6 +220,7 @@ static void do_rename_link(const struct nfs3d_args *a, struct nfs3d_enc *e)
 
 bool nfs3d_proc_dir(const struct nfs3d_args *a, const struct nfs3d_caller *c, struct nfs3d_res *r)
 {
+	(void)c; /* the caller's identity is already in effect (creds.c) */
 	switch (a->proc) {
 	case 3:
 		do_lookup(a, &r->enc);
@@ -211,7 +229,7 @@ bool nfs3d_proc_dir(const struct nfs3d_args *a, const struct nfs3d_caller *c, st
 	case 9:
 	case 10:
 	case 11:
-		do_create(a, c, &r->enc);
+		do_create(a, &r->enc);
 		return true;
 	case 12:
 	case 13:

@@ -2,8 +2,8 @@
 /*
  * NFSv3 procedures on one object (RFC 1813 §3.3): GETATTR, SETATTR,
  * ACCESS, READLINK, READ, WRITE, COMMIT, FSSTAT, FSINFO, PATHCONF. Each
- * resolves its handle to a path (fh.c), acts with ordinary system calls and
- * encodes its result (enc.c).
+ * resolves its handle to a path (fh.c), acts with ordinary system calls
+ * under the caller's identity (creds.c) and encodes its result (enc.c).
  */
 #define _GNU_SOURCE
 #include "nfs3d.h"
@@ -52,8 +52,9 @@ int nfs3d_apply_sattr(const char *abs, const struct nfs3d_sattr *sa)
 	return 0;
 }
 
-/* ACCESS (RFC 1813 §3.3.4) from the mode bits and the caller's AUTH_SYS
- * identity (root: everything but EXECUTE of a file no one may execute). */
+/* ACCESS (RFC 1813 §3.3.4) from the mode bits and the caller's identity
+ * after root squashing (root: everything but EXECUTE of a file no one may
+ * execute). READ and WRITE also let the owner through (open_rel). */
 static uint32_t access_bits(const struct stat *st, const struct nfs3d_caller *c, uint32_t want)
 {
 	enum { A_READ = 1, A_LOOKUP = 2, A_MODIFY = 4, A_EXTEND = 8, A_DELETE = 16, A_EXEC = 32 };
@@ -124,12 +125,23 @@ static void do_readlink(const char *rel, const struct stat *st, struct nfs3d_enc
 	nfs3d_put_opaque(e, target, (uint32_t)n);
 }
 
-static int open_rel(const char *rel, int flags)
+/* Open @rel (attributes @st) as the caller. A file the caller owns opens
+ * as the server when its mode alone refuses: a Linux export's owner
+ * override, for data the client already decided the owner may move (a
+ * file created read-only and then written, say). */
+static int open_rel(const char *rel, int flags, const struct stat *st)
 {
 	char abs[PATH_MAX];
 	if (nfs3d_abs(rel, abs) != 0)
 		return -ENAMETOOLONG;
 	int fd = open(abs, flags | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES && nfs3d_creds_owns(st)) {
+		uint32_t prev = nfs3d_creds_suspend();
+		fd = open(abs, flags | O_NOFOLLOW | O_CLOEXEC);
+		int err = errno;
+		nfs3d_creds_resume(prev);
+		errno = err;
+	}
 	return fd < 0 ? -errno : fd;
 }
 
@@ -140,7 +152,7 @@ static void do_read(const struct nfs3d_args *a, const char *rel, const struct st
 {
 	struct nfs3d_enc *e = &r->enc;
 	uint32_t count = a->count < NFS3D_MAXIO ? a->count : NFS3D_MAXIO;
-	int fd = S_ISDIR(st->st_mode) ? -EISDIR : open_rel(rel, O_RDONLY);
+	int fd = S_ISDIR(st->st_mode) ? -EISDIR : open_rel(rel, O_RDONLY, st);
 	uint8_t *buf = fd >= 0 ? malloc(count ? count : 1) : NULL;
 	size_t got = 0;
 	int rc = fd < 0 ? fd : buf ? 0 : -ENOMEM;
@@ -176,7 +188,7 @@ static void do_write(const struct nfs3d_args *a, const char *rel, const struct s
 		     struct nfs3d_enc *e)
 {
 	uint32_t count = a->count < a->data.len ? a->count : a->data.len;
-	int fd = S_ISDIR(st->st_mode) ? -EISDIR : open_rel(rel, O_WRONLY);
+	int fd = S_ISDIR(st->st_mode) ? -EISDIR : open_rel(rel, O_WRONLY, st);
 	const uint8_t *p = a->data.base;
 	size_t put = 0;
 	int rc = fd < 0 ? fd : 0;
@@ -210,7 +222,7 @@ static void do_write(const struct nfs3d_args *a, const char *rel, const struct s
 
 static void do_commit(const char *rel, const struct stat *st, struct nfs3d_enc *e)
 {
-	int fd = S_ISREG(st->st_mode) ? open_rel(rel, O_RDONLY) : -EINVAL;
+	int fd = S_ISREG(st->st_mode) ? open_rel(rel, O_RDONLY, st) : -EINVAL;
 	int rc = fd < 0 ? fd : 0;
 	if (fd >= 0 && fsync(fd) != 0)
 		rc = -errno;
@@ -225,7 +237,7 @@ static void do_commit(const char *rel, const struct stat *st, struct nfs3d_enc *
 static void do_fs(uint32_t proc, const struct stat *st, struct nfs3d_enc *e)
 {
 	struct statvfs vfs;
-	if (proc == 18 && statvfs(nfs3d_exp.root, &vfs) != 0) {
+	if (proc == 18 && statvfs(".", &vfs) != 0) { /* the export root: the working directory */
 		nfs3d_put32(e, nfs3d_errno_to_stat(errno));
 		nfs3d_put_post_attr(e, st);
 		return;

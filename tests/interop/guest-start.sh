@@ -106,8 +106,8 @@ setsid bash -c 'echo $$ >"$0/pid"; "$@"; echo $? >"$0/run-guest.rc"' \
 	"$state" env HOSTFWD_PORT="$rport" \
 	HOSTFWD_EXTRA=",hostfwd=tcp:127.0.0.1:$mport-10.0.2.15:20048$nfs3d_fwd" \
 	HOST_HOOK="$here/host-hook.sh" INTEROP_STATE="$state" INTEROP_MOUNT_PORT="$mport" \
-	INTEROP_HOOK_WAIT=850 \
-	NAME="$name" TIMEOUT=1200 GUEST_ENV="INTEROP_WAIT=900" \
+	INTEROP_HOOK_WAIT=1500 \
+	NAME="$name" TIMEOUT=1800 GUEST_ENV="INTEROP_WAIT=1550" \
 	"$harness/run-guest.sh" "$here/guest/nfs-server.sh" "$state/out" \
 	>"$state/run-guest.log" 2>&1 </dev/null &
 

@@ -20,12 +20,21 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
 do_mount() { mkdir -p $M && mount -t nfs -o $OPTS 10.0.2.100:/ $M; }
 remount() { umount $M && do_mount; }
 fail() { echo "FAIL: $*"; exit 1; }
+# the unprivileged user of the perm phase (numeric ids: no login needed)
+U=4242
+as_user() { setpriv --reuid=$U --regid=$U --clear-groups "$@"; }
+# stop the capture whose tcpdump pid is in $1, show its log
+stop_capture() {
+	kill -INT "$(cat "$1")"
+	sleep 1
+	cat "${1%.pid}.log"
+}
 
 case $phase in
 mount)
-	# capture this connection's traffic (for the tshark check) during the
-	# mount, metadata and chunk phases only: the bulk phases would make
-	# the capture large
+	# capture this connection's traffic (for the tshark check): whole
+	# frames during the mount, metadata and chunk phases; the bulk phases
+	# after them are captured too, headers only (start_bulk_capture)
 	tcpdump -i eth0 -s 0 -B 8192 -w /tmp/nfs3d.pcap host 10.0.2.100 and tcp port 20049 \
 		>/tmp/nfs3d-tcpdump.log 2>&1 &
 	echo $! >/tmp/nfs3d-tcpdump.pid
@@ -76,6 +85,61 @@ meta)
 	du -s $d
 	df $M
 	;;
+perm)
+	# a non-root user (uid 4242) on the export (the server runs with
+	# --no-root-squash, so root here is root there)
+	id n3user >/dev/null 2>&1 || useradd -M -u $U -U n3user || echo "useradd failed: numeric ids only"
+	d=$M/perm
+	rm -rf $d
+	mkdir $d
+	chmod 0777 $d
+	echo root >$d/rootfile
+	chmod 0644 $d/rootfile
+	! as_user sh -c "echo user >>$d/rootfile" 2>/dev/null || fail "user wrote root's 0644 file"
+	[ "$(cat $d/rootfile)" = root ] || fail "rootfile changed"
+	[ "$(as_user cat $d/rootfile)" = root ] || fail "user cannot read root's 0644 file"
+	as_user sh -c "echo mine >$d/own" || fail "user cannot write its own file"
+	[ "$(stat -c %u:%g $d/own)" = $U:$U ] || fail "owner of the user's file"
+	# not checked by the client: the server refuses it
+	! as_user chown 0 $d/own 2>/dev/null || fail "user gave its file to root"
+	! as_user chmod 0666 $d/rootfile 2>/dev/null || fail "user changed root's file mode"
+	[ "$(stat -c %u:%a $d/own):$(stat -c %a $d/rootfile)" = $U:644:644 ] ||
+		fail "owner or mode changed"
+	# NFS3ERR_ACCES from the server: the user holds its file open while root
+	# gives it to root (0644); the user's next WRITE is refused and fsync
+	# reports EACCES
+	as_user python3 -c '
+import os, sys, time
+p = sys.argv[1]
+fd = os.open(p, os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(fd, b"first\n")
+os.fsync(fd)
+open(p + ".ready", "w").close()
+while not os.path.exists(p + ".go"):
+    time.sleep(0.1)
+os.write(fd, b"second\n")
+try:
+    os.fsync(fd)
+except OSError as e:
+    print("fsync after the owner changed:", os.strerror(e.errno))
+    sys.exit(0 if e.errno == 13 else 2)
+print("fsync after the owner changed: no error")
+sys.exit(1)' $d/held &
+	pypid=$!
+	for _ in $(seq 1 300); do [ -e $d/held.ready ] && break; sleep 0.1; done
+	chown 0:0 $d/held
+	chmod 0644 $d/held
+	touch $d/held.go
+	wait $pypid || fail "the user's WRITE after the chown was not refused with EACCES"
+	# MKNOD: a FIFO and a socket by the user, a device node by root only
+	as_user mkfifo $d/fifo
+	as_user python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' $d/sock
+	! as_user mknod $d/udev c 1 3 2>/dev/null || fail "user made a device node"
+	mknod $d/null c 1 3
+	[ -p $d/fifo ] && [ -S $d/sock ] && [ -c $d/null ] && [ ! -e $d/udev ] || fail "mknod types"
+	[ "$(stat -c %u $d/fifo)" = $U ] || fail "owner of the FIFO"
+	ls -l $d
+	;;
 chunks)
 	# one 2 MiB file in and out (Read and Write chunks) inside the capture
 	head -c 2097152 /dev/urandom >/tmp/c2m
@@ -86,10 +150,18 @@ chunks)
 	sha256sum /tmp/c2m | sed 's| /tmp/| |' >$OUT/nfs3d-c2m.sha
 	ls -l $M/dir2000 >/dev/null
 	sleep 1
-	kill -INT "$(cat /tmp/nfs3d-tcpdump.pid)"
-	sleep 1
-	cat /tmp/nfs3d-tcpdump.log
+	stop_capture /tmp/nfs3d-tcpdump.pid
 	cp /tmp/nfs3d.pcap $OUT/nfs3d.pcap
+	# the bulk phases (tree, back, dd, restart, stats): 256 bytes of each
+	# frame hold the TCP, MPA, DDP and RPC-over-RDMA headers and keep the
+	# capture small; a 32 MiB buffer so that tcpdump keeps up
+	tcpdump -i eth0 -s 256 -B 32768 -w /tmp/nfs3d-bulk.pcap host 10.0.2.100 and tcp port 20049 \
+		>/tmp/nfs3d-bulk.log 2>&1 &
+	echo $! >/tmp/nfs3d-bulk.pid
+	sleep 1.5
+	# READDIRPLUS by Reply chunk first, while tshark still finds the FPDUs
+	remount
+	ls -l $M/dir2000 >/dev/null
 	;;
 tree)
 	# NFS3D_FILES files of mixed sizes in 10 directories: one of 8 MiB,
@@ -113,7 +185,7 @@ tree)
 			-d $d or mkdir $d or die;
 			open(my $f, ">", "$d/f$i") or die; binmode $f;
 			print $f substr($pool, $off, $s); close $f or die;
-		}' "${NFS3D_FILES:-200}" $src
+		}' "${NFS3D_FILES:-500}" $src
 	(cd $src && find . -type f | sort | xargs sha256sum) >$OUT/nfs3d-src.sha
 	echo "files: $(wc -l <$OUT/nfs3d-src.sha), bytes: $(du -sb $src | cut -f1)"
 	t=$(now)
@@ -136,7 +208,7 @@ back)
 dd)
 	# 64 MiB each way through rpcrdma-nfs3d, then the same dd against the
 	# guest's own nfsd over siw; "WHO OP mb=64 seconds=S"
-	mb=${NFS3D_DD_MB:-16}
+	mb=${NFS3D_DD_MB:-64}
 	ddpair() { # who mountpoint
 		local t w r
 		t=$(now)
@@ -184,6 +256,9 @@ stats)
 		/proc/self/mountstats >$OUT/nfs3d-mountstats.txt
 	cat $OUT/nfs3d-mountstats.txt
 	umount $M
+	stop_capture /tmp/nfs3d-bulk.pid
+	cp /tmp/nfs3d-bulk.pcap $OUT/nfs3d-bulk.pcap
+	ls -l $OUT/nfs3d-bulk.pcap
 	;;
 *)
 	fail "unknown phase $phase"
