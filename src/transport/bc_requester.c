@@ -13,8 +13,9 @@
  * and credit window are struct xprt_rslots (transport/backchannel.c); a
  * reply is matched by its XID there (xprt_rslots_find). Deadlines: every
  * call ends by its deadline, and a call waiting for its client to come
- * back waits conn_wait_ms at most. A thread runs asynchronous completions,
- * events and timeouts.
+ * back waits conn_wait_ms at most. A thread runs a loop without a device
+ * (evloop.h): asynchronous completions and events when woken, timeouts at
+ * its tick.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -443,47 +444,57 @@ static void run_async(struct bc_svc *b, struct rpcrdma_svc_client *cl, struct xp
 	futex_mutex_lock(b->lock);
 }
 
+/* How often the thread looks at the deadlines. */
+#define BC_SVC_TICK_NS 5000000ull
+
+/* evloop end of iteration, lock held (dropped around the callbacks): the
+ * events, then the asynchronous completions not run inline. */
+static void svc_loop_after(struct evloop *l)
+{
+	struct bc_svc *b = l->ctx;
+	struct rpcrdma_svc_client *cl;
+	struct xprt_rslot *s;
+
+	while (b->nev) {
+		struct rpcrdma_svc_client *ecl = b->ev[0].cl;
+		enum rpcrdma_bc_event ev = b->ev[0].ev;
+
+		memmove(&b->ev[0], &b->ev[1], (b->nev - 1) * sizeof(b->ev[0]));
+		b->nev--;
+		futex_mutex_unlock(b->lock);
+		b->cb(ecl, ev, b->ctx);
+		futex_mutex_lock(b->lock);
+	}
+	while ((!b->inline_cb || b->stop) && (s = next_async(b, &cl)) != NULL)
+		run_async(b, cl, s);
+}
+
+/* evloop tick, lock held. */
+static void svc_loop_tick(struct evloop *l)
+{
+	check_timeouts(l->ctx);
+}
+
+static const struct evloop_ops svc_loop_ops = {
+    .tick = svc_loop_tick,
+    .after = svc_loop_after,
+};
+
 static void *svc_thread(void *arg)
 {
 	struct bc_svc *b = arg;
-	uint64_t last = 0;
 
-	futex_mutex_lock(b->lock);
-	for (;;) {
-		struct rpcrdma_svc_client *cl;
-		struct xprt_rslot *s;
-		struct timespec ts;
-
-		while (b->nev) {
-			struct rpcrdma_svc_client *ecl = b->ev[0].cl;
-			enum rpcrdma_bc_event ev = b->ev[0].ev;
-
-			memmove(&b->ev[0], &b->ev[1], (b->nev - 1) * sizeof(b->ev[0]));
-			b->nev--;
-			futex_mutex_unlock(b->lock);
-			b->cb(ecl, ev, b->ctx);
-			futex_mutex_lock(b->lock);
-		}
-		while ((!b->inline_cb || b->stop) && (s = next_async(b, &cl)) != NULL)
-			run_async(b, cl, s);
-		if (b->stop)
-			break;
-		if (monotonic_ns() - last > 5000000ull) {
-			last = monotonic_ns();
-			check_timeouts(b);
-			continue;
-		}
-		realtime_in_ms(5, &ts);
-		futex_cond_timedwait(&b->cv, b->lock, &ts);
-	}
-	futex_mutex_unlock(b->lock);
+	evloop_run(&b->loop);
 	return NULL;
 }
 
 int bc_svc_start(struct bc_svc *b)
 {
-	int rc = -pthread_create(&b->thr, NULL, svc_thread, b);
+	int rc;
 
+	evloop_init(&b->loop, NULL, NULL, 0, false, 0, BC_SVC_TICK_NS, b->lock, &b->cv,
+		    &svc_loop_ops, b);
+	rc = -pthread_create(&b->thr, NULL, svc_thread, b);
 	b->thr_started = rc == 0;
 	return rc;
 }
@@ -515,7 +526,7 @@ void bc_svc_stop(struct bc_svc *b)
 			if (cl->rs.slot[i].state != XPRT_RS_FREE)
 				slot_finish(cl, &cl->rs.slot[i], -ECANCELED);
 	}
-	futex_cond_broadcast(&b->cv);
+	evloop_stop(&b->loop); /* after the last async completions */
 	futex_mutex_unlock(b->lock);
 	if (b->thr_started) {
 		pthread_join(b->thr, NULL);

@@ -17,6 +17,7 @@
 #include "rpcrdma/backchannel.h"
 #include "transport/backchannel.h"
 #include "transport/backchannel_hooks.h"
+#include "transport/evloop.h"
 #include "util/futex_cond.h"
 #include "util/futex_mutex.h"
 
@@ -72,6 +73,9 @@ struct bc_svc {
 		enum rpcrdma_bc_event ev;
 	} ev[BC_MAX_EVENTS];
 	uint32_t nev;
+	/* Its thread runs a loop without a device (evloop.h): events and
+	 * async completions at each wake-up on cv, deadlines at its tick. */
+	struct evloop loop;
 	pthread_t thr;
 	struct futex_cond cv;
 	bool thr_started, stop;

@@ -16,7 +16,8 @@
  * request owns its copy, its pulled Read chunk data and one send buffer
  * from then until its reply's Send completes. Read chunks are pulled with
  * RDMA Reads on the client's connection; ready calls are dispatched on the
- * backchannel thread; another one sends BC_ENABLE again after a reconnect.
+ * backchannel thread; another one sends BC_ENABLE again after a reconnect
+ * (both run loops without a device, evloop.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -406,47 +407,45 @@ static void clnt_reenable(struct bc_clnt *b)
 	futex_mutex_unlock(b->lock);
 }
 
-/* RFC 8167 §6 after a reconnect (as NFSv4.1 BIND_CONN_TO_SESSION). */
-static void *enable_thread(void *arg)
+/* eloop end of iteration, lock held (dropped around the call): RFC 8167
+ * §6 after a reconnect (as NFSv4.1 BIND_CONN_TO_SESSION). */
+static void enable_after(struct evloop *l)
 {
-	struct bc_clnt *b = arg;
+	struct bc_clnt *b = l->ctx;
 
-	futex_mutex_lock(b->lock);
-	while (!b->stop) {
-		if (b->reenable_pending) {
-			b->reenable_pending = false;
-			futex_mutex_unlock(b->lock);
-			clnt_reenable(b);
-			futex_mutex_lock(b->lock);
-			continue;
-		}
-		futex_cond_wait(&b->cv, b->lock);
+	while (!b->stop && b->reenable_pending) {
+		b->reenable_pending = false;
+		futex_mutex_unlock(b->lock);
+		clnt_reenable(b);
+		futex_mutex_lock(b->lock);
 	}
-	futex_mutex_unlock(b->lock);
-	return NULL;
 }
 
-static void *clnt_thread(void *arg)
+/* dloop end of iteration, lock held (dropped around dispatch): the calls
+ * ready to dispatch, oldest first. */
+static void dispatch_after(struct evloop *l)
 {
-	struct bc_clnt *b = arg;
+	struct bc_clnt *b = l->ctx;
 
-	futex_mutex_lock(b->lock);
-	while (!b->stop) {
-		if (b->qhead) {
-			struct rpcrdma_bc_req *r = b->qhead;
+	while (!b->stop && b->qhead) {
+		struct rpcrdma_bc_req *r = b->qhead;
 
-			b->qhead = r->next;
-			if (!b->qhead)
-				b->qtail = NULL;
-			r->state = RQ_DISPATCHED;
-			futex_mutex_unlock(b->lock);
-			req_dispatch(b, r);
-			futex_mutex_lock(b->lock);
-			continue;
-		}
-		futex_cond_wait(&b->cv, b->lock);
+		b->qhead = r->next;
+		if (!b->qhead)
+			b->qtail = NULL;
+		r->state = RQ_DISPATCHED;
+		futex_mutex_unlock(b->lock);
+		req_dispatch(b, r);
+		futex_mutex_lock(b->lock);
 	}
-	futex_mutex_unlock(b->lock);
+}
+
+static const struct evloop_ops enable_ops = {.after = enable_after};
+static const struct evloop_ops dispatch_ops = {.after = dispatch_after};
+
+static void *loop_thread(void *arg)
+{
+	evloop_run(arg);
 	return NULL;
 }
 
@@ -491,12 +490,14 @@ int bc_clnt_new(struct rpcrdma_clnt *c, struct futex_mutex *lock, struct rpcrdma
 		if (!b->reqs[i].buf)
 			rc = -ENOMEM;
 	}
+	evloop_init(&b->dloop, NULL, NULL, 0, false, 0, 0, lock, &b->cv, &dispatch_ops, b);
+	evloop_init(&b->eloop, NULL, NULL, 0, false, 0, 0, lock, &b->cv, &enable_ops, b);
 	if (!rc) {
-		rc = -pthread_create(&b->thr, NULL, clnt_thread, b);
+		rc = -pthread_create(&b->thr, NULL, loop_thread, &b->dloop);
 		b->thr_started = rc == 0;
 	}
 	if (!rc) {
-		rc = -pthread_create(&b->ethr, NULL, enable_thread, b);
+		rc = -pthread_create(&b->ethr, NULL, loop_thread, &b->eloop);
 		b->ethr_started = rc == 0;
 	}
 	if (rc) {
@@ -513,7 +514,8 @@ void bc_clnt_free(struct bc_clnt *b)
 		return;
 	futex_mutex_lock(b->lock);
 	b->stop = true;
-	futex_cond_broadcast(&b->cv);
+	evloop_stop(&b->dloop);
+	evloop_stop(&b->eloop);
 	futex_mutex_unlock(b->lock);
 	if (b->thr_started)
 		pthread_join(b->thr, NULL);

@@ -17,6 +17,7 @@
 #include "rpcrdma/backchannel.h"
 #include "transport/backchannel.h"
 #include "transport/backchannel_hooks.h"
+#include "transport/evloop.h"
 #include "util/futex_cond.h"
 
 enum bc_req_state { RQ_FREE = 0, RQ_READING, RQ_READY, RQ_DISPATCHED, RQ_SENDING };
@@ -78,9 +79,12 @@ struct bc_clnt {
 	 * drives the device (bc_clnt_run_inline) instead. */
 	bool inline_dispatch;
 	struct rpcrdma_bc_req *ihead, *itail;
+	/* The dispatch thread runs dloop; a thread of its own runs eloop and
+	 * sends BC_ENABLE again after a reconnect, so a callback that blocks
+	 * on the dispatch thread cannot hold it up. Both are loops without a
+	 * device (evloop.h), woken on cv. */
+	struct evloop dloop, eloop;
 	pthread_t thr;
-	/* A thread of its own sends BC_ENABLE again after a reconnect, so a
-	 * callback that blocks on the dispatch thread cannot hold it up. */
 	pthread_t ethr;
 	bool thr_started, ethr_started, stop;
 	struct futex_cond cv;

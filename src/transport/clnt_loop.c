@@ -4,10 +4,11 @@
  *
  * Threads (leader/follower). Whoever waits drives the device: a thread
  * that needs a reply (a synchronous caller) becomes the "leader" when no
- * one else is, and itself polls the provider (rpcrdma_dev_progress), reaps
- * completions, matches replies to slots by XID, decodes results and runs
- * completion callbacks (without the lock), first busy-polling for a bounded
- * time (the adaptive policy of spin.c), then blocking on the device fd.
+ * one else is, and itself runs iterations of the client's event loop
+ * (c->loop, evloop.h, inline): it polls the provider, reaps completions,
+ * matches replies to slots by XID, decodes results and runs completion
+ * callbacks (without the lock), first busy-polling for a bounded time (the
+ * adaptive policy of spin.c), then blocking on the device fd.
  * Other waiters sleep on their slot's condition variable until the leader
  * completes their call or hands leadership over when its own call is done.
  * With one calling thread there is no thread handoff at all: the caller
@@ -69,14 +70,24 @@ static void lead_callbacks(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	cbl->n = 0;
 }
 
-/* Bytes the connection moved so far (both directions). */
-static uint64_t ep_bytes(struct rpcrdma_ep *ep)
+/* evloop ops->bytes: bytes the connection moved so far (both directions). */
+static uint64_t ep_bytes(struct evloop *l)
 {
+	struct rpcrdma_clnt *c = l->ctx;
 	struct rpcrdma_ep_stats st;
 
-	if (!ep || rpcrdma_ep_query_stats(ep, &st))
+	if (!c->ep || rpcrdma_ep_query_stats(c->ep, &st))
 		return 0;
 	return st.tx_bytes + st.rx_bytes;
+}
+
+static const struct evloop_ops clnt_loop_ops = {.bytes = ep_bytes};
+
+void clnt_loop_init(struct rpcrdma_clnt *c)
+{
+	evloop_init(&c->loop, c->dev, c->cq, CLNT_SPIN_NS,
+		    c->progress == RPCRDMA_PROGRESS_BUSY_POLL, CLNT_BLOCK_MS, CLNT_TMO_CHECK_NS,
+		    &c->lock, NULL, &clnt_loop_ops, c);
 }
 
 /* Work only the background thread would do: async calls not completed, or
@@ -91,69 +102,6 @@ static bool bg_has_work(const struct rpcrdma_clnt *c)
 			    c->nslot_wait > 0 || (c->bc && c->state != C_DEAD));
 }
 
-/* The leader's clock and busy-poll state across the passes of lead(). */
-struct lead_clock {
-	uint64_t t;          /* the clock at the last look */
-	uint64_t spin_end;   /* busy-poll until then, then block */
-	uint64_t next_tmo;   /* next look at deadlines and events */
-	uint64_t budget;     /* the spin budget of this spin phase */
-	uint64_t blocked_at; /* when the loop started blocking, 0: not blocked */
-	bool spinning;       /* a spin phase is running and not yet judged */
-	uint32_t idle;       /* idle spin iterations */
-};
-
-#define LEAD_WC 32
-
-/* A new spin phase starting at lk->t. */
-static inline __attribute__((always_inline)) void lead_spin_start(struct rpcrdma_clnt *c,
-								  struct lead_clock *lk)
-{
-	lk->budget = xprt_spin_budget(&c->spin);
-	lk->spin_end = lk->budget > UINT64_MAX - lk->t ? UINT64_MAX : lk->t + lk->budget;
-	lk->spinning = lk->budget != 0;
-}
-
-/* Lock not held: poll the provider until completions are there, the spin
- * ends or a blocking wait returns. *n: what progress returned, *m: the
- * completions reaped into @wc, *tmo: the wait used. */
-static inline __attribute__((always_inline)) void lead_poll(struct rpcrdma_clnt *c,
-							    struct lead_clock *lk,
-							    struct rpcrdma_wc *wc, int *n, int *m,
-							    int *tmo)
-{
-	*m = 0;
-	for (;;) {
-		*tmo = lk->t < lk->spin_end ? 0 : CLNT_BLOCK_MS;
-		if (*tmo && !lk->blocked_at)
-			lk->blocked_at = lk->t;
-		/* Completions appear during progress (reaped with it in one
-		 * provider step) or, for errors, when work is posted: the CQ
-		 * is also looked at when progress produced something that was
-		 * not ours, after a wait, and every 16th idle spin, which is
-		 * also when the state under the lock is looked at again. Idle
-		 * spin iterations in between take no lock. */
-		*n = rpcrdma_dev_progress_poll(c->dev, *tmo, c->cq, wc, LEAD_WC, m);
-		if (*m > 0)
-			break;
-		if (*n != 0 || *tmo != 0 || (++lk->idle & 15) == 0) {
-			*m = rpcrdma_cq_poll(c->cq, wc, LEAD_WC);
-			break;
-		}
-		xprt_spin_hint();
-		/* The clock every 4th idle iteration: each one is a system
-		 * call already, so the spin overshoots its end by three of
-		 * them at most. */
-		if ((lk->idle & 3) != 0)
-			continue;
-		if (lk->budget > CLNT_SPIN_NS && lk->spin_end - lk->t < lk->budget - CLNT_SPIN_NS)
-			xprt_spin_idle(&c->spin); /* spun past the base budget: let
-						     a peer on this CPU run */
-		lk->t = monotonic_ns();
-		if (lk->t >= lk->spin_end)
-			break;
-	}
-}
-
 /* Lock taken: handle the @m completions in @wc, reaping more while full
  * batches come. */
 static inline __attribute__((always_inline)) void
@@ -164,50 +112,25 @@ lead_reap(struct rpcrdma_clnt *c, struct rpcrdma_wc *wc, int m, struct cb_list *
 		/* one place that handles completions */
 		for (int i = 0; i < m; i++)
 			clnt_handle_wc(c, &wc[i], cbl);
-		if (m != LEAD_WC)
+		if (m != EVLOOP_WC)
 			break;
 		/* more completions than one batch: keep reaping */
 		futex_mutex_unlock(&c->lock);
-		m = rpcrdma_cq_poll(c->cq, wc, LEAD_WC);
+		m = rpcrdma_cq_poll(c->cq, wc, EVLOOP_WC);
 		futex_mutex_lock(&c->lock);
 	}
 }
 
-/* Lock held: judge the spin phase by what the pass saw (spin.c). */
-static inline __attribute__((always_inline)) void
-lead_spin_judge(struct rpcrdma_clnt *c, struct lead_clock *lk, int n, int m, int tmo)
-{
-	if (n > 0 || m > 0) {
-		/* Activity: a spin that saw it paid off; spin again. */
-		if (lk->spinning && tmo == 0)
-			xprt_spin_result(&c->spin, true);
-		if (lk->blocked_at)
-			xprt_spin_woke(&c->spin, lk->t - lk->blocked_at);
-		lk->blocked_at = 0;
-		lead_spin_start(c, lk);
-	} else if (lk->spinning && lk->t >= lk->spin_end) {
-		/* No completion, but bytes may be moving (a large chunk being
-		 * read or written): that is activity too. */
-		uint64_t b = ep_bytes(c->ep);
-
-		if (b != c->spin_bytes) {
-			c->spin_bytes = b;
-			lk->spin_end = lk->t + lk->budget;
-		} else {
-			xprt_spin_result(&c->spin, false);
-			lk->spinning = false;
-		}
-	}
-}
-
-/* Lock held (dropped to read events): connection events, and every
- * CLNT_TMO_CHECK_NS the deadlines and the credits of dead calls. */
-static inline __attribute__((always_inline)) void
-lead_watch(struct rpcrdma_clnt *c, struct lead_clock *lk, bool evs, struct cb_list *cbl)
+/* Lock held (dropped to read events): connection events, and at the
+ * loop's tick (every CLNT_TMO_CHECK_NS) the deadlines and the credits of
+ * dead calls. */
+static inline __attribute__((always_inline)) void lead_watch(struct rpcrdma_clnt *c, bool evs,
+							     struct cb_list *cbl)
 {
 	struct rpcrdma_event ev;
+	bool tick = evloop_tick_due(&c->loop);
 
-	if (evs || lk->t >= lk->next_tmo) {
+	if (evs || tick) {
 		futex_mutex_unlock(&c->lock);
 		while (rpcrdma_evch_get(c->evch, &ev) == 0) {
 			futex_mutex_lock(&c->lock);
@@ -218,8 +141,7 @@ lead_watch(struct rpcrdma_clnt *c, struct lead_clock *lk, bool evs, struct cb_li
 		}
 		futex_mutex_lock(&c->lock);
 	}
-	if (lk->t >= lk->next_tmo) {
-		lk->next_tmo = lk->t + CLNT_TMO_CHECK_NS;
+	if (tick) {
 		clnt_check_timeouts(c, cbl);
 		if (clnt_credits_held_by_dead(c)) {
 			c->st.timeout_resets++;
@@ -228,18 +150,20 @@ lead_watch(struct rpcrdma_clnt *c, struct lead_clock *lk, bool evs, struct cb_li
 	}
 }
 
-/* One pass of progress: entered without the lock, left with it. */
+/* One iteration of the client's loop (evloop.h steps 1-4): entered
+ * without the lock, left with it. */
 static inline __attribute__((always_inline)) void
-lead_pass(struct rpcrdma_clnt *c, struct lead_clock *lk, struct rpcrdma_wc *wc, struct cb_list *cbl)
+lead_pass(struct rpcrdma_clnt *c, struct rpcrdma_wc *wc, struct cb_list *cbl)
 {
+	struct evloop *l = &c->loop;
 	int tmo, n, m;
 
-	lead_poll(c, lk, wc, &n, &m, &tmo);
+	n = evloop_poll(l, wc, &m, &tmo);
 	lead_reap(c, wc, m, cbl);
-	lk->t = monotonic_ns();
-	c->now_ns = lk->t;
-	lead_spin_judge(c, lk, n, m, tmo);
-	lead_watch(c, lk, n > m, cbl);
+	l->t = monotonic_ns();
+	c->now_ns = l->t;
+	evloop_judge(l, n > 0 || m > 0, tmo);
+	lead_watch(c, n > m, cbl);
 	if (c->txq_head)
 		clnt_kick_tx(c, cbl);
 }
@@ -282,15 +206,12 @@ lead_run_callbacks(struct rpcrdma_clnt *c, struct clnt_slot *mine, struct cb_lis
  */
 void clnt_lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 {
-	struct rpcrdma_wc wc[LEAD_WC];
+	struct rpcrdma_wc wc[EVLOOP_WC];
 	struct cb_list cbl;
-	struct lead_clock lk = {0};
 	bool unlocked;
 
 	cbl.n = 0;
-	lk.t = monotonic_ns();
-	lead_spin_start(c, &lk);
-	lk.next_tmo = lk.t + CLNT_TMO_CHECK_NS;
+	evloop_begin(&c->loop);
 	for (;;) {
 		if (mine ? mine->done : (!bg_has_work(c) || c->nwaiting))
 			break;
@@ -306,7 +227,7 @@ void clnt_lead(struct rpcrdma_clnt *c, struct clnt_slot *mine)
 			unlocked = true;
 		}
 		while (unlocked) {
-			lead_pass(c, &lk, wc, &cbl);
+			lead_pass(c, wc, &cbl);
 			unlocked = lead_run_callbacks(c, mine, &cbl);
 		}
 		/* RPCRDMA_BC_OPT_INLINE: reverse calls are dispatched here. */

@@ -741,7 +741,7 @@ int clnt_setup(struct rpcrdma_clnt *c, const char *provider, const struct rpcrdm
 		c->rpend[i].num_sge = 1;
 	}
 	c->nfree = c->nslots;
-	xprt_spin_init(&c->spin, CLNT_SPIN_NS, c->progress == RPCRDMA_PROGRESS_BUSY_POLL);
+	clnt_loop_init(c);
 	rc = clnt_conn_open(c, c->gen);
 	if (rc) {
 		clnt_free(c);

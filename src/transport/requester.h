@@ -35,6 +35,7 @@
 
 #include "rpcrdma/client.h"
 #include "rpcrdma/provider.h"
+#include "transport/evloop.h"
 #include "transport/xprt.h"
 #include "util/clock.h"
 #include "util/futex_cond.h"
@@ -121,11 +122,10 @@ struct rpcrdma_clnt {
 	uint32_t nslot_wait; /* callers waiting for a free slot (call_start) */
 	uint32_t xid_seq;
 	/* leader/follower */
-	bool leader;           /* a thread drives the device */
-	uint32_t nwaiting;     /* synchronous callers asleep on their slot's cv */
-	uint32_t nasync;       /* asynchronous calls not yet completed */
-	struct xprt_spin spin; /* the leader's busy-poll policy */
-	uint64_t spin_bytes;   /* connection bytes when the last spin was judged */
+	bool leader;        /* a thread drives the device */
+	uint32_t nwaiting;  /* synchronous callers asleep on their slot's cv */
+	uint32_t nasync;    /* asynchronous calls not yet completed */
+	struct evloop loop; /* the loop the leader runs (clnt_loop.c) */
 	pthread_t thr;
 	bool thr_started, stop;
 	/* The leader runs completion callbacks with the lock dropped (the
@@ -244,6 +244,9 @@ void clnt_reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl);
 bool clnt_credits_held_by_dead(const struct rpcrdma_clnt *c);
 
 /* ---- clnt_loop.c ---- */
+
+/* Set up c->loop over c->dev and c->cq (clnt_setup). */
+void clnt_loop_init(struct rpcrdma_clnt *c);
 
 /* Lock held on entry and exit, c->leader ours: drive the device until
  * @mine is done, or for the background thread (@mine NULL) while only it

@@ -47,6 +47,7 @@
 #include <time.h>
 
 #include "rpcrdma/server.h"
+#include "transport/evloop.h"
 #include "transport/xprt.h"
 #include "util/futex_cond.h"
 
@@ -216,6 +217,10 @@ struct rpcrdma_svc {
 	 * only). */
 	bool batch_last;
 	uint64_t ncalls; /* st.calls, counted without the lock (atomic) */
+	/* The progress thread's event loop (svc_loop.c), and the calls its
+	 * current iteration made ready (progress thread only). */
+	struct evloop loop;
+	struct rpcrdma_svc_req *runnow;
 	pthread_t pthr;
 	pthread_t *wthr;
 	uint32_t nwthr;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Busy-poll policy of the progress loops (client leader, server progress
- * thread): after activity, poll the device without sleeping for a bounded
+ * Busy-poll policy of the event loop (evloop.h; the client leader, the server
+ * progress thread): after activity, poll the device without sleeping for a bounded
  * time, because being woken from epoll costs about as much as a whole
  * loopback round trip. Spinning pays only when the peer runs on another
  * CPU; on the same CPU it keeps the peer from running at all. So the

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The server's threads: the progress thread drives the device, reaps
- * completions (svc_conn.c) and runs complete calls itself (workers == 0)
- * or hands them to the worker threads; dispatch decodes a call's RPC
+ * The server's threads: the progress thread runs the server's event loop
+ * (evloop.h): it drives the device, reaps completions (svc_conn.c) and
+ * runs complete calls itself (workers == 0) or hands them to the worker
+ * threads; dispatch decodes a call's RPC
  * header and runs the registered program. Replies are held on the
  * progress thread and leave together at the end of its batch (reply.c).
  */
@@ -142,95 +143,59 @@ static void run_list(struct rpcrdma_svc *s, struct rpcrdma_svc_req *list)
  * blocking on the device fd (back-to-back calls then cost no wakeup). */
 #define SVC_SPIN_NS  50000u
 #define SVC_BLOCK_MS 20
+/* How often events are looked at without progress saying so, and dead
+ * connections reaped. */
+#define SVC_TICK_NS 5000000ull
 
-/* The progress thread's spin state (transport/spin.c has the policy). */
-struct loop {
-	struct xprt_spin sp;
-	uint64_t spin_end, next_reap, budget, bytes;
-	uint64_t blocked_at; /* when the loop started blocking, 0: not blocked */
-	uint32_t idle, quiet;
-	bool spinning;
-};
-
-/* The spin budget ran out: no completion, but bytes may be moving (a large
- * chunk being pulled or written), which counts as activity too. */
-static void loop_spin_check(struct rpcrdma_svc *s, struct loop *l, uint64_t t)
+/* The CQ the loop reaps with progress: the first connection's (the list
+ * of connections changes only on the progress thread). Lock held. */
+static void loop_set_cq(struct rpcrdma_svc *s)
 {
-	uint64_t b;
-
-	if (!l->spinning || t < l->spin_end)
-		return;
-	b = svc_conn_bytes(s);
-	if (b != l->bytes) {
-		l->bytes = b;
-		l->spin_end = t + l->budget;
-	} else {
-		xprt_spin_result(&l->sp, false);
-		l->spinning = false;
-	}
+	s->loop.cq = s->conns ? s->conns->cq : NULL;
 }
 
-/* Drive the device (blocking up to @tmo ms) and handle what it produced:
- * completions, connection events, and now and then the reaping of dead
- * connections. Complete calls go to @runnow. Returns what progress
- * counted (completions and events). */
-static int loop_progress(struct rpcrdma_svc *s, struct loop *l, uint64_t t, int tmo,
-			 struct rpcrdma_svc_req **runnow)
+/* evloop step 2, progress thread: handle the completions of the first
+ * connection that came with progress, reap the other CQs and, when
+ * progress counted more than completions, the connection events.
+ * Complete calls go to s->runnow. */
+static bool loop_reap(struct evloop *l, int n, struct rpcrdma_wc *wc, int m)
 {
-	/* The first connection's completions made in this progress round
-	 * come back with it (one provider lock round); the list of
-	 * connections changes only on this thread. */
+	struct rpcrdma_svc *s = l->ctx;
 	struct svc_conn *c0 = s->conns;
-	struct rpcrdma_wc wc0[32];
-	int m = 0;
-	int n = c0 ? rpcrdma_dev_progress_poll(s->dev, tmo, c0->cq, wc0, 32, &m)
-		   : rpcrdma_dev_progress(s->dev, tmo);
 
-	/* An idle spin iteration (progress produced nothing) looks at the
-	 * CQs only every 16th time: what appears there without progress are
-	 * completions of posts (Sends that TCP took at once), which only
-	 * free send buffers. */
-	if (n == 0 && tmo == 0 && (++l->quiet & 15) != 0)
-		return n;
 	futex_mutex_lock(&s->lock);
 	for (int i = 0; i < m; i++)
-		svc_conn_wc(c0, &wc0[i], runnow);
+		svc_conn_wc(c0, &wc[i], &s->runnow);
 	for (struct svc_conn *c = s->conns; c; c = c->next)
-		m += svc_conn_poll(c, runnow);
-	/* progress counts completions and events: look for events only when
-	 * it produced more than the completions just reaped (or now and
-	 * then). */
-	if (n > m || t >= l->next_reap)
-		svc_conn_events(s, runnow);
-	if (t >= l->next_reap) {
-		svc_conn_reap(s);
-		l->next_reap = t + 5000000ull;
-	}
+		m += svc_conn_poll(c, &s->runnow);
+	/* progress counts completions and events */
+	if (n > m)
+		svc_conn_events(s, &s->runnow);
+	loop_set_cq(s);
 	futex_mutex_unlock(&s->lock);
-	return n;
+	return n > 0 || s->runnow;
 }
 
-/* Spin accounting after a progress round (@active: it produced work). */
-static void loop_account(struct loop *l, uint64_t t, int tmo, bool active)
+/* evloop tick: connection events now and then, and dead connections. */
+static void loop_tick(struct evloop *l)
 {
-	if (active) {
-		/* A spin that saw it paid off; spin again after handling it. */
-		if (l->spinning && tmo == 0)
-			xprt_spin_result(&l->sp, true);
-		if (l->blocked_at)
-			xprt_spin_woke(&l->sp, monotonic_ns() - l->blocked_at);
-		l->blocked_at = 0;
-	} else if (tmo == 0 && l->budget > SVC_SPIN_NS && t < l->spin_end &&
-		   l->spin_end - t < l->budget - SVC_SPIN_NS && (++l->idle & 3) == 0) {
-		/* spun past the base budget: let a peer on this CPU run */
-		xprt_spin_idle(&l->sp);
-	}
+	struct rpcrdma_svc *s = l->ctx;
+
+	futex_mutex_lock(&s->lock);
+	svc_conn_events(s, &s->runnow);
+	svc_conn_reap(s);
+	loop_set_cq(s);
+	futex_mutex_unlock(&s->lock);
 }
 
-/* Run the calls that became ready (@runnow) and the ones queued while
- * dispatching on this thread, then send the held replies. */
-static void loop_dispatch(struct rpcrdma_svc *s, struct rpcrdma_svc_req *runnow)
+/* evloop end of iteration: run the calls that became ready and the ones
+ * queued while dispatching on this thread, then send the held replies. */
+static void loop_dispatch(struct evloop *l)
 {
+	struct rpcrdma_svc *s = l->ctx;
+	struct rpcrdma_svc_req *runnow = s->runnow;
+
+	s->runnow = NULL;
 	if (runnow)
 		run_list(s, runnow);
 	bc_svc_run_inline(s->bc); /* RPCRDMA_BC_OPT_INLINE completions */
@@ -253,12 +218,23 @@ static void loop_dispatch(struct rpcrdma_svc *s, struct rpcrdma_svc_req *runnow)
 		svc_flush_held(s);
 }
 
+static uint64_t loop_bytes(struct evloop *l)
+{
+	return svc_conn_bytes(l->ctx);
+}
+
+static const struct evloop_ops svc_loop_ops = {
+    .reap = loop_reap,
+    .tick = loop_tick,
+    .after = loop_dispatch,
+    .bytes = loop_bytes,
+};
+
+/* The progress thread runs the server's loop. */
 static void *progress_main(void *arg)
 {
 	struct rpcrdma_svc *s = arg;
-	struct loop l = {0};
 
-	xprt_spin_init(&l.sp, SVC_SPIN_NS, s->progress == RPCRDMA_PROGRESS_BUSY_POLL);
 	if (s->cpu >= 0) {
 		cpu_set_t set;
 
@@ -266,27 +242,7 @@ static void *progress_main(void *arg)
 		CPU_SET(s->cpu, &set);
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
-	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
-		struct rpcrdma_svc_req *runnow = NULL;
-		uint64_t t = monotonic_ns();
-		bool active;
-		int tmo, n;
-
-		loop_spin_check(s, &l, t);
-		tmo = t < l.spin_end ? 0 : SVC_BLOCK_MS;
-		if (tmo && !l.blocked_at)
-			l.blocked_at = t;
-		n = loop_progress(s, &l, t, tmo, &runnow);
-		active = n > 0 || runnow;
-		loop_account(&l, t, tmo, active);
-		loop_dispatch(s, runnow);
-		if (active) {
-			t = monotonic_ns();
-			l.budget = xprt_spin_budget(&l.sp);
-			l.spin_end = l.budget > UINT64_MAX - t ? UINT64_MAX : t + l.budget;
-			l.spinning = l.budget != 0;
-		}
-	}
+	evloop_run(&s->loop);
 	return NULL;
 }
 
@@ -304,6 +260,11 @@ int svc_loop_start(struct rpcrdma_svc *s)
 				return -rc;
 		}
 	}
+	evloop_init(&s->loop, s->dev, NULL, SVC_SPIN_NS, s->progress == RPCRDMA_PROGRESS_BUSY_POLL,
+		    SVC_BLOCK_MS, SVC_TICK_NS, &s->lock, NULL, &svc_loop_ops, s);
+	futex_mutex_lock(&s->lock);
+	loop_set_cq(s);
+	futex_mutex_unlock(&s->lock);
 	rc = pthread_create(&s->pthr, NULL, progress_main, s);
 	if (rc)
 		return -rc;
@@ -350,6 +311,7 @@ int svc_loop_stop(struct rpcrdma_svc *s, int timeout_ms)
 	usleep(20000);
 	futex_mutex_lock(&s->lock);
 	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
+	evloop_stop(&s->loop);
 	s->stopped = true;
 	futex_cond_broadcast(&s->work_cv);
 	futex_mutex_unlock(&s->lock);

@@ -24,7 +24,7 @@
  *   bc_responder.c  the client's reverse responder (RFC 8167)
  *   errors.c    RDMA_ERROR replies, error codes and their names
  *   rdma_rw.c   RDMA Write / Read work requests over a chunk's segments
- *   spin.c      busy-poll policy of the progress loops
+ *   spin.c      busy-poll policy of the event loop (evloop.h)
  *   short.c     the common Short message with AUTH_NONE, word by word
  * Nothing here is exported.
  */
