@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * RPC-over-RDMA Version Two transport header codec. The XDR it implements
- * (the 003_ draft §4.2, transcribed in ../shared/DESIGN.md §3):
+ * (the 003_ draft §4.2, transcribed in docs/design.md):
  *
  *   struct rpcrdma2_chunk_lists { msg_type rdma_direction;
  *                                 <Version One's three chunk lists> };
