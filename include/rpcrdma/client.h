@@ -298,8 +298,13 @@ struct rpcrdma_clnt_opts {
  * RPCRDMA_DEFAULT_PORT) for program @prog version @vers, and wait until the
  * connection is up (or connect_timeout_ms). @opts may be NULL. The caller
  * owns *@out and frees it with rpcrdma_clnt_destroy().
- * -EINVAL bad option, -ENOENT unknown host, -ECONNREFUSED, -ETIMEDOUT,
- * -ENOMEM, or the provider's error.
+ * -EINVAL bad option, -ENOENT unknown host or unknown provider name
+ * ($RPCRDMA_PROVIDER), -ECONNREFUSED nothing listens there (or the server
+ * rejected the connection), -ETIMEDOUT no answer within the connect
+ * timeout, -EHOSTUNREACH / -ENETUNREACH, -ENOMEM; a peer that answers but
+ * is not an RPC-over-RDMA server: -RPCRDMA_EPEER_HTTP (an HTTP server),
+ * -RPCRDMA_EPEER_ONCRPC (ONC RPC over TCP), -EPROTO (anything else that is
+ * not a usable MPA reply; common.h); or the provider's error.
  * Every connection asks for MPA revision 2 with IRD 128 (the server RDMA
  * Reads our Read chunks, up to 128 at once, as the Linux client allows)
  * and ORD 0 (16 for a client with a backchannel, which pulls reverse Read
@@ -477,8 +482,12 @@ RPCRDMA_API int rpcrdma_clnt_stats(struct rpcrdma_clnt *clnt, struct rpcrdma_xpr
 struct __rpc_client;
 RPCRDMA_API struct __rpc_client *rpcrdma_clnt_tirpc(struct rpcrdma_clnt *clnt);
 
-/* A short description of a call's error code ("RDMA_ERROR ERR_CHUNK",
- * "PROC_UNAVAIL", ...); never NULL. */
+/* A short description of any error code a public function returns:
+ * RPC and RPC-over-RDMA outcomes by their protocol names ("RDMA_ERROR
+ * ERR_CHUNK", "PROC_UNAVAIL", ...), connection errors by what they say
+ * about the peer ("peer is not an RPC-over-RDMA server (MPA handshake
+ * failed)"), others by the system's description. A static string, never
+ * NULL; thread-safe. */
 RPCRDMA_API const char *rpcrdma_strerror(int status);
 
 RPCRDMA_EXTERN_C_END

@@ -75,6 +75,21 @@ uint32_t siw_mpa_build(uint8_t *buf, bool reply, uint16_t flags, uint8_t rev, bo
 	return off + len;
 }
 
+/* A start frame that does not open with the MPA key we wait for: name the
+ * protocol the peer seems to speak from its first bytes, so a client sent
+ * to the wrong port says what it found (include/rpcrdma/common.h). */
+static int mpa_not_mpa(const uint8_t *b, uint32_t n)
+{
+	/* an HTTP status line, e.g. "HTTP/1.1 400 Bad Request" */
+	if (n >= 5 && memcmp(b, "HTTP/", 5) == 0)
+		return -RPCRDMA_EPEER_HTTP;
+	/* RFC 5531 §11: a record mark with the last-fragment bit set, then an
+	 * RPC message whose msg_type (after the XID) is REPLY (1) */
+	if (n >= 12 && (b[0] & 0x80) && get_be32(b + 8) == 1)
+		return -RPCRDMA_EPEER_ONCRPC;
+	return -EPROTO;
+}
+
 int siw_mpa_read(int fd, struct siw_mpa_in *in, const char *key)
 {
 	if (in->need == 0) {
@@ -84,8 +99,14 @@ int siw_mpa_read(int fd, struct siw_mpa_in *in, const char *key)
 	for (;;) {
 		ssize_t n = recv(fd, in->buf + in->have, in->need - in->have, MSG_DONTWAIT);
 
-		if (n == 0)
+		if (n == 0) {
+			/* closed: say what the bytes before the close were */
+			uint32_t k = in->have < MPA_KEY_LEN ? in->have : MPA_KEY_LEN;
+
+			if (k && in->need == MPA_HDR_LEN && memcmp(in->buf, key, k) != 0)
+				return mpa_not_mpa(in->buf, in->have);
 			return -ECONNRESET;
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -100,7 +121,7 @@ int siw_mpa_read(int fd, struct siw_mpa_in *in, const char *key)
 			uint16_t pdl;
 
 			if (memcmp(in->buf, key, MPA_KEY_LEN) != 0)
-				return -EPROTO;
+				return mpa_not_mpa(in->buf, in->have);
 			pdl = get_be16(in->buf + 18);
 			/* RFC 5044 §7.1: at most 512 bytes (plus the RFC 6581
 			 * word, tolerated on receipt) */

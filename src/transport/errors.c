@@ -4,6 +4,7 @@
  * (RFC 8166 §4.5).
  */
 #include <errno.h>
+#include <string.h>
 
 #include "transport/xprt.h"
 
@@ -48,11 +49,15 @@ int xprt_encode_error(void *buf, size_t len, uint32_t xid, uint32_t credit, uint
 	return rc ? rc : (int)rpcrdma_xdr_getpos(&x);
 }
 
+/* One line per code any public function returns. Where a code means one
+ * thing from a call's reply and another from the rest of the API, the text
+ * names both (the RPC names first, as client.h lists them). */
 const char *rpcrdma_strerror(int status)
 {
 	switch (status) {
 	case 0:
 		return "success";
+	/* a call's outcome (client.h) */
 	case -ETIMEDOUT:
 		return "timed out";
 	case -ECONNRESET:
@@ -70,24 +75,86 @@ const char *rpcrdma_strerror(int status)
 	case -EPROTOTYPE:
 		return "PROG_MISMATCH";
 	case -EOPNOTSUPP:
-		return "PROC_UNAVAIL";
+		return "PROC_UNAVAIL or operation not supported";
 	case -EINVAL:
 		return "GARBAGE_ARGS or invalid argument";
 	case -EIO:
 		return "SYSTEM_ERR";
 	case -EPROTO:
-		return "RPC_MISMATCH";
+		/* a connect: the MPA exchange failed; a call: RPC_MISMATCH */
+		return "peer is not an RPC-over-RDMA server (MPA handshake failed), or "
+		       "RPC_MISMATCH";
 	case -EACCES:
-		return "AUTH_ERROR";
+		return "AUTH_ERROR or permission denied";
 	case -EBADMSG:
 		return "reply did not decode";
 	case -EMSGSIZE:
 		return "message too large for the transport";
 	case -ENOMEM:
 		return "out of memory";
+	/* connecting and listening (common.h for the two RPCRDMA_EPEER_*) */
+	case -RPCRDMA_EPEER_HTTP:
+		return "peer is an HTTP server, not an RPC-over-RDMA server (MPA handshake failed)";
+	case -RPCRDMA_EPEER_ONCRPC:
+		return "peer is an ONC RPC server over TCP, not RPC-over-RDMA (MPA handshake "
+		       "failed)";
+	case -ENOENT:
+		return "not found (unknown host, unknown RDMA provider name, or no such entry)";
+	case -ECONNREFUSED:
+		return "connection refused (no RPC-over-RDMA server on that port, or it rejected "
+		       "us)";
+	case -ECONNABORTED:
+		return "connection aborted";
+	case -EHOSTUNREACH:
+		return "no route to host";
+	case -ENETUNREACH:
+		return "network unreachable";
+	case -EADDRINUSE:
+		return "address already in use";
+	case -EADDRNOTAVAIL:
+		return "address not available on this host";
+	case -EAFNOSUPPORT:
+		return "address family not supported";
+	case -EISCONN:
+		return "already connected";
+	case -EPIPE:
+		return "connection closed by the peer";
+	case -ENODEV:
+		return "RDMA provider has no usable device";
+	case -ENOPROTOOPT:
+		return "the peer did not enable this (e.g. no backchannel)";
+	/* resources and arguments */
+	case -EEXIST:
+		return "already registered";
+	case -EBUSY:
+		return "busy (still in use)";
+	case -EAGAIN:
+		return "try again (nothing ready yet)";
+	case -EINTR:
+		return "interrupted";
+	case -ENOSPC:
+		return "no space left (queue or table full)";
+	case -ENOBUFS:
+		return "no buffer space";
+	case -E2BIG:
+		return "too large for its XDR limit";
+	case -EOVERFLOW:
+		return "length overflow";
+	case -EMFILE:
+	case -ENFILE:
+		return "too many open files";
+	case -EPERM:
+		return "operation not permitted";
 	default:
-		return "error";
+		break;
 	}
+	if (status < 0) {
+		const char *d = strerrordesc_np(-status);
+
+		if (d)
+			return d;
+	}
+	return "unknown error";
 }
 
 uint32_t xprt_error_accept_stat(uint32_t accept_stat)

@@ -423,15 +423,23 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 			int e = rdma_connect(o, q, &t->clnt);
 
 			if (e) {
-				snprintf(err, sizeof(err), "connect: %s", strerror(-e));
+				/* closed before any MPA reply (a libtirpc TCP
+				 * server does that with our MPA request) */
+				snprintf(err, sizeof(err), "connect: %s",
+					 e == -ECONNRESET ? "peer closed the connection: not an "
+							    "RPC-over-RDMA server (MPA handshake "
+							    "failed)"
+							  : rpcrdma_strerror(e));
 				rc = e;
 			}
 		} else if (!(t->tcp = tcp_connect(o, tr, err, sizeof(err)))) {
 			rc = -ECONNREFUSED;
 		}
-		if (rc)
+		if (rc) {
 			snprintf(res->first_error, sizeof(res->first_error), "%.*s",
 				 (int)sizeof(res->first_error) - 1, err);
+			res->no_connection = err[0] != 0;
+		}
 	}
 	if (!rc) {
 		server_info(o, &r, &info);
@@ -640,7 +648,7 @@ static int connections_mode(const struct perf_client_opts *o, struct perf_conn_r
 		rc = rdma_connect(o, 1, &c[i]);
 		if (rc) {
 			fprintf(stderr, "rpcrdma-perf: connection %u of %u: %s\n", i + 1, n,
-				strerror(-rc));
+				rpcrdma_strerror(rc));
 			break;
 		}
 		if (i == 0) {
@@ -763,6 +771,8 @@ int perf_client_main(const struct perf_client_opts *o)
 	if (o->connections) {
 		int rc = connections_mode(o, &conn);
 
+		if (rc)
+			return 1; /* connections_mode said why; no figures to report */
 		if (o->json) {
 			perf_report_json(stdout, o, NULL, 0, &conn, "");
 		} else {
@@ -810,8 +820,15 @@ int perf_client_main(const struct perf_client_opts *o)
 					perf_workload_name(o->workload), res[n].size,
 					res[n].first_error[0] ? res[n].first_error : strerror(-rc));
 			}
-			n++;
+			/* a case that could not connect has no figures: the error
+			 * above says so, no row of zeros */
+			if (!res[n].no_connection)
+				n++;
 		}
+	}
+	if (!n) {
+		free(res);
+		return 1;
 	}
 	placement(o, res, n, place, sizeof(place));
 	if (o->json) {

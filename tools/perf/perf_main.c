@@ -8,8 +8,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include <rpcrdma/client.h>
+#include <rpcrdma.h>
 
 #include "perf_tool.h"
 
@@ -17,8 +18,8 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: rpcrdma-perf server [--port P] [--threads N] [--credits C] [--cpu N]\n"
-	    "                           [--tcp-port P] [--tcp-fork-port P] [--no-tcp]\n"
+	    "usage: rpcrdma-perf server [--bind ADDR] [--port P] [--threads N] [--credits C]\n"
+	    "                           [--cpu N] [--tcp-port P] [--tcp-fork-port P] [--no-tcp]\n"
 	    "                           [--busy-poll] [--crc]\n"
 	    "       rpcrdma-perf client HOST [--port P] --workload null|write|read\n"
 	    "                           [--size BYTES | --sizes LIST] [--threads T]\n"
@@ -28,12 +29,14 @@ static void usage(FILE *f)
 	    "                           [--tcp-fork-port P] [--csv FILE] [--json]\n"
 	    "                           [--plot FILE.png] [--no-progress] [--busy-poll] [--crc]\n"
 	    "                           [--verify-every N] [--connections N]\n"
+	    "       rpcrdma-perf -h | --help | --version\n"
 	    "\n"
 	    "server: serves RPC-over-RDMA on --port (default %u; 0 picks one), ONC RPC over\n"
 	    "  TCP with libtirpc's svc_run on --tcp-port (default 20050) and with a process\n"
 	    "  forked per connection on --tcp-fork-port (default tcp-port + 1). --threads:\n"
 	    "  RDMA worker threads (default 0: dispatch on the progress thread,\n"
-	    "  as the library does by default).\n"
+	    "  as the library does by default). --bind ADDR listens on that address (name,\n"
+	    "  IPv4 or IPv6) only, for every transport (default: all addresses).\n"
 	    "  --cpu pins the whole server (every thread and process) to one CPU.\n"
 	    "client: runs the workload on each size for each peer and prints calls/s,\n"
 	    "  payload MB/s (10^6 B/s), round-trip p50/p99/p99.9 and the rdma/tcp ratios.\n"
@@ -44,7 +47,10 @@ static void usage(FILE *f)
 	    "  (--verify-every N checks every Nth READ only). --count N: N calls per thread\n"
 	    "  instead of --duration (default 3 s after --warmup 0.3 s). --connections N:\n"
 	    "  open N RDMA connections (then one WRITE of --size on each if --workload\n"
-	    "  write) and report the server's RSS. MPA CRC32c is off unless --crc.\n"
+	    "  write) and report the server's RSS. MPA CRC32c is off unless --crc. The\n"
+	    "  progress line (on stderr) is shown only when stderr is a terminal;\n"
+	    "  --no-progress turns it off there too. A case that cannot connect prints\n"
+	    "  the error, not a row; the exit status is then 1.\n"
 	    "  (server --test-corrupt answers with wrong data: for tests of the checks.)\n",
 	    RPCRDMA_DEFAULT_PORT);
 }
@@ -130,6 +136,8 @@ enum {
 	O_VERIFY,
 	O_CONNECTIONS,
 	O_HELP,
+	O_VERSION,
+	O_BIND,
 	O_CORRUPT,
 };
 
@@ -159,6 +167,8 @@ static const struct option longopts[] = {
     {"verify-every", required_argument, NULL, O_VERIFY},
     {"connections", required_argument, NULL, O_CONNECTIONS},
     {"help", no_argument, NULL, O_HELP},
+    {"version", no_argument, NULL, O_VERSION},
+    {"bind", required_argument, NULL, O_BIND},
     {"test-corrupt", no_argument, NULL, O_CORRUPT},
     {NULL, 0, NULL, 0},
 };
@@ -189,7 +199,6 @@ int main(int argc, char **argv)
 				      .cpu = -1,
 				      .peer_rdma = true,
 				      .tcp_svc = true,
-				      .progress = true,
 				      .verify_every = 1};
 	bool server, fork_port_set = false, have_workload = false;
 	const char *role;
@@ -200,6 +209,12 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("rpcrdma-perf (rpcrdma) %s\n", rpcrdma_version());
+		return 0;
+	}
+	/* \r progress lines only where someone watches them */
+	co.progress = isatty(STDERR_FILENO) == 1;
 	role = argv[1];
 	if (!strcmp(role, "server")) {
 		server = true;
@@ -333,6 +348,14 @@ int main(int argc, char **argv)
 		case O_CORRUPT:
 			so.corrupt = true;
 			break;
+		case O_BIND:
+			if (!server || !*optarg)
+				return bad("bind", optarg);
+			so.bind = optarg;
+			break;
+		case O_VERSION:
+			printf("rpcrdma-perf (rpcrdma) %s\n", rpcrdma_version());
+			return 0;
 		case 'h':
 		case O_HELP:
 			usage(stdout);

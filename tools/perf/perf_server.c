@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -187,24 +188,39 @@ static void rdma_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args,
 
 /* ---- ONC RPC over TCP ---- */
 
-static int tcp_listen(uint16_t port, uint16_t *bound)
+/* A listening TCP socket on @host (NULL: every IPv4 address) port @port
+ * (0: the kernel picks); *bound is the port it got. */
+static int tcp_listen(const char *host, uint16_t port, uint16_t *bound)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct addrinfo hints = {.ai_family = host ? AF_UNSPEC : AF_INET,
+				 .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *ai = NULL;
+	struct sockaddr_storage sa;
 	socklen_t sl = sizeof(sa);
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char ps[8];
+	int one = 1, fd;
 
-	if (fd < 0)
+	snprintf(ps, sizeof(ps), "%u", port);
+	if (getaddrinfo(host, ps, &hints, &ai) || !ai)
+		return -ENOENT;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		freeaddrinfo(ai);
 		return -errno;
-	sa.sin_addr.s_addr = htonl(INADDR_ANY);
+	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128) ||
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128) ||
 	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
 		int e = -errno;
 
 		close(fd);
+		freeaddrinfo(ai);
 		return e;
 	}
-	*bound = ntohs(sa.sin_port);
+	freeaddrinfo(ai);
+	*bound = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
+						: ((struct sockaddr_in *)&sa)->sin_port);
 	return fd;
 }
 
@@ -306,12 +322,12 @@ int perf_server_main(const struct perf_server_opts *o)
 		return 1;
 	}
 	if (o->tcp) {
-		tfd = tcp_listen(o->tcp_port, &tport);
+		tfd = tcp_listen(o->bind, o->tcp_port, &tport);
 		if (tfd >= 0)
-			ffd = tcp_listen(o->tcp_fork_port, &fport);
+			ffd = tcp_listen(o->bind, o->tcp_fork_port, &fport);
 		if (tfd < 0 || ffd < 0) {
 			fprintf(stderr, "rpcrdma-perf server: TCP ports %u/%u: %s\n", o->tcp_port,
-				o->tcp_fork_port, strerror(-(tfd < 0 ? tfd : ffd)));
+				o->tcp_fork_port, rpcrdma_strerror(tfd < 0 ? tfd : ffd));
 			return 1;
 		}
 		fflush(NULL);
@@ -339,15 +355,16 @@ int perf_server_main(const struct perf_server_opts *o)
 		so.comp_mask |= RPCRDMA_SVC_OPT_CPU;
 		so.cpu = o->cpu;
 	}
-	rc = o->port_any ? rpcrdma_svc_create_any(NULL, &so, &g_svc)
-			 : rpcrdma_svc_create(NULL, o->port, &so, &g_svc);
+	rc = o->port_any ? rpcrdma_svc_create_any(o->bind, &so, &g_svc)
+			 : rpcrdma_svc_create(o->bind, o->port, &so, &g_svc);
 	if (!rc)
 		rc = rpcrdma_svc_register(g_svc, RPCRDMA_PERF_PROG, RPCRDMA_PERF_V1, rdma_dispatch,
 					  NULL);
 	if (!rc)
 		rc = rpcrdma_svc_start(g_svc);
 	if (rc) {
-		fprintf(stderr, "rpcrdma-perf server: RDMA port %u: %s\n", o->port, strerror(-rc));
+		fprintf(stderr, "rpcrdma-perf server: RDMA %s port %u: %s\n",
+			o->bind ? o->bind : "*", o->port, rpcrdma_strerror(rc));
 		if (acceptor > 0)
 			kill(acceptor, SIGTERM);
 		return 1;
@@ -359,8 +376,8 @@ int perf_server_main(const struct perf_server_opts *o)
 	if (o->tcp)
 		printf(" tcp port %u (svc_run) tcp-fork port %u (fork per connection)", tport,
 		       fport);
-	printf(" credits %u workers %u cpu %d%s\n", o->credits, o->threads, o->cpu,
-	       o->busy ? " busy-poll" : "");
+	printf(" credits %u workers %u cpu %d%s%s%s\n", o->credits, o->threads, o->cpu,
+	       o->busy ? " busy-poll" : "", o->bind ? " bind " : "", o->bind ? o->bind : "");
 	fflush(stdout);
 
 	while (sigwait(&ss, &sig) != 0)

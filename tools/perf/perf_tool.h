@@ -50,8 +50,9 @@ uint64_t perf_now_ns(void);
 
 struct perf_server_opts {
 	uint16_t port, tcp_port, tcp_fork_port;
-	bool port_any; /* --port 0: let the kernel pick */
-	bool tcp;      /* serve TCP too (default) */
+	bool port_any;    /* --port 0: let the kernel pick */
+	const char *bind; /* --bind ADDR: listen on this address only (NULL: all) */
+	bool tcp;         /* serve TCP too (default) */
 	uint32_t threads, credits;
 	int cpu;   /* -1: not pinned */
 	bool busy; /* busy-poll progress */
@@ -102,6 +103,9 @@ struct perf_result {
 	int client_cpu, server_cpu_pinned, server_cpu_seen;
 	uint64_t server_rss_kb; /* server process VmRSS after the run */
 	char first_error[96];
+	/* the case never ran: a connection could not be made (first_error
+	 * says why); reported as an error, not as a row of zeros */
+	bool no_connection;
 	/* RDMA transport counters over the run (client side). */
 	uint64_t credit_stalls, read_chunks, write_chunks, long_calls, remote_inv;
 };

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rpcrdma-ping HOST [-p PORT] [-P PROG] [-V VERS] [-c COUNT] [-i INTERVAL]\n"
 		"                   [-w TIMEOUT] [-q]\n"
+		"       rpcrdma-ping -h | --help | --version\n"
 		"  Calls procedure 0 (NULL) of PROG/VERS over RPC-over-RDMA (softiwarp, or\n"
 		"  $RPCRDMA_PROVIDER) and prints each round-trip time, like rpcinfo -T.\n"
 		"  -p PORT      server port (default %u)\n"
@@ -45,6 +47,8 @@ static void usage(FILE *f)
 		"  -i INTERVAL  seconds between calls (default 1)\n"
 		"  -w TIMEOUT   seconds to wait for the connection and each reply (default 5)\n"
 		"  -q           print only the summary\n"
+		"  -h, --help   print this help and exit\n"
+		"  --version    print the rpcrdma library version and exit\n"
 		"Exit status: 0 if a call succeeded, 1 otherwise, 2 on bad usage.\n",
 		RPCRDMA_DEFAULT_PORT, PING_DEFAULT_PROG, PING_DEFAULT_VERS);
 }
@@ -70,27 +74,28 @@ static int parse_ul(const char *s, unsigned long max, unsigned long *out)
 	return 0;
 }
 
-/* Why a call failed, in rpcinfo's words where it has them. */
-static void explain(const char *host, uint32_t prog, uint32_t vers, int rc,
+/* Why a call failed, in rpcinfo's words where it has them. @prog is the
+ * program number as the user wrote it (hex stays hex). */
+static void explain(const char *host, const char *prog, uint32_t vers, int rc,
 		    const struct rpcrdma_call_result *r)
 {
 	switch (rc) {
 	case -EPFNOSUPPORT:
 		fprintf(stderr,
 			"rpcrdma-ping: %s: RPC: Program unavailable\n"
-			"program %u version %u is not available\n",
+			"program %s version %u is not available\n",
 			host, prog, vers);
 		break;
 	case -EPROTOTYPE:
 		fprintf(stderr,
 			"rpcrdma-ping: %s: RPC: Program/version mismatch; low version = %u, high "
-			"version = %u\nprogram %u version %u is not available\n",
+			"version = %u\nprogram %s version %u is not available\n",
 			host, r->mismatch_low, r->mismatch_high, prog, vers);
 		break;
 	case -EOPNOTSUPP:
 		fprintf(stderr,
 			"rpcrdma-ping: %s: RPC: Procedure unavailable\n"
-			"program %u version %u is not available\n",
+			"program %s version %u is not available\n",
 			host, prog, vers);
 		break;
 	case -ETIMEDOUT:
@@ -103,17 +108,55 @@ static void explain(const char *host, uint32_t prog, uint32_t vers, int rc,
 	}
 }
 
-static const char *connect_error(int rc)
+/* rpcrdma_clnt_create() says -ENOENT for an unknown host and for an
+ * unknown provider name alike: the host resolving tells them apart. */
+static bool host_resolves(const char *host)
 {
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+
+	if (getaddrinfo(host, NULL, &hints, &res) || !res)
+		return false;
+	freeaddrinfo(res);
+	return true;
+}
+
+static void connect_error(const char *host, unsigned long port, int rc)
+{
+	const char *prov = getenv("RPCRDMA_PROVIDER");
+
 	switch (rc) {
 	case -ECONNREFUSED:
-		return "connection refused (no RPC-over-RDMA server on that port?)";
+		fprintf(stderr,
+			"rpcrdma-ping: %s port %lu: connection refused (no RPC-over-RDMA server on "
+			"that port?)\n",
+			host, port);
+		break;
 	case -ETIMEDOUT:
-		return "timed out connecting";
+		fprintf(stderr,
+			"rpcrdma-ping: %s port %lu: timed out connecting (no answer to the MPA "
+			"request: not an RPC-over-RDMA server, or not responding)\n",
+			host, port);
+		break;
+	case -ECONNRESET:
+		/* closed during connection setup, before any MPA reply: what
+		 * a libtirpc TCP server does with our MPA request */
+		fprintf(stderr,
+			"rpcrdma-ping: %s port %lu: connection closed by the peer: peer is not an "
+			"RPC-over-RDMA server (MPA handshake failed)\n",
+			host, port);
+		break;
 	case -ENOENT:
-		return "unknown host";
+		if (host_resolves(host))
+			fprintf(stderr,
+				"rpcrdma-ping: unknown RDMA provider '%s' (RPCRDMA_PROVIDER)\n",
+				prov ? prov : "");
+		else
+			fprintf(stderr, "rpcrdma-ping: %s: unknown host\n", host);
+		break;
 	default:
-		return strerror(-rc);
+		fprintf(stderr, "rpcrdma-ping: %s port %lu: %s\n", host, port,
+			rpcrdma_strerror(rc));
+		break;
 	}
 }
 
@@ -126,11 +169,18 @@ int main(int argc, char **argv)
 	struct rpcrdma_clnt *c = NULL;
 	unsigned long sent = 0, ok = 0;
 	bool quiet = false;
-	const char *host;
+	const char *host, *prog_str = NULL;
+	char prog_buf[16];
 	char *end;
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "p:P:V:c:i:w:qh")) != -1) {
+	static const struct option longopts[] = {
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'v'},
+	    {NULL, 0, NULL, 0},
+	};
+
+	while ((opt = getopt_long(argc, argv, "p:P:V:c:i:w:qh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (parse_ul(optarg, 65535, &port) || !port)
@@ -139,6 +189,7 @@ int main(int argc, char **argv)
 		case 'P':
 			if (parse_ul(optarg, UINT32_MAX, &prog))
 				goto bad;
+			prog_str = optarg;
 			break;
 		case 'V':
 			if (parse_ul(optarg, UINT32_MAX, &vers))
@@ -164,6 +215,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'v':
+			printf("rpcrdma-ping (rpcrdma) %s\n", rpcrdma_version());
+			return 0;
 		default:
 			usage(stderr);
 			return 2;
@@ -174,6 +228,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	host = argv[optind];
+	if (!prog_str) {
+		snprintf(prog_buf, sizeof(prog_buf), "%lu", prog);
+		prog_str = prog_buf;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_sigint);
 
@@ -187,12 +245,12 @@ int main(int argc, char **argv)
 	rc = rpcrdma_clnt_create(host, (uint16_t)port, (uint32_t)prog, (uint32_t)vers, &co, &c);
 	tconn = now_us() - t0;
 	if (rc) {
-		fprintf(stderr, "rpcrdma-ping: %s port %lu: %s\n", host, port, connect_error(rc));
+		connect_error(host, port, rc);
 		return 1;
 	}
 	if (!quiet)
-		printf("RPCRDMA-PING %s port %lu program %lu version %lu: connected in %.1f us\n",
-		       host, port, prog, vers, tconn);
+		printf("RPCRDMA-PING %s port %lu program %s version %lu: connected in %.1f us\n",
+		       host, port, prog_str, vers, tconn);
 	for (unsigned long i = 0; (!count || i < count) && !interrupted; i++) {
 		struct rpcrdma_call_result r;
 		struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RESULT, .result = &r};
@@ -208,7 +266,7 @@ int main(int argc, char **argv)
 		rtt = now_us() - t;
 		sent++;
 		if (rc) {
-			explain(host, (uint32_t)prog, (uint32_t)vers, rc, &r);
+			explain(host, prog_str, (uint32_t)vers, rc, &r);
 			continue;
 		}
 		ok++;
@@ -216,9 +274,9 @@ int main(int argc, char **argv)
 		rmin = rtt < rmin ? rtt : rmin;
 		rmax = rtt > rmax ? rtt : rmax;
 		if (!quiet)
-			printf("program %lu version %lu ready and waiting: seq=%lu xid=0x%08x "
+			printf("program %s version %lu ready and waiting: seq=%lu xid=0x%08x "
 			       "rtt=%.1f us\n",
-			       prog, vers, i + 1, r.xid, rtt);
+			       prog_str, vers, i + 1, r.xid, rtt);
 		fflush(stdout);
 	}
 	rpcrdma_clnt_destroy(c);
