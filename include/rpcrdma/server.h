@@ -123,7 +123,9 @@ struct rpcrdma_svc_opts {
 
 /*
  * Create a server listening on @host (address or name; NULL or "" means
- * every IPv4 address) and @port (0 means RPCRDMA_DEFAULT_PORT; use
+ * every address, IPv6 and IPv4: one dual-stack "::" listener whose IPv4
+ * clients are reported as IPv4 addresses, or 0.0.0.0 on a host without
+ * IPv6) and @port (0 means RPCRDMA_DEFAULT_PORT; use
  * rpcrdma_svc_create_any() for a kernel-chosen port). It does nothing
  * until rpcrdma_svc_start(). The caller owns *@out.
  */
