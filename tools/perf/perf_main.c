@@ -19,7 +19,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: rpcrdma-perf server [--port P] [--threads N] [--credits C] [--cpu N]\n"
 	    "                           [--tcp-port P] [--tcp-fork-port P] [--no-tcp]\n"
-	    "                           [--busy-poll] [--crc]\n"
+	    "                           [--busy-poll] [--crc] [--register]\n"
 	    "       rpcrdma-perf client HOST [--port P] --workload null|write|read\n"
 	    "                           [--size BYTES | --sizes LIST] [--threads T]\n"
 	    "                           [--inflight Q] [--duration S] [--warmup S] [--count N]\n"
@@ -34,6 +34,7 @@ static void usage(FILE *f)
 	    "  forked per connection on --tcp-fork-port (default tcp-port + 1). --threads:\n"
 	    "  RDMA worker threads (default 0: dispatch on the progress thread,\n"
 	    "  as the library does by default).\n"
+	    "  --register: register with the local rpcbind (netids rdma, rdma6) until exit.\n"
 	    "  --cpu pins the whole server (every thread and process) to one CPU.\n"
 	    "client: runs the workload on each size for each peer and prints calls/s,\n"
 	    "  payload MB/s (10^6 B/s), round-trip p50/p99/p99.9 and the rdma/tcp ratios.\n"
@@ -131,6 +132,7 @@ enum {
 	O_CONNECTIONS,
 	O_HELP,
 	O_CORRUPT,
+	O_REGISTER,
 };
 
 static const struct option longopts[] = {
@@ -160,6 +162,7 @@ static const struct option longopts[] = {
     {"connections", required_argument, NULL, O_CONNECTIONS},
     {"help", no_argument, NULL, O_HELP},
     {"test-corrupt", no_argument, NULL, O_CORRUPT},
+    {"register", no_argument, NULL, O_REGISTER},
     {NULL, 0, NULL, 0},
 };
 
@@ -332,6 +335,9 @@ int main(int argc, char **argv)
 			break;
 		case O_CORRUPT:
 			so.corrupt = true;
+			break;
+		case O_REGISTER:
+			so.rpcbind = true;
 			break;
 		case 'h':
 		case O_HELP:
