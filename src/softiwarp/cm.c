@@ -561,7 +561,7 @@ void siw_cm_listener_ready(struct siw_listener *l)
 	struct siw_dev *dev = l->dev;
 
 	for (;;) {
-		struct sockaddr_storage ss;
+		struct sockaddr_storage ss = {0};
 		socklen_t sl = sizeof(ss);
 		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct siw_creq *req;
