@@ -11,6 +11,7 @@
 #include "rpcrdma/common.h"
 #include "rpcrdma/provider.h"
 #include "rpcrdma/rpc.h"
+#include "rpcrdma/rpcbind.h"
 #include "rpcrdma/server.h"
 #include "rpcrdma/xdr.h"
 

@@ -113,7 +113,9 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: rpcrdma-nfs3d --export DIR [--port P] [--mount-port M] "
 			"[--bind ADDR] [--credits N] [--workers N] [--no-root-squash] "
-			"[--stats-file FILE]\n");
+			"[--stats-file FILE] [--register]\n"
+			"  --register: register NFS v3 with the local rpcbind under netids\n"
+			"  rdma and rdma6 (RFC 8166 section 9) while running\n");
 	exit(2);
 }
 
@@ -189,12 +191,14 @@ int main(int argc, char **argv)
 						 {"workers", required_argument, NULL, 'w'},
 						 {"no-root-squash", no_argument, NULL, 'R'},
 						 {"stats-file", required_argument, NULL, 's'},
+						 {"register", no_argument, NULL, 'r'},
 						 {NULL, 0, NULL, 0}};
 	const char *dir = NULL, *bind_addr = NULL, *stats_file = NULL;
 	bool root_squash = true;
 	unsigned long port = RPCRDMA_DEFAULT_PORT, mport = 20048, credits = 64, workers = 4;
+	bool do_register = false;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "e:p:m:b:c:w:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "e:p:m:b:c:w:r", longopts, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = optarg ? strtoul(optarg, &end, 10) : 0;
 		bool num = optarg && end && *end == '\0';
@@ -222,6 +226,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			stats_file = optarg;
+			break;
+		case 'r':
+			do_register = true;
 			break;
 		default:
 			usage();
@@ -260,6 +267,10 @@ int main(int argc, char **argv)
 	/* the Linux client's inline thresholds (RFC 8797: 4 KiB each way) */
 	o.inline_send = o.inline_recv = 4096;
 	o.workers = (uint32_t)workers;
+	if (do_register) {
+		o.comp_mask |= RPCRDMA_SVC_OPT_RPCBIND;
+		o.rpcbind = 1;
+	}
 	struct rpcrdma_svc *svc = NULL;
 	uint16_t mount_port = 0;
 	rc = port ? rpcrdma_svc_create(bind_addr, (uint16_t)port, &o, &svc)

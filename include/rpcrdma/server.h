@@ -73,6 +73,7 @@ enum rpcrdma_svc_opt_mask {
 	RPCRDMA_SVC_OPT_BACKLOG = 1u << 10,          /* backlog */
 	RPCRDMA_SVC_OPT_MAX_PULL = 1u << 11,         /* max_pull_bytes */
 	RPCRDMA_SVC_OPT_MAX_WRITE_CHUNKS = 1u << 12, /* max_write_chunks */
+	RPCRDMA_SVC_OPT_RPCBIND = 1u << 13,          /* rpcbind */
 };
 
 /* Server options; a zeroed struct (or NULL) means all defaults. */
@@ -119,11 +120,23 @@ struct rpcrdma_svc_opts {
 	 * chunks the results do not use are echoed with length 0 (RFC 8166
 	 * §3.4.6). */
 	uint32_t max_write_chunks;
+	/* Register with the local rpcbind (default false; rpcrdma/rpcbind.h):
+	 * rpcrdma_svc_start() registers every program/version registered so
+	 * far under netid "rdma" and/or "rdma6" (both for the default
+	 * dual-stack listener) with the listener's universal address,
+	 * replacing entries left by an earlier server, and fails with
+	 * -ECONNREFUSED when no rpcbind runs; rpcrdma_svc_stop() (and
+	 * rpcrdma_svc_destroy()) unregisters them. Registering takes the
+	 * rights rpcbind asks of a local caller (root, or the owner of the
+	 * entries). */
+	int rpcbind;
 };
 
 /*
  * Create a server listening on @host (address or name; NULL or "" means
- * every IPv4 address) and @port (0 means RPCRDMA_DEFAULT_PORT; use
+ * every address, IPv6 and IPv4: one dual-stack "::" listener whose IPv4
+ * clients are reported as IPv4 addresses, or 0.0.0.0 on a host without
+ * IPv6) and @port (0 means RPCRDMA_DEFAULT_PORT; use
  * rpcrdma_svc_create_any() for a kernel-chosen port). It does nothing
  * until rpcrdma_svc_start(). The caller owns *@out.
  */
@@ -169,7 +182,8 @@ RPCRDMA_API int rpcrdma_svc_register_tirpc(struct rpcrdma_svc *svc, uint32_t pro
 					   rpcrdma_svc_tirpc_dispatch_t dispatch);
 
 /* Start the progress thread and the workers: connections are accepted from
- * now on. */
+ * now on. With RPCRDMA_SVC_OPT_RPCBIND, register with rpcbind first (an
+ * error there is returned and nothing starts). */
 RPCRDMA_API int rpcrdma_svc_start(struct rpcrdma_svc *svc);
 
 /*

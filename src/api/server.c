@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "api/rpcbind_int.h"
 #include "transport/backchannel_hooks.h"
 #include "transport/responder.h"
 
@@ -61,6 +62,8 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 		s->max_conns = o->max_conns ? o->max_conns : 1;
 	if (m & RPCRDMA_SVC_OPT_MPA_CRC)
 		s->mpa_crc = o->mpa_crc != 0;
+	if (m & RPCRDMA_SVC_OPT_RPCBIND)
+		s->rpcbind = o->rpcbind != 0;
 	if (m & RPCRDMA_SVC_OPT_BACKLOG)
 		s->backlog = o->backlog > 0 ? o->backlog : 128;
 	if (m & RPCRDMA_SVC_OPT_MAX_WRITE_CHUNKS) {
@@ -158,15 +161,28 @@ int rpcrdma_svc_register_tirpc(struct rpcrdma_svc *s, uint32_t prog, uint32_t ve
 
 int rpcrdma_svc_start(struct rpcrdma_svc *s)
 {
+	int rc;
+
 	if (!s || s->started)
 		return -EINVAL;
-	return svc_loop_start(s);
+	/* the listener queues connections until the loop runs */
+	if (s->rpcbind) {
+		rc = svc_rpcb_set(s);
+		if (rc)
+			return rc;
+	}
+	rc = svc_loop_start(s);
+	if (rc)
+		svc_rpcb_unset(s);
+	return rc;
 }
 
 int rpcrdma_svc_stop(struct rpcrdma_svc *s, int timeout_ms)
 {
 	if (!s)
 		return -EINVAL;
+	/* stop advertising before draining */
+	svc_rpcb_unset(s);
 	return svc_loop_stop(s, timeout_ms);
 }
 

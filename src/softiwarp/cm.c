@@ -210,6 +210,26 @@ int siw_cm_flush_mpa_out(struct siw_ep *ep)
 	return 0;
 }
 
+/*
+ * A dual-stack listener (an IPv6 socket with IPV6_V6ONLY off) sees IPv4
+ * peers as v4-mapped addresses (::ffff:a.b.c.d, RFC 4291 §2.5.5.2). Report
+ * them as the plain IPv4 addresses they are, so a peer's address reads the
+ * same whichever listener accepted it.
+ */
+static void sockaddr_unmap(struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	struct sockaddr_in sin = {0};
+
+	if (ss->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+		return;
+	sin.sin_family = AF_INET;
+	sin.sin_port = s6->sin6_port;
+	memcpy(&sin.sin_addr, &s6->sin6_addr.s6_addr[12], sizeof(sin.sin_addr));
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, &sin, sizeof(sin));
+}
+
 static int sock_open(const struct sockaddr *addr, socklen_t addrlen)
 {
 	int fd;
@@ -486,6 +506,14 @@ int siw_cm_listen(struct siw_dev *dev, struct siw_evch *evch, const struct socka
 	if (fd < 0)
 		return fd;
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* IPv6 listeners take IPv4 connections too (v4-mapped), whatever
+	 * net.ipv6.bindv6only says: "::" is then the one dual-stack
+	 * wildcard. */
+	if (addr->sa_family == AF_INET6) {
+		int zero = 0;
+
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	}
 	if (bind(fd, addr, addrlen) < 0 || listen(fd, backlog > 0 ? backlog : 128) < 0) {
 		rc = -errno;
 		close(fd);
@@ -554,7 +582,7 @@ void siw_cm_listener_ready(struct siw_listener *l)
 	struct siw_dev *dev = l->dev;
 
 	for (;;) {
-		struct sockaddr_storage ss;
+		struct sockaddr_storage ss = {0};
 		socklen_t sl = sizeof(ss);
 		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct siw_creq *req;
@@ -570,6 +598,7 @@ void siw_cm_listener_ready(struct siw_listener *l)
 		req->dev = dev;
 		req->listener = l;
 		req->fd = fd;
+		sockaddr_unmap(&ss);
 		req->peer = ss;
 		req->poll.kind = SIW_POLL_CREQ;
 		req->state = SIW_CREQ_READING;
@@ -702,6 +731,7 @@ int siw_cm_accept(struct siw_creq *req, struct siw_ep *ep, const void *pdata, si
 	ep->peer = req->peer;
 	sl = sizeof(ep->local);
 	(void)getsockname(ep->fd, (struct sockaddr *)&ep->local, &sl);
+	sockaddr_unmap(&ep->local);
 	siw_sock_tune(ep->fd, ep->sockbuf);
 	ep->used = true;
 	ep->active = false;

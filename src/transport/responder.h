@@ -179,6 +179,9 @@ struct rpcrdma_svc {
 	int cpu, backlog;
 	enum rpcrdma_progress_mode progress;
 	bool remote_inv, mpa_crc;
+	/* RPCRDMA_SVC_OPT_RPCBIND, and whether our entries are in rpcbind
+	 * now (api/rpcbind.c) */
+	bool rpcbind, rpcb_set;
 	/* provider */
 	struct rpcrdma_dev *dev;
 	struct rpcrdma_pd *pd;

@@ -533,19 +533,32 @@ uint64_t svc_conn_bytes(struct rpcrdma_svc *s)
 /* The listener and teardown                                          */
 /* ------------------------------------------------------------------ */
 
-/* @host (NULL or "": any IPv4 address) and @port as a socket address. */
-static int listen_addr(const char *host, uint16_t port, struct sockaddr_storage *ss, socklen_t *sl)
+/* @host and @port as a socket address; NULL or "" is the dual-stack
+ * wildcard "::" (IPv4 clients arrive v4-mapped, softiwarp/cm.c), or
+ * 0.0.0.0 when @v4 (a host without IPv6). */
+static int listen_addr(const char *host, uint16_t port, bool v4, struct sockaddr_storage *ss,
+		       socklen_t *sl)
 {
 	struct addrinfo hints = {0}, *res = NULL;
 	char ps[8];
 
-	if (!host || !*host) {
+	memset(ss, 0, sizeof(*ss));
+	if ((!host || !*host) && v4) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
 
 		sin->sin_family = AF_INET;
 		sin->sin_addr.s_addr = htonl(INADDR_ANY);
 		sin->sin_port = htons(port);
 		*sl = sizeof(*sin);
+		return 0;
+	}
+	if (!host || !*host) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = in6addr_any;
+		sin6->sin6_port = htons(port);
+		*sl = sizeof(*sin6);
 		return 0;
 	}
 	hints.ai_family = AF_UNSPEC;
@@ -566,7 +579,7 @@ int svc_listen(struct rpcrdma_svc *s, const char *host, uint16_t port, const cha
 	socklen_t sl = 0;
 	int rc;
 
-	rc = listen_addr(host, port, &ss, &sl);
+	rc = listen_addr(host, port, false, &ss, &sl);
 	if (!rc)
 		rc = rpcrdma_dev_open(provider, NULL, &s->dev);
 	if (!rc)
@@ -576,6 +589,13 @@ int svc_listen(struct rpcrdma_svc *s, const char *host, uint16_t port, const cha
 	if (!rc)
 		rc = rpcrdma_listen(s->dev, s->evch, (struct sockaddr *)&ss, sl, s->backlog, s,
 				    &s->lst);
+	if (rc == -EAFNOSUPPORT && (!host || !*host)) {
+		/* no IPv6 on this host (or in this provider): IPv4 only */
+		rc = listen_addr(host, port, true, &ss, &sl);
+		if (!rc)
+			rc = rpcrdma_listen(s->dev, s->evch, (struct sockaddr *)&ss, sl, s->backlog,
+					    s, &s->lst);
+	}
 	if (!rc)
 		rc = rpcrdma_listener_addr(s->lst, &la);
 	if (!rc)

@@ -20,7 +20,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: rpcrdma-perf server [--bind ADDR] [--port P] [--threads N] [--credits C]\n"
 	    "                           [--cpu N] [--tcp-port P] [--tcp-fork-port P] [--no-tcp]\n"
-	    "                           [--busy-poll] [--crc]\n"
+	    "                           [--busy-poll] [--crc] [--register]\n"
 	    "       rpcrdma-perf client HOST [--port P] --workload null|write|read\n"
 	    "                           [--size BYTES | --sizes LIST] [--threads T]\n"
 	    "                           [--inflight Q] [--duration S] [--warmup S] [--count N]\n"
@@ -37,6 +37,7 @@ static void usage(FILE *f)
 	    "  RDMA worker threads (default 0: dispatch on the progress thread,\n"
 	    "  as the library does by default). --bind ADDR listens on that address (name,\n"
 	    "  IPv4 or IPv6) only, for every transport (default: all addresses).\n"
+	    "  --register: register with the local rpcbind (netids rdma, rdma6) until exit.\n"
 	    "  --cpu pins the whole server (every thread and process) to one CPU.\n"
 	    "client: runs the workload on each size for each peer and prints calls/s,\n"
 	    "  payload MB/s (10^6 B/s), round-trip p50/p99/p99.9 and the rdma/tcp ratios.\n"
@@ -139,6 +140,7 @@ enum {
 	O_VERSION,
 	O_BIND,
 	O_CORRUPT,
+	O_REGISTER,
 };
 
 static const struct option longopts[] = {
@@ -170,6 +172,7 @@ static const struct option longopts[] = {
     {"version", no_argument, NULL, O_VERSION},
     {"bind", required_argument, NULL, O_BIND},
     {"test-corrupt", no_argument, NULL, O_CORRUPT},
+    {"register", no_argument, NULL, O_REGISTER},
     {NULL, 0, NULL, 0},
 };
 
@@ -356,6 +359,9 @@ int main(int argc, char **argv)
 		case O_VERSION:
 			printf("rpcrdma-perf (rpcrdma) %s\n", rpcrdma_version());
 			return 0;
+		case O_REGISTER:
+			so.rpcbind = true;
+			break;
 		case 'h':
 		case O_HELP:
 			usage(stdout);

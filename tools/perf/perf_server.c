@@ -355,6 +355,10 @@ int perf_server_main(const struct perf_server_opts *o)
 		so.comp_mask |= RPCRDMA_SVC_OPT_CPU;
 		so.cpu = o->cpu;
 	}
+	if (o->rpcbind) {
+		so.comp_mask |= RPCRDMA_SVC_OPT_RPCBIND;
+		so.rpcbind = 1;
+	}
 	rc = o->port_any ? rpcrdma_svc_create_any(o->bind, &so, &g_svc)
 			 : rpcrdma_svc_create(o->bind, o->port, &so, &g_svc);
 	if (!rc)

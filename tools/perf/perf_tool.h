@@ -60,6 +60,8 @@ struct perf_server_opts {
 	/* Tests only: answer WRITE with a wrong checksum and READ with the
 	 * bytes 8 further on, so a test can see the client's checks fail. */
 	bool corrupt;
+	/* --register: with the local rpcbind (netids rdma, rdma6) */
+	bool rpcbind;
 };
 int perf_server_main(const struct perf_server_opts *o);
 
