@@ -73,12 +73,9 @@ static void slot_finish(struct rpcrdma_svc_client *cl, struct xprt_rslot *s, int
 		xprt_call_fence(&s->call, false, 0);
 	sc->fin = true;
 	s->status = status;
-	s->result.xid = s->call.xid;
-	s->result.status = status;
 	if (status == -ETIMEDOUT)
 		cl->st.timeouts++;
-	if ((s->call.opts.comp_mask & RPCRDMA_CALL_OPT_RESULT) && s->call.opts.result)
-		*s->call.opts.result = s->result;
+	xprt_slot_final(&s->call, &s->result, status);
 	if (s->state != XPRT_RS_WIRE)
 		s->state = XPRT_RS_DONE;
 	/* A timed-out call still on the wire keeps its credit until its reply
@@ -133,25 +130,12 @@ static void cl_kick(struct rpcrdma_svc_client *cl)
 		s->state = XPRT_RS_WIRE;
 		s->wait_dl = 0;
 		s->conn_gen = cl->conn_gen;
-		s->result.transmissions++;
-		s->result.call_proc = k->call_proc;
-		s->result.read_chunks = k->nread;
-		s->result.reply_chunk = k->reply_offered;
-		if (s->result.transmissions > 1)
+		/* No Write chunks in the reverse direction: write_chunks
+		 * stays 0 (xprt_rslot_marshal). */
+		if (xprt_slot_sent(&s->result, k))
 			cl->st.retransmits++;
-		xprt_credits_sent(&cl->rs.cr);
 		cl->st.calls_sent++;
-		cl->st.outstanding = cl->rs.cr.on_wire;
-		if (cl->st.outstanding > cl->st.max_outstanding)
-			cl->st.max_outstanding = cl->st.outstanding;
-		if (k->call_proc == RPCRDMA1_NOMSG)
-			cl->st.long_calls++;
-		else
-			cl->st.short_msgs++;
-		cl->st.read_chunks += k->nread;
-		cl->st.read_bytes += k->read_bytes;
-		cl->st.reply_chunks += k->reply_offered;
-		cl->st.inline_bytes_tx += k->hdr_len + (k->nsge > 1 ? k->msg_len : 0);
+		XPRT_COUNT_SENT(cl->st, &cl->rs.cr, k);
 	}
 }
 
@@ -208,8 +192,8 @@ static void cl_unbind(struct rpcrdma_svc_client *cl)
 	for (uint32_t i = 0; i < cl->rs.n; i++) {
 		struct xprt_rslot *s = &cl->rs.slot[i];
 
-		if (s->state == XPRT_RS_WAIT && !s->wait_dl && cl->b->conn_wait_ms)
-			s->wait_dl = now + (uint64_t)cl->b->conn_wait_ms * 1000000ull;
+		if (s->state == XPRT_RS_WAIT && !s->wait_dl)
+			s->wait_dl = xprt_deadline_at(now, cl->b->conn_wait_ms);
 		if (s->state != XPRT_RS_WIRE)
 			continue;
 		if (s->call.mr_used)
@@ -219,8 +203,7 @@ static void cl_unbind(struct rpcrdma_svc_client *cl)
 			slot_maybe_free(cl, s);
 		} else {
 			s->state = XPRT_RS_WAIT;
-			if (cl->b->conn_wait_ms)
-				s->wait_dl = now + (uint64_t)cl->b->conn_wait_ms * 1000000ull;
+			s->wait_dl = xprt_deadline_at(now, cl->b->conn_wait_ms);
 		}
 	}
 	xprt_credits_reset(&cl->rs.cr);
@@ -400,8 +383,8 @@ static void check_timeouts(struct bc_svc *b)
 
 			if (s->state == XPRT_RS_FREE || cl->sc[i].fin)
 				continue;
-			if ((s->deadline && now > s->deadline) ||
-			    (s->state == XPRT_RS_WAIT && s->wait_dl && now > s->wait_dl))
+			if (xprt_deadline_passed(s->deadline, now) ||
+			    (s->state == XPRT_RS_WAIT && xprt_deadline_passed(s->wait_dl, now)))
 				slot_finish(cl, s, -ETIMEDOUT);
 		}
 	}
@@ -590,20 +573,14 @@ int bc_svc_client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t ve
 	sc->async = async;
 	sc->cb = cb;
 	sc->cb_arg = cb_arg;
-	s->call.prog = prog;
-	s->call.vers = vers;
-	s->call.proc = proc;
-	s->call.xargs = xargs;
-	s->call.args = args;
-	s->call.xres = xres;
-	s->call.res = res;
+	xprt_slot_start(&s->call, prog, vers, proc, xargs, args, xres, res);
 	if (opts)
 		s->call.opts = *opts;
 	else
 		memset(&s->call.opts, 0, sizeof(s->call.opts));
-	s->deadline = tmo ? monotonic_ns() + (uint64_t)tmo * 1000000ull : 0;
-	if (!cl->enabled && b->conn_wait_ms)
-		s->wait_dl = monotonic_ns() + (uint64_t)b->conn_wait_ms * 1000000ull;
+	s->deadline = xprt_deadline_at(monotonic_ns(), tmo);
+	if (!cl->enabled)
+		s->wait_dl = xprt_deadline_at(monotonic_ns(), b->conn_wait_ms);
 	s->state = XPRT_RS_WAIT;
 	cl->st.calls++;
 	cl_kick(cl);

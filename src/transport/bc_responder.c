@@ -567,12 +567,14 @@ int bc_clnt_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *rep
 		   void *res)
 {
 	struct bc_clnt *b = r->b;
-	struct rpcrdma1_chunks *rch = &b->scratch.chunks; /* only under the lock */
-	struct rpcrdma1_chunks ech;
-	struct rpcrdma_xdr hx;
+	/* The reply's chunk lists are the call's, rewritten in place (as the
+	 * server's, reply.c): the Reply chunk echoed (RFC 8166 §3.4.7) with
+	 * the length written, no Read list, no Write list (a call with Write
+	 * chunks got ERR_CHUNK). The request owns them until it ends. */
+	struct rpcrdma1_chunks *rch = &r->h.chunks;
+	const struct xprt_reply rp = {rep, xres, res, NULL, rch};
 	uint8_t *sbuf = xprt_pool_buf(&b->sendp, r->idx);
 	size_t hsize, mlen = 0, cap;
-	uint64_t rcap = 0;
 	bool long_reply = false;
 	int rc;
 
@@ -587,26 +589,11 @@ int bc_clnt_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *rep
 	cap = b->lim.inline_send < b->sendp.size ? b->lim.inline_send : b->sendp.size;
 	futex_mutex_unlock(b->lock);
 
-	/* The reply's chunk lists: the Reply chunk echoed (RFC 8166
-	 * §3.4.7), lengths set below; no Read list, no Write list (a call
-	 * with Write chunks got ERR_CHUNK). */
-	rpcrdma1_chunks_init(&ech);
-	for (uint32_t i = 0; i < r->h.chunks.nreply; i++)
-		rpcrdma1_chunks_add_reply_seg(&ech, &r->h.chunks.reply[i]);
-	for (uint32_t i = 0; i < ech.nreply; i++)
-		ech.reply[i].length = 0;
-	hsize = RPCRDMA1_FIXED_SIZE + rpcrdma1_chunks_size(&ech);
-	rc = hsize <= cap ? xprt_bc_encode_reply(rep, xres, res, sbuf + hsize, cap - hsize, &mlen)
-			  : -EMSGSIZE;
-	if (rc && b->chunks && r->h.chunks.reply_present &&
-	    !rpcrdma1_reply_chunk_length(&r->h.chunks, &rcap) && rcap && rcap <= BC_MAX_CHUNK) {
-		/* Long Reply (RFC 8166 §3.5.3.2) into the server's Reply
-		 * chunk. */
-		rc = xprt_lbuf_reserve(&r->lrep, (size_t)rcap);
-		if (!rc)
-			rc = xprt_bc_encode_reply(rep, xres, res, r->lrep.buf, (size_t)rcap, &mlen);
-		long_reply = rc == 0;
-	}
+	rch->nreads = 0;
+	hsize = RPCRDMA1_FIXED_SIZE + rpcrdma1_chunks_size(rch);
+	/* A Long Reply only with reverse chunks on (RFC 8167 §5.3). */
+	rc = xprt_reply_marshal(&rp, b->chunks ? BC_MAX_CHUNK : 0, sbuf, hsize, cap, &r->lrep,
+				&mlen, &long_reply);
 
 	futex_mutex_lock(b->lock);
 	if (r->gen != b->gen || !b->up) {
@@ -620,10 +607,8 @@ int bc_clnt_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *rep
 		futex_mutex_unlock(b->lock);
 		return -EMSGSIZE;
 	}
-	*rch = ech;
+	xprt_reply_echo(rch, NULL, long_reply);
 	if (long_reply) {
-		for (uint32_t j = 0; j < rch->nreply; j++)
-			rch->reply[j].length = r->h.chunks.reply[j].length;
 		rc = xprt_mr_use(b->pd, &r->lmr, r->lrep.buf, mlen, 0);
 		if (!rc)
 			rc = write_reply_chunk(b, r, r->lrep.buf, mlen, rch->reply, rch->nreply);
@@ -639,11 +624,7 @@ int bc_clnt_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *rep
 	/* RFC 8167 §5.2: rdma_credit of a reverse reply is our reverse grant.
 	 * The Send follows the Writes on the same connection, so the server
 	 * sees the Reply chunk filled when the Send arrives (RFC 8166 §3.1). */
-	rpcrdma_xdr_init(&hx, sbuf, hsize, RPCRDMA_XDR_ENCODE);
-	if (long_reply)
-		rc = rpcrdma1_encode_nomsg(&hx, r->h.xid, b->credits, rch);
-	else
-		rc = rpcrdma1_encode_msg(&hx, r->h.xid, b->credits, rch);
+	rc = xprt_reply_hdr(sbuf, hsize, r->h.xid, b->credits, rch, long_reply);
 	if (rc) {
 		req_free(b, r);
 		futex_mutex_unlock(b->lock);

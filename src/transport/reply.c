@@ -7,11 +7,16 @@
  * the Reply chunk with an RDMA_NOMSG header (a Long Reply). The Send waits
  * for the Writes (their sources are the caller's buffers). Replies the
  * progress thread sends are held and flushed once per batch.
+ *
+ * The encoding, the inline-or-Long choice, the echoed lengths and the
+ * reply's transport header (the xprt_reply_* functions, respond.h) serve
+ * the reverse responder of RFC 8167 too (bc_responder.c).
  */
 #include <errno.h>
 #include <time.h>
 
 #include "rpcrdma/tirpc.h"
+#include "transport/respond.h"
 #include "transport/responder.h"
 
 /* Progress thread: send the held replies (one flush per connection). */
@@ -60,27 +65,29 @@ static int write_segments(struct svc_conn *c, struct rpcrdma_svc_req *r, struct 
 	return xprt_write_segments(&tmpl, write_post, &w, base, rpcrdma_mr_stag(mr), len, seg, n);
 }
 
-/* Encode RPC reply header + results at @buf/@cap; 0 or -EMSGSIZE. */
-static int encode_reply(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep,
-			xdrproc_t xres, void *res, uint8_t *buf, size_t cap, size_t *len)
+int xprt_reply_encode(const struct xprt_reply *rp, uint8_t *buf, size_t cap, size_t *len)
 {
 	struct rpcrdma_xdr x;
 	XDR xdrs;
-	/* handle_call() bounded nwrites by max_write_chunks */
-	uint32_t nw = r->h.chunks.nwrites < RPCRDMA_MAX_WRITE_CHUNKS ? r->h.chunks.nwrites
-								     : RPCRDMA_MAX_WRITE_CHUNKS;
 
-	xprt_ddp_init(&r->ddp, XPRT_DDP_SVC_ENC);
-	r->ddp.nwrite = nw;
-	for (uint32_t i = 0; i < nw; i++)
-		rpcrdma1_write_chunk_length(&r->h.chunks, i, &r->ddp.write_cap[i]);
+	if (rp->ddp) {
+		/* handle_call() bounded nwrites by max_write_chunks */
+		uint32_t nw = rp->ch->nwrites < RPCRDMA_MAX_WRITE_CHUNKS ? rp->ch->nwrites
+									 : RPCRDMA_MAX_WRITE_CHUNKS;
+
+		xprt_ddp_init(rp->ddp, XPRT_DDP_SVC_ENC);
+		rp->ddp->nwrite = nw;
+		for (uint32_t i = 0; i < nw; i++)
+			rpcrdma1_write_chunk_length(rp->ch, i, &rp->ddp->write_cap[i]);
+	}
 	rpcrdma_xdr_init(&x, buf, cap, RPCRDMA_XDR_ENCODE);
-	if (rpcrdma_rpc_encode_reply(&x, rep))
+	if (rpcrdma_rpc_encode_reply(&x, rp->rep))
 		return -EMSGSIZE;
-	if (xres) {
+	if (rp->xres) {
 		rpcrdma_tirpc_xdr_create(&xdrs, &x);
-		xprt_ddp_attach(&xdrs, &r->ddp);
-		if (!(*xres)(&xdrs, res))
+		if (rp->ddp)
+			xprt_ddp_attach(&xdrs, rp->ddp);
+		if (!(*rp->xres)(&xdrs, rp->res))
 			return -EMSGSIZE;
 	}
 	*len = rpcrdma_xdr_getpos(&x);
@@ -194,47 +201,48 @@ static int reply_send_buf(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_
 	return 0;
 }
 
-/* No lock: the RPC reply inline, behind the @hsize bytes of transport
- * header at @sbuf, or else (RFC 8166 §3.5.3.2) as a Long Reply into
- * r->lrep when the call offered a Reply chunk. */
-static int reply_marshal(struct svc_conn *c, struct rpcrdma_svc_req *r,
-			 const struct rpcrdma_rpc_reply *rep, xdrproc_t xres, void *res,
-			 uint8_t *sbuf, size_t hsize, size_t *mlen, bool *long_reply)
+int xprt_reply_marshal(const struct xprt_reply *rp, uint64_t max_long, uint8_t *sbuf, size_t hsize,
+		       size_t cap, struct xprt_lbuf *lrep, size_t *mlen, bool *long_reply)
 {
 	uint64_t rcap = 0;
 	int rc;
 
-	if (hsize > c->lim.inline_send) {
-		rc = -EMSGSIZE;
-	} else {
-		rc =
-		    encode_reply(r, rep, xres, res, sbuf + hsize, c->lim.inline_send - hsize, mlen);
-	}
-	if (rc && r->h.chunks.reply_present && hsize <= c->lim.inline_send &&
-	    !rpcrdma1_reply_chunk_length(&r->h.chunks, &rcap) && rcap) {
-		rc = xprt_lbuf_reserve(&r->lrep, (size_t)rcap);
+	if (hsize > cap)
+		return -EMSGSIZE; /* not even the header fits */
+	rc = xprt_reply_encode(rp, sbuf + hsize, cap - hsize, mlen);
+	if (rc && rp->ch->reply_present && !rpcrdma1_reply_chunk_length(rp->ch, &rcap) && rcap &&
+	    rcap <= max_long) {
+		rc = xprt_lbuf_reserve(lrep, (size_t)rcap);
 		if (!rc)
-			rc = encode_reply(r, rep, xres, res, r->lrep.buf, (size_t)rcap, mlen);
+			rc = xprt_reply_encode(rp, lrep->buf, (size_t)rcap, mlen);
 		*long_reply = rc == 0;
 	}
 	return rc;
 }
 
-/* Echoed chunks we do not write into report 0 bytes (RFC 8166 §3.4.6);
- * the ones we write report what was written (write_segments). */
-static void reply_echo_lengths(struct rpcrdma_svc_req *r, bool long_reply)
+void xprt_reply_echo(struct rpcrdma1_chunks *ch, const struct xprt_ddp *ddp, bool long_reply)
 {
-	struct rpcrdma1_chunks *rch = &r->h.chunks;
 	bool used[RPCRDMA1_MAX_WRITE_CHUNKS] = {false};
 
-	for (uint32_t k = 0; k < r->ddp.nitems; k++)
-		if (r->ddp.items[k].pos < RPCRDMA1_MAX_WRITE_CHUNKS)
-			used[r->ddp.items[k].pos] = true;
-	for (uint32_t i = 0; i < rch->nwrites; i++)
-		for (uint32_t j = 0; !used[i] && j < rch->writes[i].nsegs; j++)
-			rch->wsegs[rch->writes[i].first + j].length = 0;
-	for (uint32_t j = 0; !long_reply && j < rch->nreply; j++)
-		rch->reply[j].length = 0;
+	for (uint32_t k = 0; ddp && k < ddp->nitems; k++)
+		if (ddp->items[k].pos < RPCRDMA1_MAX_WRITE_CHUNKS)
+			used[ddp->items[k].pos] = true;
+	for (uint32_t i = 0; i < ch->nwrites; i++)
+		for (uint32_t j = 0; !used[i] && j < ch->writes[i].nsegs; j++)
+			ch->wsegs[ch->writes[i].first + j].length = 0;
+	for (uint32_t j = 0; !long_reply && j < ch->nreply; j++)
+		ch->reply[j].length = 0;
+}
+
+int xprt_reply_hdr(uint8_t *buf, size_t hsize, uint32_t xid, uint32_t credits,
+		   const struct rpcrdma1_chunks *ch, bool long_reply)
+{
+	struct rpcrdma_xdr hx;
+
+	rpcrdma_xdr_init(&hx, buf, hsize, RPCRDMA_XDR_ENCODE);
+	if (long_reply)
+		return rpcrdma1_encode_nomsg(&hx, xid, credits, ch);
+	return rpcrdma1_encode_msg(&hx, xid, credits, ch);
 }
 
 /* Lock held. RDMA Writes: result bulk items into their Write chunks, then
@@ -283,14 +291,9 @@ static int reply_post(struct svc_conn *c, struct rpcrdma_svc_req *r,
 		      uint32_t inv, bool long_reply)
 {
 	struct rpcrdma_svc *s = c->svc;
-	struct rpcrdma_xdr hx;
-	int rc;
+	int rc = xprt_reply_hdr(xprt_pool_buf(&c->sendp, sidx), hsize, r->h.xid, s->credits,
+				&r->h.chunks, long_reply);
 
-	rpcrdma_xdr_init(&hx, xprt_pool_buf(&c->sendp, sidx), hsize, RPCRDMA_XDR_ENCODE);
-	if (long_reply)
-		rc = rpcrdma1_encode_nomsg(&hx, r->h.xid, s->credits, &r->h.chunks);
-	else
-		rc = rpcrdma1_encode_msg(&hx, r->h.xid, s->credits, &r->h.chunks);
 	if (rc || c->dead) {
 		svc_send_buf_put(c, sidx);
 		svc_req_end(r, !c->dead);
@@ -322,6 +325,7 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 	 * second 3 KiB header per request): Write list and Reply chunk echoed
 	 * (as Linux does) with the lengths written, no Read list. */
 	struct rpcrdma1_chunks *rch = &r->h.chunks;
+	const struct xprt_reply rp = {rep, xres, res, &r->ddp, rch};
 	uint32_t sidx, inv;
 	size_t hsize, mlen = 0;
 	bool long_reply = false;
@@ -335,8 +339,8 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 	inv = c->lim.remote_inv ? only_stag(rch) : 0;
 	rch->nreads = 0;
 	hsize = RPCRDMA1_FIXED_SIZE + rpcrdma1_chunks_size(rch);
-	rc = reply_marshal(c, r, rep, xres, res, xprt_pool_buf(&c->sendp, sidx), hsize, &mlen,
-			   &long_reply);
+	rc = xprt_reply_marshal(&rp, UINT64_MAX, xprt_pool_buf(&c->sendp, sidx), hsize,
+				c->lim.inline_send, &r->lrep, &mlen, &long_reply);
 
 	futex_mutex_lock(&s->lock);
 	if (rc || c->dead) {
@@ -350,7 +354,7 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 		futex_mutex_unlock(&s->lock);
 		return c->dead ? -ENOTCONN : -EMSGSIZE;
 	}
-	reply_echo_lengths(r, long_reply);
+	xprt_reply_echo(rch, &r->ddp, long_reply);
 	rc = reply_writes(c, r, mlen, long_reply);
 	if (rc) {
 		/* The send queue is full or the connection failed mid-reply:

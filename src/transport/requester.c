@@ -72,12 +72,9 @@ void clnt_slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int status,
 	txq_remove(c, s);
 	s->status = status;
 	s->done = true;
-	s->result.xid = s->call.xid;
-	s->result.status = status;
 	if (status == -ETIMEDOUT)
 		c->st.timeouts++;
-	if ((s->call.opts.comp_mask & RPCRDMA_CALL_OPT_RESULT) && s->call.opts.result)
-		*s->call.opts.result = s->result;
+	xprt_slot_final(&s->call, &s->result, status);
 	if (s->async) {
 		c->nasync--;
 		if (cbl && cbl->n < CB_MAX) {
@@ -153,26 +150,10 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
 	if (rc)
 		return rc;
 	s->on_wire = true;
-	s->result.transmissions++;
-	s->result.call_proc = k->call_proc;
-	s->result.read_chunks = k->nread;
-	s->result.write_chunks = k->nwrite;
-	s->result.reply_chunk = k->reply_offered;
-	if (s->result.transmissions > 1)
+	if (xprt_slot_sent(&s->result, k))
 		c->st.retransmits++;
-	xprt_credits_sent(&c->cr);
-	c->st.outstanding = c->cr.on_wire;
-	if (c->cr.on_wire > c->st.max_outstanding)
-		c->st.max_outstanding = c->cr.on_wire;
-	if (k->call_proc == RPCRDMA1_NOMSG)
-		c->st.long_calls++;
-	else
-		c->st.short_msgs++;
-	c->st.read_chunks += k->nread;
-	c->st.read_bytes += k->read_bytes;
+	XPRT_COUNT_SENT(c->st, &c->cr, k);
 	c->st.write_chunks += k->nwrite;
-	c->st.reply_chunks += k->reply_offered;
-	c->st.inline_bytes_tx += k->hdr_len + (k->nsge > 1 ? k->msg_len : 0);
 	return 0;
 }
 
@@ -467,7 +448,7 @@ void clnt_check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct clnt_slot *s = &c->slots[i];
 
-		if (s->in_use && !s->done && !s->zombie && s->deadline && now > s->deadline)
+		if (s->in_use && !s->done && !s->zombie && xprt_deadline_passed(s->deadline, now))
 			clnt_slot_complete(c, s, -ETIMEDOUT, cbl);
 	}
 }
@@ -543,14 +524,8 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 	s->cb_arg = cb_arg;
 	s->status = 0;
 	memset(&s->result, 0, sizeof(s->result));
-	s->call.xid = (c->xid_seq++ << XID_SLOT_BITS) | s->index;
-	s->call.prog = prog;
-	s->call.vers = vers;
-	s->call.proc = proc;
-	s->call.xargs = xargs;
-	s->call.args = args;
-	s->call.xres = xres;
-	s->call.res = res;
+	s->call.xid = xprt_xid_make(c->xid_seq++, s->index);
+	xprt_slot_start(&s->call, prog, vers, proc, xargs, args, xres, res);
 	if (opts)
 		s->call.opts = *opts;
 	else
@@ -567,7 +542,7 @@ call_start(struct rpcrdma_clnt *c, uint32_t prog, uint32_t vers, uint32_t proc, 
 
 	if (!t0)
 		t0 = from_cb ? c->now_ns : monotonic_ns();
-	s->deadline = tmo ? t0 + (uint64_t)tmo * 1000000ull : 0;
+	s->deadline = xprt_deadline_at(t0, tmo);
 	c->st.calls++;
 	if (async)
 		c->nasync++;

@@ -4,6 +4,9 @@
  * (include/rpcrdma/client.h) and the functions its files share. Hidden
  * symbols.
  *
+ *   slots.h      what a call slot shares with the reverse requester of
+ *                RFC 8167: starting, accounting and ending a call, XIDs,
+ *                deadlines
  *   requester.c  slots, the XID space, the transmit queue, transmit
  *                (marshal + post), reply matching by XID, completion of
  *                calls and callbacks, deadlines
@@ -36,6 +39,7 @@
 #include "rpcrdma/client.h"
 #include "rpcrdma/provider.h"
 #include "transport/evloop.h"
+#include "transport/slots.h"
 #include "transport/xprt.h"
 #include "util/clock.h"
 #include "util/futex_cond.h"
@@ -52,12 +56,6 @@ struct clnt_testhook {
 enum clnt_state { C_DOWN = 0, C_UP, C_DEAD };
 
 enum { CLNT_WR_SEND = 1, CLNT_WR_RECV = 2 };
-
-/* XIDs: the low 10 bits of a call's XID are its slot index (credits <=
- * 1024), the rest a per-client sequence, so a reply finds its slot in
- * O(1); the full XID is still compared (requester.c). */
-#define XID_SLOT_BITS 10u
-#define XID_SLOT_MASK ((1u << XID_SLOT_BITS) - 1u)
 
 /* Leader: busy-poll this long after sending before blocking on the device
  * fd (a NULL round trip on loopback takes a few microseconds; blocking and
@@ -284,7 +282,7 @@ static inline void clnt_wait_done(struct rpcrdma_clnt *c, struct clnt_slot *s)
 			s->waiting = false;
 			/* The leader checks deadlines; should it be held up
 			 * (connecting, in a callback), the call still ends. */
-			if (!s->done && s->deadline && monotonic_ns() > s->deadline)
+			if (!s->done && xprt_deadline_passed(s->deadline, monotonic_ns()))
 				clnt_slot_complete(c, s, -ETIMEDOUT, NULL);
 		}
 		if (c->state == C_DEAD && !s->done)

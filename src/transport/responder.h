@@ -2,6 +2,8 @@
 /*
  * The server's RPC-over-RDMA responder (include/rpcrdma/server.h is its
  * API, src/api/server.c the thin shell over it). One file per concern:
+ *   respond.h   what the server shares with the reverse responder of
+ *               RFC 8167: the Read chunk plan, reply marshalling
  *   svc_conn.c  a connection: accept, pools, receives and the credit grant,
  *               send buffers and send signalling, RDMA_ERROR refusals, the
  *               RFC 8167 direction demux, completions, teardown
@@ -48,6 +50,7 @@
 
 #include "rpcrdma/server.h"
 #include "transport/evloop.h"
+#include "transport/respond.h"
 #include "transport/xprt.h"
 #include "util/futex_cond.h"
 
@@ -111,11 +114,7 @@ struct rpcrdma_svc_req {
 	bool deferred;    /* waits in the pull queue for budget */
 	uint32_t msg_len; /* RPC message without the chunks: inline or Position-Zero */
 	uint32_t p0len;
-	struct {
-		uint32_t pos, len; /* rdma_position (complete stream), data bytes */
-		uint32_t ioff;     /* the same place in the message sent inline */
-		uint8_t *data;
-	} rc[RPCRDMA_SVC_MAX_READ_CHUNKS];
+	struct xprt_rchunk rc[RPCRDMA_SVC_MAX_READ_CHUNKS]; /* respond.h */
 	uint32_t nrc;
 	struct rpcrdma_svc_req *pnext; /* pull queue */
 	/* Reads not posted yet (see svc_reads_post): the next Read list

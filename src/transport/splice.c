@@ -19,48 +19,59 @@
  * once every Read has completed.
 
  */
+#include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 
+#include "transport/respond.h"
 #include "transport/responder.h"
 
-/*
- * Read chunks: Position-Zero (NOMSG) first, then the DDP items at 4-aligned
- * positions in the complete stream (RFC 8166 §3.4.5), each at or after the
- * end of the previous one's data and roundup (moved: the stream bytes of
- * the chunks so far), at most RPCRDMA_SVC_MAX_READ_CHUNKS of them. A chunk
- * is consecutive Read list entries with one position.
- */
-int svc_splice_plan(struct rpcrdma_svc_req *r, uint32_t *nchunks, uint64_t *total)
+int xprt_read_plan(const struct rpcrdma1_hdr *h, uint32_t max_chunks, struct xprt_rchunk *rc,
+		   uint32_t *nrc, uint32_t *p0len, uint32_t *nchunks, uint64_t *total)
 {
-	const struct rpcrdma1_chunks *ch = &r->h.chunks;
-	uint64_t moved = 0;
-	uint32_t start = 0, prev_ioff = 0;
+	const struct rpcrdma1_chunks *ch = &h->chunks;
+	uint64_t moved = 0; /* stream bytes of the DDP chunks so far */
+	uint32_t start = 0, n = 0, prev_ioff = 0;
 
+	*nrc = *p0len = *nchunks = 0;
+	*total = 0;
 	while (start < ch->nreads) {
 		uint32_t pos, nsegs;
 		uint64_t clen;
 
-		if (rpcrdma1_read_chunk(ch, start, &pos, &nsegs, &clen))
+		if (rpcrdma1_read_chunk(ch, start, &pos, &nsegs, &clen) || clen > UINT32_MAX)
 			return -1;
-		if (clen > UINT32_MAX)
-			return -1;
-		if (pos == 0 && *nchunks == 0 && r->h.proc == RPCRDMA1_NOMSG) {
-			r->p0len = (uint32_t)clen;
+		if (pos == 0 && *nchunks == 0 && h->proc == RPCRDMA1_NOMSG) {
+			*p0len = (uint32_t)clen;
 		} else {
-			if (r->nrc >= RPCRDMA_SVC_MAX_READ_CHUNKS || pos == 0 || (pos & 3) ||
-			    pos < moved || pos - moved < prev_ioff)
+			if (n >= max_chunks || pos == 0 || pos < moved || pos - moved < prev_ioff)
 				return -1;
-			r->rc[r->nrc].pos = pos;
-			r->rc[r->nrc].len = (uint32_t)clen;
-			r->rc[r->nrc].ioff = (uint32_t)(pos - moved);
-			prev_ioff = r->rc[r->nrc].ioff;
-			r->nrc++;
+			rc[n].pos = pos;
+			rc[n].len = (uint32_t)clen;
+			rc[n].ioff = (uint32_t)(pos - moved);
+			rc[n].data = NULL;
+			prev_ioff = rc[n].ioff;
+			*nrc = ++n;
 			moved += RPCRDMA_XDR_ROUNDUP(clen);
 		}
 		*total += clen;
 		(*nchunks)++;
 		start += nsegs;
 	}
+	return 0;
+}
+
+/* The server's Read list: the shared plan with at most
+ * RPCRDMA_SVC_MAX_READ_CHUNKS DDP chunks, each at a 4-aligned position
+ * (its flat stream puts the data there). */
+int svc_splice_plan(struct rpcrdma_svc_req *r, uint32_t *nchunks, uint64_t *total)
+{
+	if (xprt_read_plan(&r->h, RPCRDMA_SVC_MAX_READ_CHUNKS, r->rc, &r->nrc, &r->p0len, nchunks,
+			   total))
+		return -1;
+	for (uint32_t i = 0; i < r->nrc; i++)
+		if (r->rc[i].pos & 3)
+			return -1;
 	return 0;
 }
 
@@ -123,4 +134,53 @@ void svc_splice_finish(struct rpcrdma_svc_req *r)
 		prev = r->rc[i].ioff;
 	}
 	memcpy(st + off, p0 + prev, r->p0len - prev);
+}
+
+/* The reverse responder's stream (respond.h): no copy, the pieces in an
+ * iovec. */
+int xprt_bc_splice(struct rpcrdma_xdr *x, const uint8_t *base, uint32_t blen,
+		   const struct xprt_rchunk *rc, uint32_t nrc)
+{
+	static const uint8_t zero[4];
+	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
+	uint32_t cur = 0;
+	unsigned int n = 0;
+
+	/* At most 3 iovecs per chunk + 1 (RPCRDMA_MAX_BULK 4 -> 13 <= 16). */
+	uint64_t moved = 0;
+
+	for (uint32_t i = 0; i < nrc; i++) {
+		uint32_t pad = (uint32_t)(RPCRDMA_XDR_ROUNDUP(rc[i].len) - rc[i].len);
+		uint32_t pos;
+
+		/* RFC 8166 §3.4.5: rc[i].pos counts the earlier chunks. */
+		if (rc[i].pos < moved)
+			return -EINVAL;
+		pos = (uint32_t)(rc[i].pos - moved);
+		moved += RPCRDMA_XDR_ROUNDUP(rc[i].len);
+		if (pos > blen || pos < cur || (pos & 3))
+			return -EINVAL;
+		if (pos > cur) {
+			iov[n].iov_base = (void *)(uintptr_t)(base + cur);
+			iov[n++].iov_len = pos - cur;
+		}
+		if (rc[i].len) {
+			iov[n].iov_base = rc[i].data;
+			iov[n++].iov_len = rc[i].len;
+		}
+		if (pad) {
+			iov[n].iov_base = (void *)(uintptr_t)zero;
+			iov[n++].iov_len = pad;
+		}
+		cur = pos;
+	}
+	if (blen > cur) {
+		iov[n].iov_base = (void *)(uintptr_t)(base + cur);
+		iov[n++].iov_len = blen - cur;
+	}
+	if (n == 0) {
+		iov[n].iov_base = (void *)(uintptr_t)zero;
+		iov[n++].iov_len = 0;
+	}
+	return rpcrdma_xdr_init_iov(x, iov, n, RPCRDMA_XDR_DECODE);
 }
