@@ -159,6 +159,88 @@ static void short_msg(struct xprt_call *c, uint32_t credits)
 	c->nsge = 2;
 }
 
+/* Steps 3 and 4 of marshal_full(): Write chunks for the result bulk
+ * buffers and a Reply chunk, exposed for the responder to write. */
+static int expose_results(struct xprt_call *c, const struct xprt_limits *lim,
+			  const struct xprt_ddp *d, uint32_t ddp_threshold)
+{
+	int rc;
+
+	/* 3. Write chunks for result bulk buffers, in order: Write chunk i is
+	 * consumed by result bulk item i (RFC 8166 §3.4.6), so only a prefix
+	 * of large-enough buffers can be offered. */
+	if ((c->opts.comp_mask & RPCRDMA_CALL_OPT_WRITE_SEG) &&
+	    (c->opts.write_seg_max < 4 || (c->opts.write_seg_max & 3)))
+		return -EINVAL;
+	uint32_t nrb;
+	const struct rpcrdma_buf *rb = xprt_recv_bulk(&c->opts, &nrb);
+
+	if (rb && !d->no_ddp) {
+		for (uint32_t i = 0; i < nrb; i++) {
+			const struct rpcrdma_buf *b = &rb[i];
+			struct rpcrdma1_segment seg;
+
+			if (!b->base || b->len < ddp_threshold || !b->len)
+				break;
+			rc = expose(c, XPRT_MR_WRITE0 + i, b->base, b->len,
+				    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE, &seg);
+			if (rc)
+				return rc;
+			c->write_cap[i] = b->len;
+			c->nwrite++;
+		}
+	}
+	/* 4. A Reply chunk when the reply may not fit inline (§3.5.3.2). */
+	if ((c->opts.comp_mask & RPCRDMA_CALL_OPT_REPLY_SIZE) &&
+	    c->opts.reply_size > lim->inline_recv) {
+		struct rpcrdma1_segment seg;
+		size_t rlen = RPCRDMA_XDR_ROUNDUP((size_t)c->opts.reply_size);
+
+		rc = xprt_lbuf_reserve(&c->lreply, rlen);
+		if (!rc)
+			rc = expose(c, XPRT_MR_REPLY, c->lreply.buf, rlen,
+				    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE, &seg);
+		if (rc)
+			return rc;
+		c->reply_offered = true;
+		c->reply_cap = rlen;
+	}
+
+	return 0;
+}
+
+/* Step 6 of marshal_full(): the transport header and the gather list
+ * of the Send. */
+static int encode_header(struct xprt_call *c, const struct xprt_limits *lim, bool long_call,
+			 size_t mlen, uint32_t credits)
+{
+	struct rpcrdma_xdr hx;
+	int rc;
+
+	/* 6. The transport header (RFC 8166 §4.2): rdma_credit is our
+	 * request, the slots we have receive buffers for. */
+	rpcrdma_xdr_init(&hx, c->hdr, lim->inline_send, RPCRDMA_XDR_ENCODE);
+	if (long_call)
+		rc = rpcrdma1_encode_nomsg(&hx, c->xid, credits, &c->chunks);
+	else
+		rc = rpcrdma1_encode_msg(&hx, c->xid, credits, &c->chunks);
+	if (rc)
+		return rc;
+	c->hdr_len = (uint32_t)rpcrdma_xdr_getpos(&hx);
+	c->call_proc = long_call ? RPCRDMA1_NOMSG : RPCRDMA1_MSG;
+	c->sge[0].addr = (uint64_t)(uintptr_t)c->hdr;
+	c->sge[0].length = c->hdr_len;
+	c->sge[0].lkey = c->lkey;
+	c->nsge = 1;
+	if (!long_call && mlen) {
+		c->sge[1].addr = (uint64_t)(uintptr_t)c->msg;
+		c->sge[1].length = (uint32_t)mlen;
+		c->sge[1].lkey = c->lkey;
+		c->nsge = 2;
+	}
+	return 0;
+}
+
 /* Every call but one without arguments and options (xprt_marshal): out of
  * line, so that one needs none of this function's stack frame. */
 __attribute__((noinline)) static int marshal_full(struct xprt_call *c,
@@ -167,7 +249,6 @@ __attribute__((noinline)) static int marshal_full(struct xprt_call *c,
 {
 	struct xprt_ddp d;
 	struct rpcrdma1_segment p0 = {0};
-	struct rpcrdma_xdr hx;
 	uint8_t *mbuf = c->msg;
 	size_t cap = lim->inline_send, mlen = 0, hsize;
 	bool in_pool = true, long_call;
@@ -201,45 +282,9 @@ __attribute__((noinline)) static int marshal_full(struct xprt_call *c,
 		if (rc)
 			return rc;
 	}
-	/* 3. Write chunks for result bulk buffers, in order: Write chunk i is
-	 * consumed by result bulk item i (RFC 8166 §3.4.6), so only a prefix
-	 * of large-enough buffers can be offered. */
-	if ((c->opts.comp_mask & RPCRDMA_CALL_OPT_WRITE_SEG) &&
-	    (c->opts.write_seg_max < 4 || (c->opts.write_seg_max & 3)))
-		return -EINVAL;
-	uint32_t nrb;
-	const struct rpcrdma_buf *rb = xprt_recv_bulk(&c->opts, &nrb);
-
-	if (rb && !d.no_ddp) {
-		for (uint32_t i = 0; i < nrb; i++) {
-			const struct rpcrdma_buf *b = &rb[i];
-			struct rpcrdma1_segment seg;
-
-			if (!b->base || b->len < ddp_threshold || !b->len)
-				break;
-			rc = expose(c, XPRT_MR_WRITE0 + i, b->base, b->len,
-				    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE, &seg);
-			if (rc)
-				return rc;
-			c->write_cap[i] = b->len;
-			c->nwrite++;
-		}
-	}
-	/* 4. A Reply chunk when the reply may not fit inline (§3.5.3.2). */
-	if ((c->opts.comp_mask & RPCRDMA_CALL_OPT_REPLY_SIZE) &&
-	    c->opts.reply_size > lim->inline_recv) {
-		struct rpcrdma1_segment seg;
-		size_t rlen = RPCRDMA_XDR_ROUNDUP((size_t)c->opts.reply_size);
-
-		rc = xprt_lbuf_reserve(&c->lreply, rlen);
-		if (!rc)
-			rc = expose(c, XPRT_MR_REPLY, c->lreply.buf, rlen,
-				    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE, &seg);
-		if (rc)
-			return rc;
-		c->reply_offered = true;
-		c->reply_cap = rlen;
-	}
+	rc = expose_results(c, lim, &d, ddp_threshold);
+	if (rc)
+		return rc;
 
 	/* 5. Short/Chunked if header + message fit the threshold; a Short
 	 * message without any chunk takes the word-by-word path (short.c). */
@@ -272,28 +317,7 @@ __attribute__((noinline)) static int marshal_full(struct xprt_call *c,
 	}
 	c->nstags = (uint32_t)__builtin_popcount(c->mr_used);
 
-	/* 6. The transport header (RFC 8166 §4.2): rdma_credit is our
-	 * request, the slots we have receive buffers for. */
-	rpcrdma_xdr_init(&hx, c->hdr, lim->inline_send, RPCRDMA_XDR_ENCODE);
-	if (long_call)
-		rc = rpcrdma1_encode_nomsg(&hx, c->xid, credits, &c->chunks);
-	else
-		rc = rpcrdma1_encode_msg(&hx, c->xid, credits, &c->chunks);
-	if (rc)
-		return rc;
-	c->hdr_len = (uint32_t)rpcrdma_xdr_getpos(&hx);
-	c->call_proc = long_call ? RPCRDMA1_NOMSG : RPCRDMA1_MSG;
-	c->sge[0].addr = (uint64_t)(uintptr_t)c->hdr;
-	c->sge[0].length = c->hdr_len;
-	c->sge[0].lkey = c->lkey;
-	c->nsge = 1;
-	if (!long_call && mlen) {
-		c->sge[1].addr = (uint64_t)(uintptr_t)c->msg;
-		c->sge[1].length = (uint32_t)mlen;
-		c->sge[1].lkey = c->lkey;
-		c->nsge = 2;
-	}
-	return 0;
+	return encode_header(c, lim, long_call, mlen, credits);
 }
 
 uint32_t xprt_call_only_stag(const struct xprt_call *c)
