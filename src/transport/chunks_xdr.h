@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The chunk-list XDR shared by RPC-over-RDMA Version One (RFC 8166 §4.1)
- * and Version Two (the 003_ draft §4.2, ../shared/DESIGN.md §3): both
+ * and Version Two (the early draft's §4.2, docs/design.md): both
  * versions encode segments, the Read list, the Write list and the Reply
  * chunk identically, so one decoder and one encoder serve both headers.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * RPC-over-RDMA Version Two transport header codec (the early draft,
- * ../shared/specs/003_… §4.2; clean XDR in ../shared/DESIGN.md §3), with
+ * its §4.2; docs/design.md and docs/rpcrdma2-extensions.md), with
  * the same hostile-input contract as the Version One codec
  * (rpcrdma1_hdr.h): bounded decoding, overflow-checked counts, no
  * allocation, decoding into caller-provided storage.

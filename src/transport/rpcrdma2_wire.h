@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * RPC-over-RDMA Version Two wire constants: the early draft (Lever &
- * Noveck 2016, ../shared/specs/003_…, XDR transcribed in DESIGN.md §3) and
+ * Noveck 2016; its XDR in docs/design.md) and
  * our own optional messages (docs/rpcrdma2-extensions.md).
  *
  * Constants only: no runtime state, no structs cast over received bytes.
