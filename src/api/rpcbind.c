@@ -173,7 +173,8 @@ static CLIENT *rpcb_clnt(int fd, const struct sockaddr *sa, socklen_t len, uint3
 static int rpcb_call(CLIENT *cl, uint32_t proc, xdrproc_t xa, void *a, xdrproc_t xr, void *r,
 		     uint32_t timeout_ms)
 {
-	struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+	struct timeval tv = {.tv_sec = timeout_ms / 1000,
+			     .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000};
 	enum clnt_stat st = clnt_call(cl, proc, xa, a, xr, r, tv);
 
 	if (st == RPC_PROGVERSMISMATCH) {
@@ -360,7 +361,7 @@ static int rpcb_find(const rpcblist_ptr l, uint32_t prog, uint32_t vers, const c
 		struct sockaddr_storage ss;
 
 		if (e->rpcb_map.r_prog != prog || e->rpcb_map.r_vers != vers ||
-		    !e->rpcb_map.r_netid || strcmp(e->rpcb_map.r_netid, netid) ||
+		    !e->rpcb_map.r_netid || strcmp(e->rpcb_map.r_netid, netid) != 0 ||
 		    rpcb_uaddr_parse(e->rpcb_map.r_addr, &ss))
 			continue;
 		*port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
