@@ -38,16 +38,21 @@
 int rpcb_uaddr_format(const struct sockaddr *sa, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN];
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
 	const void *a;
 	uint16_t port;
 	int n;
 
+	/* Copied out: @sa need not be aligned for the family's struct. */
 	if (sa->sa_family == AF_INET) {
-		a = &((const struct sockaddr_in *)sa)->sin_addr;
-		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+		memcpy(&in4, sa, sizeof(in4));
+		a = &in4.sin_addr;
+		port = ntohs(in4.sin_port);
 	} else if (sa->sa_family == AF_INET6) {
-		a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+		memcpy(&in6, sa, sizeof(in6));
+		a = &in6.sin6_addr;
+		port = ntohs(in6.sin6_port);
 	} else {
 		return -EAFNOSUPPORT;
 	}
