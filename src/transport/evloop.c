@@ -35,38 +35,6 @@ void evloop_stop(struct evloop *l)
 		futex_cond_broadcast(l->cv);
 }
 
-void evloop_defer(struct evloop *l, struct evloop_work *w)
-{
-	if (w->queued)
-		return;
-	w->queued = true;
-	w->next = NULL;
-	if (l->rq_tail)
-		l->rq_tail->next = w;
-	else
-		__atomic_store_n(&l->rq_head, w, __ATOMIC_RELAXED);
-	l->rq_tail = w;
-	if (l->cv)
-		futex_cond_broadcast(l->cv);
-}
-
-void evloop_run_work(struct evloop *l)
-{
-	while (l->rq_head) {
-		struct evloop_work *w = l->rq_head;
-
-		__atomic_store_n(&l->rq_head, w->next, __ATOMIC_RELAXED);
-		if (!w->next)
-			l->rq_tail = NULL;
-		/* Dequeued before it runs: work queued again while it runs
-		 * runs once more. */
-		w->queued = false;
-		futex_mutex_unlock(l->lock);
-		w->fn(w);
-		futex_mutex_lock(l->lock);
-	}
-}
-
 void evloop_spin_expired(struct evloop *l)
 {
 	/* No completion, but bytes may be moving (a large chunk being read
@@ -82,42 +50,14 @@ void evloop_spin_expired(struct evloop *l)
 	}
 }
 
-/* One iteration of a device loop. */
-static void run_device(struct evloop *l)
-{
-	struct rpcrdma_wc wc[EVLOOP_WC];
-	bool active;
-	int tmo, m, n;
-
-	n = evloop_poll(l, wc, &m, &tmo);
-	active = l->ops->reap(l, n, wc, m);
-	l->t = monotonic_ns();
-	evloop_judge(l, active, tmo);
-	if (evloop_tick_due(l) && l->ops->tick)
-		l->ops->tick(l);
-	if (evloop_has_work(l)) {
-		futex_mutex_lock(l->lock);
-		evloop_run_work(l);
-		futex_mutex_unlock(l->lock);
-	}
-	if (l->ops->after)
-		l->ops->after(l);
-	if (active) {
-		/* The spin starts after what the round made ready ran. */
-		l->t = monotonic_ns();
-		l->spin_end = l->budget > UINT64_MAX - l->t ? UINT64_MAX : l->t + l->budget;
-	}
-}
-
-/* A loop without a device, lock held: deferred work, the owner's end of
- * iteration and the tick, sleeping in between. */
+/* A loop without a device, lock held: the owner's end of iteration and
+ * the tick, sleeping in between. */
 static void run_sleeping(struct evloop *l)
 {
 	struct timespec ts;
 
 	l->next_tick = 0; /* the first tick at once */
 	for (;;) {
-		evloop_run_work(l);
 		if (l->ops->after)
 			l->ops->after(l);
 		if (l->stop)
@@ -130,7 +70,7 @@ static void run_sleeping(struct evloop *l)
 			}
 			realtime_at(l->next_tick, &ts);
 			(void)futex_cond_timedwait(l->cv, l->lock, &ts);
-		} else if (!l->rq_head) {
+		} else {
 			futex_cond_wait(l->cv, l->lock);
 		}
 	}
@@ -146,5 +86,5 @@ void evloop_run(struct evloop *l)
 	}
 	evloop_begin(l);
 	while (!__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE))
-		run_device(l);
+		evloop_iterate(l, l->ops->reap, l->ops->tick, l->ops->after);
 }

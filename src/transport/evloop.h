@@ -13,17 +13,16 @@
  *   3. judge  tell the spin policy whether the spin paid off;
  *   4. tick   every tick_ns, periodic work: deadlines, connection events,
  *             reaping of dead connections (ops->tick);
- *   5. work   run the deferred work queued with evloop_defer();
- *   6. after  the owner's end of iteration (dispatch, ops->after).
+ *   5. after  the owner's end of iteration (dispatch, ops->after).
  *
  * A loop without a device (dev NULL) has no steps 1-3: it sleeps on its
- * condition variable until woken (evloop_defer, evloop_stop, the owner's
- * own signals of that variable) or its tick is due.
+ * condition variable until woken (evloop_stop, the owner's own signals of
+ * that variable) or its tick is due.
  *
  * Threads and locks. Steps 1-3 and the tick are the running thread's
- * alone. The ready queue and the stop flag are under the owner's lock
- * (*lock). A device loop is not woken from its blocking wait: stop and
- * work queued by other threads are noticed within block_ms. The hot path
+ * alone. The stop flag is under the owner's lock (*lock). A device loop
+ * is not woken from its blocking wait: stop is noticed within block_ms.
+ * The hot path
  * (poll, judge, tick test) is static inline here: the client's synchronous
  * call runs it on every call.
  */
@@ -41,13 +40,6 @@
 
 struct evloop;
 
-/* Deferred work: runs once on the loop's thread, without the lock. */
-struct evloop_work {
-	void (*fn)(struct evloop_work *w);
-	struct evloop_work *next;
-	bool queued;
-};
-
 struct evloop_ops {
 	/* Device loops: handle a poll round, @n what progress returned, the
 	 * @m completions in @wc. True: it was activity (spin again). */
@@ -63,7 +55,7 @@ struct evloop_ops {
 };
 
 struct evloop {
-	/* The device (NULL: a loop of deferred work and the tick). */
+	/* The device (NULL: a loop of the tick and the owner's own wakeups). */
 	struct rpcrdma_dev *dev;
 	struct rpcrdma_cq *cq; /* reaped with progress in one provider step */
 	int block_ms;          /* longest blocking wait (stop, tick latency) */
@@ -78,11 +70,9 @@ struct evloop {
 	bool spinning;       /* a spin phase is running and not yet judged */
 	/* The tick. */
 	uint64_t tick_ns, next_tick;
-	/* Ready queue and stop, under *lock; cv: loops without a device
-	 * sleep there. */
+	/* Stop, under *lock; cv: loops without a device sleep there. */
 	struct futex_mutex *lock;
 	struct futex_cond *cv;
-	struct evloop_work *rq_head, *rq_tail;
 	bool stop;
 	const struct evloop_ops *ops;
 	void *ctx; /* the owner's */
@@ -102,17 +92,8 @@ void evloop_run(struct evloop *l);
 /* Lock held: make evloop_run() return (loops without a device at once,
  * device loops within block_ms). */
 void evloop_stop(struct evloop *l);
-/* Lock held: run @w once on the loop's thread (no-op while queued). */
-void evloop_defer(struct evloop *l, struct evloop_work *w);
-/* Lock held (dropped around the work): run the deferred work. */
-void evloop_run_work(struct evloop *l);
 /* The spin phase expired idle: judge it (out of line, rare). */
 void evloop_spin_expired(struct evloop *l);
-
-static inline bool evloop_has_work(const struct evloop *l)
-{
-	return __atomic_load_n(&l->rq_head, __ATOMIC_RELAXED) != NULL;
-}
 
 /* A new spin phase starting at l->t. */
 static inline __attribute__((always_inline)) void evloop_spin_start(struct evloop *l)
@@ -208,6 +189,36 @@ static inline __attribute__((always_inline)) bool evloop_tick_due(struct evloop 
 		return false;
 	l->next_tick = l->t + l->tick_ns;
 	return true;
+}
+
+/*
+ * One iteration of a device loop (steps 1-5), no lock held. The owner's
+ * steps are passed in: a thread that runs nothing but its loop passes its
+ * own functions (svc_loop.c), so the compiler calls them directly and can
+ * inline them into the loop; evloop_run() passes l->ops. @tick and @after
+ * may be NULL.
+ */
+static inline __attribute__((always_inline)) void
+evloop_iterate(struct evloop *l, bool (*reap)(struct evloop *, int, struct rpcrdma_wc *, int),
+	       void (*tick)(struct evloop *), void (*after)(struct evloop *))
+{
+	struct rpcrdma_wc wc[EVLOOP_WC];
+	bool active;
+	int tmo, m, n;
+
+	n = evloop_poll(l, wc, &m, &tmo);
+	active = reap(l, n, wc, m);
+	l->t = monotonic_ns();
+	evloop_judge(l, active, tmo);
+	if (evloop_tick_due(l) && tick)
+		tick(l);
+	if (after)
+		after(l);
+	if (active) {
+		/* The spin starts after what the round made ready ran. */
+		l->t = monotonic_ns();
+		l->spin_end = l->budget > UINT64_MAX - l->t ? UINT64_MAX : l->t + l->budget;
+	}
 }
 
 #endif
