@@ -593,8 +593,7 @@ ssize_t siw_tx_direct(struct siw_ep *ep, const struct rpcrdma_send_wr *wr, uint6
 	mh.msg_iov = iov;
 	mh.msg_iovlen = n;
 	/* raw system call: see siw_tx_process() */
-	r = (ssize_t)siw_syscall(SYS_sendmsg, ep->fd, (long)&mh, MSG_NOSIGNAL | MSG_DONTWAIT, 0, 0,
-				 0);
+	r = siw_tx_sendmsg(ep, &mh);
 	if (r <= 0)
 		return -1;
 	ep->stats.tx_bytes += (uint64_t)r;
@@ -699,8 +698,7 @@ int siw_tx_process(struct siw_ep *ep)
 		 * point, and a thread cancelled here would leave the device
 		 * lock held (it also skips the cancellation bookkeeping on
 		 * every message). Same result and errno. */
-		n = (ssize_t)siw_syscall(SYS_sendmsg, ep->fd, (long)&mh,
-					 MSG_NOSIGNAL | MSG_DONTWAIT, 0, 0, 0);
+		n = siw_tx_sendmsg(ep, &mh);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

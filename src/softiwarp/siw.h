@@ -29,6 +29,7 @@
 #include "util/futex_mutex.h"
 #include "provider/provider_int.h"
 #include "softiwarp/iwarp.h"
+#include "softiwarp/siw_fault.h"
 
 #define SIW_PROVIDER_NAME "softiwarp"
 
@@ -198,6 +199,9 @@ struct siw_tunables {
 	uint32_t sockbuf;      /* RPCRDMA_SIW_SOCKBUF: when the attributes leave it unset */
 	bool solo;             /* RPCRDMA_SIW_SOLO: one-connection fast path */
 	bool rx_predict;       /* RPCRDMA_SIW_RX_PREDICT: Read Response prediction */
+#ifdef RPCRDMA_TEST_HOOKS
+	struct siw_fault_cfg fault; /* RPCRDMA_SIW_FAULT (siw_fault.h) */
+#endif
 };
 
 /* Fill @t from the environment (defaults for what is unset or invalid). */
@@ -219,6 +223,12 @@ struct siw_dev {
 	bool thread_stop;
 	pthread_t thread;
 	struct siw_tunables tun; /* read once at open */
+#ifdef RPCRDMA_TEST_HOOKS
+	/* fault injection (siw_fault.h): fired once; ops and registrations
+	 * counted toward it */
+	bool fault_fired;
+	uint64_t fault_ops, fault_regs;
+#endif
 
 	/* STag table (mem.c): index -> MR; slot 0 is never used so that
 	 * STag 0 never names memory. */
@@ -652,11 +662,26 @@ struct siw_ep {
 	int close_status;
 
 	struct rpcrdma_ep_stats stats;
+#ifdef RPCRDMA_TEST_HOOKS
+	struct siw_fault_ep fault; /* its stream, as fault injection sees it */
+#endif
 };
 
 static inline struct siw_ep *to_siw_ep(struct rpcrdma_ep *e)
 {
 	return container_of(e, struct siw_ep, base);
+}
+
+/* sendmsg() of the endpoint's FPDU stream: the raw system call (see
+ * siw_tx_process), through fault injection in test builds. */
+static inline ssize_t siw_tx_sendmsg(struct siw_ep *ep, struct msghdr *mh)
+{
+#ifdef RPCRDMA_TEST_HOOKS
+	return siw_fault_sendmsg(ep, mh);
+#else
+	return (ssize_t)siw_syscall(SYS_sendmsg, ep->fd, (long)mh, MSG_NOSIGNAL | MSG_DONTWAIT, 0,
+				    0, 0);
+#endif
 }
 
 struct siw_listener {

@@ -42,4 +42,7 @@ void siw_tunables_read(struct siw_tunables *t)
 	t->sockbuf = env_u32("RPCRDMA_SIW_SOCKBUF", SIW_DEF_SOCKBUF, 0, SIW_SOCKBUF_MAX);
 	t->solo = env_u32("RPCRDMA_SIW_SOLO", 1, 0, 1) != 0;
 	t->rx_predict = env_u32("RPCRDMA_SIW_RX_PREDICT", 0, 0, 1) != 0;
+#ifdef RPCRDMA_TEST_HOOKS
+	(void)siw_fault_parse(getenv("RPCRDMA_SIW_FAULT"), &t->fault);
+#endif
 }

@@ -126,9 +126,17 @@ static int siw_mr_reg(struct rpcrdma_pd *p, void *addr, size_t length, unsigned 
 		      struct rpcrdma_mr **out)
 {
 	struct siw_dev *dev = to_siw_dev(p->dev);
-	struct siw_mr *mr = calloc(1, sizeof(*mr));
+	struct siw_mr *mr;
 	int rc;
 
+#ifdef RPCRDMA_TEST_HOOKS
+	siw_dev_lock(dev);
+	rc = siw_fault_reg(dev);
+	siw_dev_unlock(dev);
+	if (rc)
+		return rc;
+#endif
+	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
 	mr->base.pd = p;
@@ -590,6 +598,9 @@ static inline int post_send_locked(struct siw_ep *ep, const struct rpcrdma_send_
 
 	if (!ep->used)
 		return -ENOTCONN;
+#ifdef RPCRDMA_TEST_HOOKS
+	siw_fault_post(ep);
+#endif
 	/* A lone Send on an idle connection: straight to TCP (qp_tx.c);
 	 * queued below only if TCP did not take all of it. Its completion
 	 * (signaled) follows every earlier one: the send queue is empty. */

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fault injection (test builds only, RPCRDMA_TEST_HOOKS): a device opened
+ * with RPCRDMA_SIW_FAULT set misbehaves once, at a point the variable
+ * names or a seed picks, so tests can show what the layers above do when
+ * the wire or the provider fails. The shipped library has none of it:
+ * siw_tx_sendmsg() is the raw system call there.
+ *
+ * RPCRDMA_SIW_FAULT (fault.c parses it; malformed: no fault):
+ *   cut:N          the FPDU stream is cut at its byte N: bytes before N are
+ *                  sent, then the socket is shut down both ways
+ *   corrupt:N      byte N of the FPDU stream goes out with a bit flipped
+ *                  (CRC on: the peer must catch it)
+ *   delay:N:MS     the send carrying byte N waits MS milliseconds first
+ *   drop:K         FPDU K (0 = the first after the MPA exchange) is not
+ *                  sent at all (the peer sees the stream without it)
+ *   cut-op:K       the K-th work request posted (1 = the first) shuts the
+ *                  socket down before it is queued
+ *   refuse-reg:K   the K-th memory registration fails with -ENOMEM
+ *   seed:S:SPAN    one of the above, picked by seed S: byte positions in
+ *                  [0, SPAN), FPDU/op/registration numbers below 16
+ * Byte and FPDU positions count what one endpoint sends after its MPA
+ * exchange. A fault fires once per device (the first endpoint to get
+ * there), so a reconnect over the same device goes through clean.
+ */
+#ifndef RPCRDMA_SIW_FAULT_H
+#define RPCRDMA_SIW_FAULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+enum siw_fault_kind {
+	SIW_FAULT_NONE = 0,
+	SIW_FAULT_CUT,
+	SIW_FAULT_CORRUPT,
+	SIW_FAULT_DELAY,
+	SIW_FAULT_DROP,
+	SIW_FAULT_CUT_OP,
+	SIW_FAULT_REFUSE_REG,
+};
+
+struct siw_fault_cfg {
+	enum siw_fault_kind kind;
+	uint64_t at;       /* byte, FPDU, op or registration number */
+	uint32_t delay_ms; /* SIW_FAULT_DELAY */
+};
+
+/* Per endpoint: where its FPDU stream is (logical bytes handed to TCP or
+ * dropped) and the FPDU being walked. */
+struct siw_fault_ep {
+	uint64_t pos;      /* stream bytes consumed so far */
+	uint64_t hdr_at;   /* stream offset of the FPDU whose header is read next */
+	uint64_t drop_end; /* the dropped FPDU ends here (0: not found yet) */
+	uint32_t idx;      /* index of the FPDU at hdr_at */
+	uint8_t hdr[2];    /* its MPA length field, as far as seen */
+	uint8_t hdr_have;
+};
+
+struct siw_dev;
+struct siw_ep;
+
+/* Parse @s (RPCRDMA_SIW_FAULT) into @f; false (and SIW_FAULT_NONE) when it
+ * is malformed. */
+bool siw_fault_parse(const char *s, struct siw_fault_cfg *f);
+/* A sendmsg() of the endpoint's FPDU stream through the fault (the raw
+ * system call's result and errno). */
+ssize_t siw_fault_sendmsg(struct siw_ep *ep, struct msghdr *mh);
+/* A work request is being posted on @ep: true when the fault cut the
+ * connection here (the caller goes on; the socket is dead). */
+void siw_fault_post(struct siw_ep *ep);
+/* A registration on @dev: -ENOMEM when the fault refuses it, else 0. */
+int siw_fault_reg(struct siw_dev *dev);
+
+#endif
