@@ -24,6 +24,21 @@
  *     works (a fault fires once);
  *   - the RPCRDMA_SIW_FAULT parser: seeds pick the same fault each time,
  *     malformed strings mean no fault.
+ *
+ * `test_siw_fault campaign N [FIRST]`: N runs with the faults seeds FIRST..
+ * pick (RPCRDMA_SIW_FAULT=seed:S:SPAN), CRC on, each a mix of Sends, RDMA
+ * Writes announced by a Send and RDMA Reads of sizes the seed picks. In
+ * every run: each work request and each receive completes exactly once,
+ * within 5 s (no hang); every delivered Send carries its bytes; a delivered
+ * Send announcing a Write finds the Write placed (RFC 5040 §5.5: the Write
+ * before it); a Read that succeeds brought the right bytes. One exception
+ * is written down: a dropped FPDU of an RDMA Write cannot be seen by an
+ * iWARP receiver (tagged DDP has no sequence number: TCP never drops), so
+ * after a drop fault the Write check is not made; and a dropped frame that
+ * no later frame reveals (a Read Response, the last Send) is noticed by no
+ * one but a timeout of the upper layer: after 300 ms without a completion
+ * the run disconnects, as that timeout would, and then every request must
+ * complete.
  */
 #include "siw_test_util.h"
 
@@ -37,6 +52,7 @@
 
 #define NSEND 8
 #define SIZE  1000
+#define SLOT  (64 * 1024)
 
 struct rig {
 	struct rpcrdma_dev *dev;
@@ -90,11 +106,18 @@ static int rig_open(const char *fault, bool crc)
 		unsetenv("RPCRDMA_SIW_FAULT");
 	if (rpcrdma_dev_open("softiwarp", NULL, &R.dev) || rpcrdma_pd_alloc(R.dev, &R.pd) ||
 	    rpcrdma_cq_create(R.dev, &ca, &R.cqa) || rpcrdma_cq_create(R.dev, &ca, &R.cqb) ||
-	    rpcrdma_evch_create(R.dev, NULL, &R.evch) ||
-	    rpcrdma_mr_reg(R.pd, R.a, sizeof(R.a), RPCRDMA_ACCESS_LOCAL_WRITE, &R.mra) ||
-	    rpcrdma_mr_reg(R.pd, R.b, sizeof(R.b), RPCRDMA_ACCESS_LOCAL_WRITE, &R.mrb)) {
+	    rpcrdma_evch_create(R.dev, NULL, &R.evch)) {
 		SIWT_CHECK(0, "set-up of the device failed");
 		return -1;
+	}
+	int rc = rpcrdma_mr_reg(R.pd, R.a, sizeof(R.a), RPCRDMA_ACCESS_LOCAL_WRITE, &R.mra);
+
+	if (!rc)
+		rc = rpcrdma_mr_reg(R.pd, R.b, sizeof(R.b), RPCRDMA_ACCESS_LOCAL_WRITE, &R.mrb);
+	if (rc) {
+		/* a fault refusing one of these: the caller's error, no more */
+		SIWT_CHECK(rc == -ENOMEM && fault, "registration: %s", strerror(-rc));
+		return rc;
 	}
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (rpcrdma_listen(R.dev, R.evch, (struct sockaddr *)&sin, sizeof(sin), 4, NULL, &l) ||
@@ -280,12 +303,236 @@ static void test_refuse_reg(void)
 	rig_close();
 }
 
-int main(void)
+/* ---------------- the seeded campaign ---------------- */
+
+struct camp {
+	uint8_t *asrc, *bdst; /* A: Write sources and Read sinks; B: Write targets, Read sources */
+	struct rpcrdma_mr *amr, *bmr;
+	uint32_t op[NSEND], len[NSEND]; /* 0 Send, 1 Write + Send, 2 Read */
+	unsigned wrs, wdone, rdone, bad;
+};
+
+static uint64_t xs(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* Post the run's work: message i is a Send of len (op 0), a Write of len
+ * into B's slot i then a Send naming it (op 1), or a Read of len from B's
+ * slot i (op 2). */
+static void camp_post(struct camp *c, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull | 1;
+
+	for (unsigned i = 0; i < NSEND; i++) {
+		uint8_t *a = c->asrc + (size_t)i * SLOT, *b = c->bdst + (size_t)i * SLOT;
+		struct rpcrdma_sge sg = {(uintptr_t)a, 0, rpcrdma_mr_stag(c->amr)};
+		struct rpcrdma_send_wr wr = {
+		    .flags = RPCRDMA_SEND_SIGNALED, .sg = &sg, .num_sge = 1};
+
+		c->op[i] = (uint32_t)(xs(&x) % 3);
+		c->len[i] = 1 + (uint32_t)(xs(&x) % (c->op[i] ? SLOT : SIZE));
+		siwt_fill(a, c->len[i], seed << 8 | i);
+		siwt_fill(b, c->len[i], seed << 8 | i | 0x80);
+		memcpy(R.a[i], &i, sizeof(i));
+		if (c->op[i]) {
+			wr.opcode = c->op[i] == 1 ? RPCRDMA_WR_RDMA_WRITE : RPCRDMA_WR_RDMA_READ;
+			wr.wr_id = 200 + i;
+			sg.length = c->len[i];
+			wr.remote_stag = rpcrdma_mr_stag(c->bmr);
+			wr.remote_offset = rpcrdma_mr_offset(c->bmr) + (uint64_t)i * SLOT;
+			c->wrs++;
+			if (rpcrdma_post_send(R.epa, &wr)) {
+				c->wdone++; /* refused: the connection is gone */
+				continue;
+			}
+		}
+		if (c->op[i] == 2)
+			continue;
+		/* the Send: the Send's own bytes, or (after a Write) its index */
+		if (c->op[i] == 1) {
+			sg.addr = (uintptr_t)R.a[i];
+			sg.length = sizeof(i);
+			sg.lkey = rpcrdma_mr_stag(R.mra);
+		} else {
+			sg.length = c->len[i];
+		}
+		wr.opcode = RPCRDMA_WR_SEND;
+		wr.wr_id = 100 + i;
+		c->wrs++;
+		if (rpcrdma_post_send(R.epa, &wr))
+			c->wdone++;
+	}
+}
+
+/* What B received in receive @k (a SUCCESS of @len bytes): the Send of
+ * message i, or the one announcing its Write. */
+static void camp_recv(struct camp *c, unsigned i, unsigned k, uint32_t len, bool dropped,
+		      uint64_t seed)
+{
+	if (c->op[i] == 1) {
+		uint8_t *a = c->asrc + (size_t)i * SLOT, *b = c->bdst + (size_t)i * SLOT;
+
+		SIWT_CHECK(len == sizeof(i), "seed %llu: announcing Send %u: %u bytes",
+			   (unsigned long long)seed, i, len);
+		if (!dropped && memcmp(a, b, c->len[i]) != 0) {
+			c->bad++;
+			SIWT_CHECK(0, "seed %llu: Send %u delivered before its Write was placed",
+				   (unsigned long long)seed, i);
+		}
+		verified += c->len[i];
+		return;
+	}
+	if (len != c->len[i] ||
+	    siwt_hash(R.b[k], len) != siwt_hash(c->asrc + (size_t)i * SLOT, c->len[i])) {
+		c->bad++;
+		SIWT_CHECK(0, "seed %llu: Send %u delivered with wrong bytes (%u of %u)",
+			   (unsigned long long)seed, i, len, c->len[i]);
+	}
+	verified += len;
+}
+
+/* One run: seed @seed picks the fault and the mix. */
+static void camp_run(uint64_t seed)
+{
+	struct camp c = {0};
+	char f[48];
+	struct siw_fault_cfg fc;
+	uint64_t end, last, settle = 0;
+	unsigned nrecv;
+	bool cut = false;
+
+	snprintf(f, sizeof(f), "seed:%llu:%u", (unsigned long long)seed, 2 * NSEND * SLOT);
+	(void)siw_fault_parse(f, &fc);
+	if (rig_open(f, true)) {
+		rig_close();
+		return;
+	}
+	c.asrc = siwt_alloc_buf((size_t)NSEND * SLOT);
+	c.bdst = siwt_alloc_buf((size_t)NSEND * SLOT);
+	if (rpcrdma_mr_reg(R.pd, c.asrc, (size_t)NSEND * SLOT, RPCRDMA_ACCESS_LOCAL_WRITE,
+			   &c.amr) ||
+	    rpcrdma_mr_reg(R.pd, c.bdst, (size_t)NSEND * SLOT,
+			   RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE |
+			       RPCRDMA_ACCESS_REMOTE_READ,
+			   &c.bmr)) {
+		/* a refused registration: an error to the caller, nothing else */
+		SIWT_CHECK(fc.kind == SIW_FAULT_REFUSE_REG, "seed %llu: registration failed",
+			   (unsigned long long)seed);
+		goto out;
+	}
+	camp_post(&c, seed);
+	nrecv = 0;
+	for (unsigned i = 0; i < NSEND; i++)
+		nrecv += c.op[i] != 2;
+	end = siwt_now_ms() + 5000;
+	last = siwt_now_ms();
+	while (c.wdone < c.wrs || c.rdone < nrecv) {
+		struct rpcrdma_wc wc;
+		struct rpcrdma_event ev;
+		unsigned before = c.wdone + c.rdone;
+
+		/* A dropped frame no later frame reveals is never noticed (a
+		 * lost Read Response, a last Send): what notices it is the
+		 * ULP's timeout, which ends the connection. Then every
+		 * outstanding request must still complete, once. */
+		if (fc.kind == SIW_FAULT_DROP && !cut && siwt_now_ms() - last > 300) {
+			(void)rpcrdma_disconnect(R.epa);
+			cut = true;
+			end = siwt_now_ms() + 3000;
+		}
+
+		if (siwt_now_ms() > end) {
+			SIWT_CHECK(0,
+				   "seed %llu (%s: kind %d at %llu): %u of %u requests, %u of %u "
+				   "receives after 5 s",
+				   (unsigned long long)seed, f, (int)fc.kind,
+				   (unsigned long long)fc.at, c.wdone, c.wrs, c.rdone, nrecv);
+			break;
+		}
+		if (settle && siwt_now_ms() > settle)
+			break; /* ended: the receives beyond the posted ones never come */
+		(void)rpcrdma_dev_progress(R.dev, 5);
+		while (rpcrdma_cq_poll(R.cqa, &wc, 1) == 1) {
+			c.wdone++;
+			if (wc.wr_id >= 200 && wc.status == RPCRDMA_WC_SUCCESS &&
+			    c.op[wc.wr_id - 200] == 2) {
+				unsigned i = (unsigned)wc.wr_id - 200;
+
+				SIWT_CHECK(memcmp(c.asrc + (size_t)i * SLOT,
+						  c.bdst + (size_t)i * SLOT, c.len[i]) == 0,
+					   "seed %llu: Read %u succeeded with wrong bytes",
+					   (unsigned long long)seed, i);
+				verified += c.len[i];
+			}
+		}
+		while (rpcrdma_cq_poll(R.cqb, &wc, 1) == 1) {
+			if (wc.wr_id < NSEND && wc.status == RPCRDMA_WC_SUCCESS) {
+				/* receives are consumed in order: the k-th Send lands in
+				 * receive k; its first word or bytes say which message */
+				unsigned k = c.rdone, i = 0, seen = 0;
+
+				for (i = 0; i < NSEND; i++)
+					if (c.op[i] != 2 && seen++ == k)
+						break;
+				SIWT_EQ(wc.wr_id, k);
+				if (i < NSEND)
+					camp_recv(&c, i, k, wc.byte_len, fc.kind == SIW_FAULT_DROP,
+						  seed);
+			}
+			c.rdone++;
+		}
+		while (rpcrdma_evch_get(R.evch, &ev) == 0)
+			if ((ev.type == RPCRDMA_EV_DISCONNECTED ||
+			     ev.type == RPCRDMA_EV_TERMINATE) &&
+			    !settle)
+				settle = siwt_now_ms() + 1000;
+		if (c.wdone + c.rdone != before)
+			last = siwt_now_ms();
+	}
+	SIWT_CHECK(c.wdone == c.wrs, "seed %llu: %u of %u work requests completed",
+		   (unsigned long long)seed, c.wdone, c.wrs);
+out:
+	if (R.epa)
+		rpcrdma_ep_destroy(R.epa);
+	if (R.epb)
+		rpcrdma_ep_destroy(R.epb);
+	R.epa = R.epb = NULL;
+	if (c.amr)
+		rpcrdma_mr_dereg(c.amr);
+	if (c.bmr)
+		rpcrdma_mr_dereg(c.bmr);
+	rig_close();
+	siwt_free_buf(c.asrc, (size_t)NSEND * SLOT);
+	siwt_free_buf(c.bdst, (size_t)NSEND * SLOT);
+}
+
+static int campaign(int argc, char **argv)
+{
+	uint64_t t0 = siwt_now_ms();
+	uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 0) : 100;
+	uint64_t first = argc > 3 ? strtoull(argv[3], NULL, 0) : 1;
+
+	siwt_role = "campaign";
+	setenv("RPCRDMA_SIW_NUDGE_MS", "0", 1);
+	for (uint64_t s = first; s < first + n; s++)
+		camp_run(s);
+	printf("campaign: %llu seeded runs from seed %llu\n", (unsigned long long)n,
+	       (unsigned long long)first);
+	return siwt_finish("test_siw_fault campaign", verified, t0);
+}
+
+int main(int argc, char **argv)
 {
 	uint64_t t0 = siwt_now_ms();
 	struct result r;
 	struct rpcrdma_ep_stats st;
 
+	if (argc > 1 && strcmp(argv[1], "campaign") == 0)
+		return campaign(argc, argv);
 	siwt_role = "fault";
 	setenv("RPCRDMA_SIW_NUDGE_MS", "0", 1);
 	test_parse();
