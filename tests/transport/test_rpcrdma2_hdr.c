@@ -31,25 +31,7 @@
 #include "transport/rpcrdma2_opt.h"
 #include "transport/rpcrdma2_print.h"
 
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);      \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
-
-#define CHECK_RC(expr, want)                                                                       \
-	do {                                                                                       \
-		int rc_ = (expr);                                                                  \
-		if (rc_ != (want)) {                                                               \
-			fprintf(stderr, "%s:%d: %s = %d (%s), want %d (%s)\n", __FILE__, __LINE__, \
-				#expr, rc_, strerror(-rc_), (want), strerror(-(want)));            \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "lib/check.h"
 
 /* Big-endian words, as a reader would write them from the draft. */
 #define W(v)                                                                                       \
