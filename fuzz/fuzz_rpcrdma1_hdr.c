@@ -21,51 +21,18 @@
 #include "rpcrdma/xdr.h"
 #include "transport/rpcrdma1_hdr.h"
 
+#include "fuzz_hdr.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                                 \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			abort();                                                                   \
-	} while (0)
-
-static int known_error(int rc)
-{
-	return rc == -EBADMSG || rc == -EPROTONOSUPPORT || rc == -EOPNOTSUPP || rc == -E2BIG ||
-	       rc == -EOVERFLOW || rc == -EINVAL;
-}
-
-static int seg_same(const struct rpcrdma1_segment *a, const struct rpcrdma1_segment *b)
-{
-	return a->handle == b->handle && a->length == b->length && a->offset == b->offset;
-}
 
 static int same(const struct rpcrdma1_hdr *a, const struct rpcrdma1_hdr *b)
 {
-	const struct rpcrdma1_chunks *p = &a->chunks, *q = &b->chunks;
 	if (a->xid != b->xid || a->vers != b->vers || a->credit != b->credit ||
 	    a->proc != b->proc || a->align != b->align || a->thresh != b->thresh ||
 	    a->err != b->err || a->vers_low != b->vers_low || a->vers_high != b->vers_high ||
 	    a->hdr_len != b->hdr_len)
 		return 0;
-	if (p->nreads != q->nreads || p->nwrites != q->nwrites || p->nwsegs != q->nwsegs ||
-	    p->nreply != q->nreply || p->reply_present != q->reply_present)
-		return 0;
-	for (uint32_t i = 0; i < p->nreads; i++)
-		if (p->reads[i].position != q->reads[i].position ||
-		    !seg_same(&p->reads[i].seg, &q->reads[i].seg))
-			return 0;
-	for (uint32_t i = 0; i < p->nwrites; i++)
-		if (p->writes[i].first != q->writes[i].first ||
-		    p->writes[i].nsegs != q->writes[i].nsegs)
-			return 0;
-	for (uint32_t i = 0; i < p->nwsegs; i++)
-		if (!seg_same(&p->wsegs[i], &q->wsegs[i]))
-			return 0;
-	for (uint32_t i = 0; i < p->nreply; i++)
-		if (!seg_same(&p->reply[i], &q->reply[i]))
-			return 0;
-	return 1;
+	return chunks_same(&a->chunks, &b->chunks);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -82,17 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The same bytes cut into pieces of 1, 2, 3, ... bytes. */
 	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
-	unsigned int n = 0;
-	size_t off = 0;
-	while (n < RPCRDMA_XDR_MAX_IOV && off < size) {
-		size_t piece = n + 1 == RPCRDMA_XDR_MAX_IOV ? size - off : n + 1;
-		if (piece > size - off)
-			piece = size - off;
-		iov[n].iov_base = (void *)(data + off);
-		iov[n].iov_len = piece;
-		off += piece;
-		n++;
-	}
+	unsigned int n = cut_pieces(iov, data, size);
 	REQUIRE(rpcrdma_xdr_init_iov(&x, iov, n, RPCRDMA_XDR_DECODE) == 0);
 	int rc2 = rpcrdma1_decode(&x, &h2);
 	REQUIRE(rc2 == rc);

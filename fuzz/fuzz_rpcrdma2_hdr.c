@@ -25,36 +25,19 @@
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
 
+#include "fuzz_hdr.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                                 \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			abort();                                                                   \
-	} while (0)
-
-static int known_error(int rc)
-{
-	return rc == -EBADMSG || rc == -EPROTONOSUPPORT || rc == -EOPNOTSUPP || rc == -E2BIG ||
-	       rc == -EOVERFLOW || rc == -EINVAL;
-}
 
 static int same(const struct rpcrdma2_hdr *a, const struct rpcrdma2_hdr *b)
 {
-	const struct rpcrdma1_chunks *p = &a->chunks, *q = &b->chunks;
 	if (a->xid != b->xid || a->vers != b->vers || a->credit != b->credit ||
 	    a->proc != b->proc || a->direction != b->direction || a->err != b->err ||
 	    a->vers_low != b->vers_low || a->vers_high != b->vers_high || a->optdir != b->optdir ||
 	    a->opttype != b->opttype || a->optinfo_len != b->optinfo_len ||
 	    a->optinfo_off != b->optinfo_off || a->hdr_len != b->hdr_len)
 		return 0;
-	if (p->nreads != q->nreads || p->nwrites != q->nwrites || p->nwsegs != q->nwsegs ||
-	    p->nreply != q->nreply || p->reply_present != q->reply_present)
-		return 0;
-	return !memcmp(p->reads, q->reads, p->nreads * sizeof(p->reads[0])) &&
-	       !memcmp(p->writes, q->writes, p->nwrites * sizeof(p->writes[0])) &&
-	       !memcmp(p->wsegs, q->wsegs, p->nwsegs * sizeof(p->wsegs[0])) &&
-	       !memcmp(p->reply, q->reply, p->nreply * sizeof(p->reply[0]));
+	return chunks_same(&a->chunks, &b->chunks);
 }
 
 static int same_props(const struct rpcrdma2_props *a, const struct rpcrdma2_props *b)
@@ -87,19 +70,9 @@ static void split_decode(const uint8_t *data, size_t size, int rc, const struct 
 	static struct rpcrdma2_hdr h2;
 	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
 	struct rpcrdma_xdr x;
-	unsigned int n = 0;
-	size_t off = 0;
-
 	/* Pieces of 1, 2, 3, ... bytes. */
-	while (n < RPCRDMA_XDR_MAX_IOV && off < size) {
-		size_t piece = n + 1 == RPCRDMA_XDR_MAX_IOV ? size - off : n + 1;
-		if (piece > size - off)
-			piece = size - off;
-		iov[n].iov_base = (void *)(data + off);
-		iov[n].iov_len = piece;
-		off += piece;
-		n++;
-	}
+	unsigned int n = cut_pieces(iov, data, size);
+
 	REQUIRE(rpcrdma_xdr_init_iov(&x, iov, n, RPCRDMA_XDR_DECODE) == 0);
 	REQUIRE(rpcrdma2_decode(&x, &h2) == rc);
 	REQUIRE(rpcrdma_xdr_getpos(&x) == (rc ? 0 : h->hdr_len));

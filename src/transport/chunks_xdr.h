@@ -131,49 +131,70 @@ static inline int chunks_xdr_get_segment_array(struct rpcrdma_xdr *x, struct rpc
 	return 0;
 }
 
-static inline int chunks_xdr_decode_read_list(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
+/* One Read segment (RFC 8166 §4.1.2) of the Read list. */
+static inline int chunks_xdr_read_item(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
+{
+	if (c->nreads == RPCRDMA1_MAX_READ_SEGS)
+		return -E2BIG;
+	struct rpcrdma1_read_segment *r = &c->reads[c->nreads];
+	int rc = xdri_get_u32_inline(x, &r->position);
+	if (rc)
+		return rc;
+	rc = chunks_xdr_get_segment(x, &r->seg);
+	if (rc)
+		return rc;
+	c->nreads++;
+	return 0;
+}
+
+/* One Write chunk (RFC 8166 §4.1.3: a counted array of segments); its
+ * segments go on after the previous chunk's in c->wsegs. */
+static inline int chunks_xdr_write_item(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
+{
+	if (c->nwrites == RPCRDMA1_MAX_WRITE_CHUNKS)
+		return -E2BIG;
+	uint32_t n;
+	int rc = chunks_xdr_get_segment_array(x, &c->wsegs[c->nwsegs],
+					      RPCRDMA1_MAX_WRITE_SEGS - c->nwsegs, &n);
+	if (rc)
+		return rc;
+	c->writes[c->nwrites].first = c->nwsegs;
+	c->writes[c->nwrites].nsegs = n;
+	c->nwrites++;
+	c->nwsegs += n;
+	return 0;
+}
+
+/*
+ * The Read list and the Write list are both XDR optional-data lists
+ * (RFC 4506 §4.19): each item behind a TRUE, the list ended by a FALSE.
+ * @item decodes one item into @c. Forced inline so that, on the hot
+ * decode path, @item is a known function and inlined too: no indirect
+ * call per item.
+ */
+static inline __attribute__((always_inline)) int
+chunks_xdr_decode_list(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c,
+		       int (*item)(struct rpcrdma_xdr *, struct rpcrdma1_chunks *))
 {
 	for (;;) {
 		bool more;
 		int rc = chunks_xdr_get_present(x, &more);
+		if (rc || !more)
+			return rc;
+		rc = item(x, c);
 		if (rc)
 			return rc;
-		if (!more)
-			return 0;
-		if (c->nreads == RPCRDMA1_MAX_READ_SEGS)
-			return -E2BIG;
-		struct rpcrdma1_read_segment *r = &c->reads[c->nreads];
-		rc = xdri_get_u32_inline(x, &r->position);
-		if (rc)
-			return rc;
-		rc = chunks_xdr_get_segment(x, &r->seg);
-		if (rc)
-			return rc;
-		c->nreads++;
 	}
+}
+
+static inline int chunks_xdr_decode_read_list(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
+{
+	return chunks_xdr_decode_list(x, c, chunks_xdr_read_item);
 }
 
 static inline int chunks_xdr_decode_write_list(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)
 {
-	for (;;) {
-		bool more;
-		int rc = chunks_xdr_get_present(x, &more);
-		if (rc)
-			return rc;
-		if (!more)
-			return 0;
-		if (c->nwrites == RPCRDMA1_MAX_WRITE_CHUNKS)
-			return -E2BIG;
-		uint32_t n;
-		rc = chunks_xdr_get_segment_array(x, &c->wsegs[c->nwsegs],
-						  RPCRDMA1_MAX_WRITE_SEGS - c->nwsegs, &n);
-		if (rc)
-			return rc;
-		c->writes[c->nwrites].first = c->nwsegs;
-		c->writes[c->nwrites].nsegs = n;
-		c->nwrites++;
-		c->nwsegs += n;
-	}
+	return chunks_xdr_decode_list(x, c, chunks_xdr_write_item);
 }
 
 static inline int chunks_xdr_decode_reply_chunk(struct rpcrdma_xdr *x, struct rpcrdma1_chunks *c)

@@ -18,14 +18,7 @@
 
 #include "transport/backchannel.h"
 
-static int failures;
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);      \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "lib/check.h"
 
 static uint8_t buf[4096];
 static size_t len;

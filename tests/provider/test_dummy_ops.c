@@ -29,20 +29,10 @@
 #include "provider/provider_int.h"
 #include "rpcrdma/provider.h"
 
-static int failures;
+#include "lib/check.h"
 
-#define CHECK(cond) (void)check_((cond), #cond, __LINE__)
 /* An entry point that must reach its dummy. */
 #define CHECK_NOTSUP(call) CHECK((call) == -EOPNOTSUPP)
-
-static bool check_(bool ok, const char *expr, int line)
-{
-	if (!ok) {
-		fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, line, expr);
-		failures++;
-	}
-	return ok;
-}
 
 /* A device of a provider with no ops of its own, and one object of each
  * kind, as the provider would embed them in its own objects. */

@@ -17,17 +17,9 @@
 
 #include "rpcrdma.h"
 
+#include "lib/check.h"
+
 #define PROG 0x20049abcu /* 537172668 */
-
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, #c);              \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 /* proc 1: the argument + the version */
 static void dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ctx)

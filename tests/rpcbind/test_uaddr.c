@@ -12,15 +12,7 @@
 
 #include "api/rpcbind_int.h"
 
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, #c);              \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "lib/check.h"
 
 static void fmt4(const char *host, uint16_t port, const char *want)
 {

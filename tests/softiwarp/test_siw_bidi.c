@@ -25,6 +25,10 @@
 
 #include "rpcrdma/provider.h"
 
+#define CHECK_WITH_PID
+#define CHECK_ON_FAIL return -1
+#include "lib/check.h"
+
 #define NSLOT   32u
 #define SLOT    (128u << 10)
 #define SRC_LEN (1u << 20)
@@ -37,18 +41,6 @@
 #define NOPS    1500 /* Sends with data (about half announce a Write) */
 #define NREADS  400
 #define RUN_MS  30000u
-
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "[%d] %s:%d: CHECK failed: %s\n", (int)getpid(), __FILE__, \
-				__LINE__, #c);                                                     \
-			failures++;                                                                \
-			return -1;                                                                 \
-		}                                                                                  \
-	} while (0)
 
 enum { T_DATA = 1, T_FIN = 2, T_ACK = 3 };
 

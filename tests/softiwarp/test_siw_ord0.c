@@ -24,15 +24,8 @@
 
 #include "rpcrdma/provider.h"
 
-static int failures;
+#include "lib/check.h"
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);      \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 #define REQUIRE(c)                                                                                 \
 	do {                                                                                       \
 		if (!(c)) {                                                                        \

@@ -24,17 +24,9 @@
 
 #include "rpcrdma/provider.h"
 
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "[%d] %s:%d: CHECK failed: %s\n", (int)getpid(), __FILE__, \
-				__LINE__, #c);                                                     \
-			failures++;                                                                \
-			return -1;                                                                 \
-		}                                                                                  \
-	} while (0)
+#define CHECK_WITH_PID
+#define CHECK_ON_FAIL return -1
+#include "lib/check.h"
 
 #define BIG     (4u << 20)
 #define RD_LEN  (3u << 20)

@@ -18,15 +18,7 @@
 
 #include <rpcrdma.h>
 
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);                        \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "lib/check.h"
 
 static bool has(int status, const char *text)
 {

@@ -11,15 +11,7 @@
 
 #include "transport/connect_private.h"
 
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);      \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "lib/check.h"
 
 static int is_default(const struct rpcrdma1_cm_private *p)
 {

@@ -24,15 +24,7 @@
 #include "rpcrdma/xdr.h"
 #include "transport/rpcrdma1_hdr.h"
 
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);      \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "lib/check.h"
 
 /* Big-endian words. */
 #define W(v)                                                                                       \

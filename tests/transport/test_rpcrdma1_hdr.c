@@ -25,31 +25,8 @@
 #include "rpcrdma/xdr.h"
 #include "transport/rpcrdma1_hdr.h"
 
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);      \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
-
-#define CHECK_RC(expr, want)                                                                       \
-	do {                                                                                       \
-		int rc_ = (expr);                                                                  \
-		if (rc_ != (want)) {                                                               \
-			fprintf(stderr, "%s:%d: %s = %d (%s), want %d (%s)\n", __FILE__, __LINE__, \
-				#expr, rc_, strerror(-rc_), (want), strerror(-(want)));            \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
-
-/* Big-endian words, as a reader would write them from the RFC. */
-#define W(v)                                                                                       \
-	(uint8_t)((uint32_t)(v) >> 24), (uint8_t)((uint32_t)(v) >> 16),                            \
-	    (uint8_t)((uint32_t)(v) >> 8), (uint8_t)(v)
-#define H(v) W((uint64_t)(v) >> 32), W((uint64_t)(v)&0xffffffffu)
+#include "lib/check.h"
+#include "hdr_test.h"
 
 /* ---- known answers ---- */
 
@@ -178,17 +155,6 @@ static const uint8_t kat_msgp[] = {
 static const uint8_t kat_done[] = {W(10), W(1), W(64), W(3)};
 static const uint8_t kat_err_vers[] = {W(11), W(1), W(64), W(4), W(1), W(1), W(1)};
 static const uint8_t kat_err_chunk[] = {W(12), W(1), W(64), W(4), W(2)};
-
-static struct rpcrdma1_segment seg(uint32_t handle, uint32_t length, uint64_t offset)
-{
-	struct rpcrdma1_segment s = {handle, length, offset};
-	return s;
-}
-
-static int seg_eq(const struct rpcrdma1_segment *a, const struct rpcrdma1_segment *b)
-{
-	return a->handle == b->handle && a->length == b->length && a->offset == b->offset;
-}
 
 /* Encode with @fn's output into a buffer and compare with @want. */
 static void expect_bytes(const char *what, const uint8_t *got, size_t got_len, const uint8_t *want,
@@ -414,12 +380,6 @@ static void test_kat_other_procs(void)
 
 /* ---- truncation ---- */
 
-struct vec {
-	const char *name;
-	const uint8_t *p;
-	size_t len; /* header bytes */
-};
-
 static const struct vec vectors[] = {
     {"null call", kat_null_call, 28},
     {"write list", kat_write_list, sizeof(kat_write_list)},
@@ -433,72 +393,42 @@ static const struct vec vectors[] = {
     {"err_chunk", kat_err_chunk, sizeof(kat_err_chunk)},
 };
 
+static int dec(struct rpcrdma_xdr *x, void *h)
+{
+	return rpcrdma1_decode(x, h);
+}
+
+static int dec_buf(const void *buf, size_t len, void *h)
+{
+	return rpcrdma1_decode_buf(buf, len, h);
+}
+
+static uint32_t xid_of(const void *h)
+{
+	return ((const struct rpcrdma1_hdr *)h)->xid;
+}
+
+static size_t len_of(const void *h)
+{
+	return ((const struct rpcrdma1_hdr *)h)->hdr_len;
+}
+
+static const struct hdr_codec codec = {
+    .decode = dec,
+    .decode_buf = dec_buf,
+    .error_reply = rpcrdma1_error_reply,
+    .xid = xid_of,
+    .hdr_len = len_of,
+    .bad_header = RPCRDMA1_ERR_CHUNK,
+};
+
 static void test_truncation(void)
 {
 	static struct rpcrdma1_hdr h;
-	for (size_t v = 0; v < sizeof(vectors) / sizeof(vectors[0]); v++) {
-		const struct vec *vec = &vectors[v];
-		uint32_t xid = (uint32_t)vec->p[0] << 24 | (uint32_t)vec->p[1] << 16 |
-			       (uint32_t)vec->p[2] << 8 | vec->p[3];
-		for (size_t cut = 0; cut < vec->len; cut++) {
-			/* Exact-size heap copy: ASan sees any read past the cut. */
-			uint8_t *b = malloc(cut ? cut : 1);
-			if (!b)
-				abort();
-			memcpy(b, vec->p, cut);
-			struct rpcrdma_xdr x;
-			rpcrdma_xdr_init(&x, b, cut, RPCRDMA_XDR_DECODE);
-			int rc = rpcrdma1_decode(&x, &h);
-			/* -EOVERFLOW: a segment count was read but the segments
-			 * it announces cannot fit in what is left. */
-			if (rc != -EBADMSG && rc != -EOVERFLOW) {
-				fprintf(stderr, "%s cut at %zu: rc %d\n", vec->name, cut, rc);
-				failures++;
-			}
-			CHECK(rpcrdma_xdr_getpos(&x) == 0);
-			CHECK(rpcrdma1_error_reply(rc) == RPCRDMA1_ERR_CHUNK);
-			if (cut >= 4)
-				CHECK(h.xid == xid);
-			free(b);
-		}
-		/* And the whole vector decodes to exactly its length. */
-		CHECK_RC(rpcrdma1_decode_buf(vec->p, vec->len, &h), 0);
-		CHECK(h.hdr_len == vec->len);
-	}
+	test_truncation_of(vectors, sizeof(vectors) / sizeof(vectors[0]), &h);
 }
 
 /* ---- hostile headers ---- */
-
-static size_t build(uint8_t *buf, size_t cap, const uint32_t *words, size_t n)
-{
-	if (n * 4 > cap)
-		abort();
-	for (size_t i = 0; i < n; i++) {
-		buf[4 * i] = (uint8_t)(words[i] >> 24);
-		buf[4 * i + 1] = (uint8_t)(words[i] >> 16);
-		buf[4 * i + 2] = (uint8_t)(words[i] >> 8);
-		buf[4 * i + 3] = (uint8_t)words[i];
-	}
-	return n * 4;
-}
-
-static int decode_words(const uint32_t *words, size_t n, struct rpcrdma1_hdr *h)
-{
-	static uint8_t buf[8192];
-	size_t len = build(buf, sizeof(buf), words, n);
-	struct rpcrdma_xdr x;
-	rpcrdma_xdr_init(&x, buf, len, RPCRDMA_XDR_DECODE);
-	int rc = rpcrdma1_decode(&x, h);
-	if (rc && rpcrdma_xdr_getpos(&x) != 0) {
-		fprintf(stderr, "cursor moved on failure (rc %d)\n", rc);
-		failures++;
-	}
-	return rc;
-}
-
-#define DECODE(h, ...)                                                                             \
-	decode_words((const uint32_t[]){__VA_ARGS__},                                              \
-		     sizeof((const uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t), (h))
 
 static void test_hostile(void)
 {
@@ -910,26 +840,7 @@ static int hdr_eq(const struct rpcrdma1_hdr *a, const struct rpcrdma1_hdr *b)
 		return 1;
 	if (a->proc == RPCRDMA1_MSGP && (a->align != b->align || a->thresh != b->thresh))
 		return 0;
-	const struct rpcrdma1_chunks *p = &a->chunks, *q = &b->chunks;
-	if (p->nreads != q->nreads || p->nwrites != q->nwrites || p->nwsegs != q->nwsegs ||
-	    p->reply_present != q->reply_present || p->nreply != q->nreply)
-		return 0;
-	for (uint32_t i = 0; i < p->nreads; i++)
-		if (p->reads[i].position != q->reads[i].position ||
-		    !seg_eq(&p->reads[i].seg, &q->reads[i].seg))
-			return 0;
-	for (uint32_t i = 0; i < p->nwrites; i++) {
-		if (p->writes[i].nsegs != q->writes[i].nsegs)
-			return 0;
-		for (uint32_t k = 0; k < p->writes[i].nsegs; k++)
-			if (!seg_eq(&p->wsegs[p->writes[i].first + k],
-				    &q->wsegs[q->writes[i].first + k]))
-				return 0;
-	}
-	for (uint32_t k = 0; k < p->nreply; k++)
-		if (!seg_eq(&p->reply[k], &q->reply[k]))
-			return 0;
-	return 1;
+	return chunks_eq(&a->chunks, &b->chunks);
 }
 
 static void test_random(uint64_t seed, int rounds)
@@ -962,14 +873,7 @@ static void test_random(uint64_t seed, int rounds)
 		/* The same bytes cut into up to 16 iovecs at random places. */
 		struct iovec iov[RPCRDMA_XDR_MAX_IOV];
 		unsigned int cnt = 1 + rnd_below(RPCRDMA_XDR_MAX_IOV);
-		size_t off = 0;
-		for (unsigned int i = 0; i < cnt; i++) {
-			size_t left = len - off;
-			size_t piece = i + 1 == cnt ? left : rnd_below((uint32_t)left + 1);
-			iov[i].iov_base = buf + off;
-			iov[i].iov_len = piece;
-			off += piece;
-		}
+		cut_iov(iov, cnt, buf, len, rnd_below);
 		CHECK_RC(rpcrdma_xdr_init_iov(&x, iov, cnt, RPCRDMA_XDR_DECODE), 0);
 		rc = rpcrdma1_decode(&x, &d);
 		if (rc || d.hdr_len != want || rpcrdma_xdr_getpos(&x) != want || !hdr_eq(&h, &d)) {
@@ -978,12 +882,7 @@ static void test_random(uint64_t seed, int rounds)
 		}
 		/* And encoding into iovecs gives the same bytes. */
 		static uint8_t out[8192];
-		off = 0;
-		for (unsigned int i = 0; i < cnt; i++) {
-			iov[i].iov_base = out + off;
-			off += iov[i].iov_len;
-		}
-		iov[cnt - 1].iov_len += sizeof(out) - off;
+		recut_iov(iov, cnt, out, sizeof(out));
 		CHECK_RC(rpcrdma_xdr_init_iov(&x, iov, cnt, RPCRDMA_XDR_ENCODE), 0);
 		CHECK_RC(rpcrdma1_encode(&x, &d), 0);
 		CHECK(rpcrdma_xdr_getpos(&x) == want && memcmp(out, buf, want) == 0);
@@ -992,11 +891,7 @@ static void test_random(uint64_t seed, int rounds)
 
 int main(void)
 {
-	uint64_t seed = 0x5eed0001u;
-	const char *env = getenv("RPCRDMA_TEST_SEED");
-	if (env)
-		seed = strtoull(env, NULL, 0);
-	printf("seed 0x%" PRIx64 " (set RPCRDMA_TEST_SEED to repeat another)\n", seed);
+	uint64_t seed = test_seed(0x5eed0001u);
 	printf("limits: %d read segs, %d write chunks, %d write segs, %d reply segs; "
 	       "sizeof(struct rpcrdma1_hdr) = %zu\n",
 	       RPCRDMA1_MAX_READ_SEGS, RPCRDMA1_MAX_WRITE_CHUNKS, RPCRDMA1_MAX_WRITE_SEGS,
@@ -1011,11 +906,5 @@ int main(void)
 	test_encode_errors();
 	test_checks();
 	test_random(seed, 20000);
-
-	if (failures) {
-		printf("FAIL: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("PASS\n");
-	return 0;
+	return test_verdict();
 }

@@ -31,31 +31,8 @@
 #include "transport/rpcrdma2_opt.h"
 #include "transport/rpcrdma2_print.h"
 
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);      \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
-
-#define CHECK_RC(expr, want)                                                                       \
-	do {                                                                                       \
-		int rc_ = (expr);                                                                  \
-		if (rc_ != (want)) {                                                               \
-			fprintf(stderr, "%s:%d: %s = %d (%s), want %d (%s)\n", __FILE__, __LINE__, \
-				#expr, rc_, strerror(-rc_), (want), strerror(-(want)));            \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
-
-/* Big-endian words, as a reader would write them from the draft. */
-#define W(v)                                                                                       \
-	(uint8_t)((uint32_t)(v) >> 24), (uint8_t)((uint32_t)(v) >> 16),                            \
-	    (uint8_t)((uint32_t)(v) >> 8), (uint8_t)(v)
-#define H(v) W((uint64_t)(v) >> 32), W((uint64_t)(v)&0xffffffffu)
+#include "lib/check.h"
+#include "hdr_test.h"
 
 /* ---- known answers ---- */
 
@@ -128,12 +105,6 @@ static const uint8_t kat_opt_unknown[] = {
     0xef,          0x42, 0,    0,    0,    W(0x20000002), W(1), /* payload: an RPC reply's xid and REPLY */
 };
 #define KAT_OPT_UNKNOWN_HDR 36u
-
-static struct rpcrdma1_segment seg(uint32_t handle, uint32_t length, uint64_t offset)
-{
-	struct rpcrdma1_segment s = {handle, length, offset};
-	return s;
-}
 
 /* Encodes with @fn into a buffer, checks the bytes and the size. */
 #define CHECK_ENCODES(want, len, call)                                                             \
@@ -309,12 +280,6 @@ static void test_kat_optional(void)
 
 /* ---- truncation ---- */
 
-struct vec {
-	const char *name;
-	const uint8_t *p;
-	size_t len; /* header bytes */
-};
-
 static const struct vec vectors[] = {
     {"msg call", kat_msg_call, KAT_MSG_CALL_HDR},
     {"msg reply write", kat_msg_reply_write, sizeof(kat_msg_reply_write)},
@@ -327,71 +292,42 @@ static const struct vec vectors[] = {
     {"opt unknown", kat_opt_unknown, KAT_OPT_UNKNOWN_HDR},
 };
 
+static int dec(struct rpcrdma_xdr *x, void *h)
+{
+	return rpcrdma2_decode(x, h);
+}
+
+static int dec_buf(const void *buf, size_t len, void *h)
+{
+	return rpcrdma2_decode_buf(buf, len, h);
+}
+
+static uint32_t xid_of(const void *h)
+{
+	return ((const struct rpcrdma2_hdr *)h)->xid;
+}
+
+static size_t len_of(const void *h)
+{
+	return ((const struct rpcrdma2_hdr *)h)->hdr_len;
+}
+
+static const struct hdr_codec codec = {
+    .decode = dec,
+    .decode_buf = dec_buf,
+    .error_reply = rpcrdma2_error_reply,
+    .xid = xid_of,
+    .hdr_len = len_of,
+    .bad_header = RPCRDMA2_ERR_BAD_HEADER,
+};
+
 static void test_truncation(void)
 {
 	static struct rpcrdma2_hdr h;
-	for (size_t v = 0; v < sizeof(vectors) / sizeof(vectors[0]); v++) {
-		const struct vec *vec = &vectors[v];
-		uint32_t xid = (uint32_t)vec->p[0] << 24 | (uint32_t)vec->p[1] << 16 |
-			       (uint32_t)vec->p[2] << 8 | vec->p[3];
-		for (size_t cut = 0; cut < vec->len; cut++) {
-			/* Exact-size heap copy: ASan sees any read past the cut. */
-			uint8_t *b = malloc(cut ? cut : 1);
-			if (!b)
-				abort();
-			memcpy(b, vec->p, cut);
-			struct rpcrdma_xdr x;
-			rpcrdma_xdr_init(&x, b, cut, RPCRDMA_XDR_DECODE);
-			int rc = rpcrdma2_decode(&x, &h);
-			/* -EOVERFLOW: a count or optinfo length was read but
-			 * what it announces cannot fit in what is left. */
-			if (rc != -EBADMSG && rc != -EOVERFLOW) {
-				fprintf(stderr, "%s cut at %zu: rc %d\n", vec->name, cut, rc);
-				failures++;
-			}
-			CHECK(rpcrdma_xdr_getpos(&x) == 0);
-			CHECK(rpcrdma2_error_reply(rc) == RPCRDMA2_ERR_BAD_HEADER);
-			if (cut >= 4)
-				CHECK(h.xid == xid);
-			free(b);
-		}
-		CHECK_RC(rpcrdma2_decode_buf(vec->p, vec->len, &h), 0);
-		CHECK(h.hdr_len == vec->len);
-	}
+	test_truncation_of(vectors, sizeof(vectors) / sizeof(vectors[0]), &h);
 }
 
 /* ---- hostile headers ---- */
-
-static size_t build(uint8_t *buf, size_t cap, const uint32_t *words, size_t n)
-{
-	if (n * 4 > cap)
-		abort();
-	for (size_t i = 0; i < n; i++) {
-		buf[4 * i] = (uint8_t)(words[i] >> 24);
-		buf[4 * i + 1] = (uint8_t)(words[i] >> 16);
-		buf[4 * i + 2] = (uint8_t)(words[i] >> 8);
-		buf[4 * i + 3] = (uint8_t)words[i];
-	}
-	return n * 4;
-}
-
-static int decode_words(const uint32_t *words, size_t n, struct rpcrdma2_hdr *h)
-{
-	static uint8_t buf[8192];
-	size_t len = build(buf, sizeof(buf), words, n);
-	struct rpcrdma_xdr x;
-	rpcrdma_xdr_init(&x, buf, len, RPCRDMA_XDR_DECODE);
-	int rc = rpcrdma2_decode(&x, h);
-	if (rc && rpcrdma_xdr_getpos(&x) != 0) {
-		fprintf(stderr, "cursor moved on failure (rc %d)\n", rc);
-		failures++;
-	}
-	return rc;
-}
-
-#define DECODE(h, ...)                                                                             \
-	decode_words((const uint32_t[]){__VA_ARGS__},                                              \
-		     sizeof((const uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t), (h))
 
 static void test_hostile_fixed(void)
 {
@@ -576,7 +512,7 @@ static void test_encode_errors(void)
 static int props_words(struct rpcrdma2_props *p, const uint32_t *words, size_t n)
 {
 	uint8_t buf[512];
-	size_t len = build(buf, sizeof(buf), words, n);
+	size_t len = hdr_build(buf, sizeof(buf), words, n);
 	return rpcrdma2_props_decode(buf, len, p);
 }
 
@@ -796,21 +732,12 @@ static void random_header(struct rpcrdma2_hdr *h)
 
 static int same_hdr(const struct rpcrdma2_hdr *a, const struct rpcrdma2_hdr *b)
 {
-	const struct rpcrdma1_chunks *p = &a->chunks, *q = &b->chunks;
 	if (a->xid != b->xid || a->vers != b->vers || a->credit != b->credit ||
 	    a->proc != b->proc || a->direction != b->direction || a->err != b->err ||
 	    a->vers_low != b->vers_low || a->vers_high != b->vers_high || a->optdir != b->optdir ||
 	    a->opttype != b->opttype || a->optinfo_len != b->optinfo_len)
 		return 0;
-	if (p->nreads != q->nreads || p->nwrites != q->nwrites || p->nwsegs != q->nwsegs ||
-	    p->nreply != q->nreply || p->reply_present != q->reply_present)
-		return 0;
-	if (memcmp(p->reads, q->reads, p->nreads * sizeof(p->reads[0])) ||
-	    memcmp(p->writes, q->writes, p->nwrites * sizeof(p->writes[0])) ||
-	    memcmp(p->wsegs, q->wsegs, p->nwsegs * sizeof(p->wsegs[0])) ||
-	    memcmp(p->reply, q->reply, p->nreply * sizeof(p->reply[0])))
-		return 0;
-	return 1;
+	return chunks_eq(&a->chunks, &b->chunks);
 }
 
 static void test_random(uint64_t seed, int rounds)
@@ -847,14 +774,7 @@ static void test_random(uint64_t seed, int rounds)
 		/* Cut into iovecs at random places. */
 		struct iovec iov[RPCRDMA_XDR_MAX_IOV];
 		unsigned int cnt = 1 + rnd_below(RPCRDMA_XDR_MAX_IOV);
-		size_t off = 0;
-		for (unsigned int i = 0; i < cnt; i++) {
-			size_t left = len - off;
-			size_t piece = i + 1 == cnt ? left : rnd_below((uint32_t)left + 1);
-			iov[i].iov_base = buf + off;
-			iov[i].iov_len = piece;
-			off += piece;
-		}
+		cut_iov(iov, cnt, buf, len, rnd_below);
 		CHECK_RC(rpcrdma_xdr_init_iov(&x, iov, cnt, RPCRDMA_XDR_DECODE), 0);
 		rc = rpcrdma2_decode(&x, &d);
 		if (rc || d.hdr_len != want || !same_hdr(&h, &d)) {
@@ -862,12 +782,7 @@ static void test_random(uint64_t seed, int rounds)
 			failures++;
 		}
 		/* Encoding into iovecs gives the same bytes too. */
-		off = 0;
-		for (unsigned int i = 0; i < cnt; i++) {
-			iov[i].iov_base = out + off;
-			off += iov[i].iov_len;
-		}
-		iov[cnt - 1].iov_len += sizeof(out) - off;
+		recut_iov(iov, cnt, out, sizeof(out));
 		memset(out, 0xee, sizeof(out));
 		CHECK_RC(rpcrdma_xdr_init_iov(&x, iov, cnt, RPCRDMA_XDR_ENCODE), 0);
 		CHECK_RC(rpcrdma2_encode(&x, &d, buf + d.optinfo_off), 0);
@@ -877,11 +792,7 @@ static void test_random(uint64_t seed, int rounds)
 
 int main(void)
 {
-	uint64_t seed = 0x5eed0002u;
-	const char *env = getenv("RPCRDMA_TEST_SEED");
-	if (env)
-		seed = strtoull(env, NULL, 0);
-	printf("seed 0x%" PRIx64 " (set RPCRDMA_TEST_SEED to repeat another)\n", seed);
+	uint64_t seed = test_seed(0x5eed0002u);
 
 	test_kat_msg();
 	test_kat_error();
@@ -895,11 +806,5 @@ int main(void)
 	test_props();
 	test_print();
 	test_random(seed, 20000);
-
-	if (failures) {
-		printf("FAIL: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("PASS\n");
-	return 0;
+	return test_verdict();
 }

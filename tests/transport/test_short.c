@@ -22,15 +22,7 @@
 #include "transport/rpcrdma1_hdr.h"
 #include "transport/xprt.h"
 
-static int failures;
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);      \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "lib/check.h"
 
 static void put(uint8_t *p, uint32_t v)
 {

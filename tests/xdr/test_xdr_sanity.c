@@ -9,13 +9,8 @@
 
 #include "rpcrdma/xdr.h"
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);      \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
+#define CHECK_ON_FAIL return 1
+#include "lib/check.h"
 
 int main(void)
 {

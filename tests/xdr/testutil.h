@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared helpers for the XDR and RPC unit tests: CHECK macros that report
- * the line and the random seed, a seeded PRNG (RPCRDMA_TEST_SEED overrides
- * the fixed default), and a splitter that scatters a buffer over many small
- * iovecs so items straddle iovec boundaries.
+ * Shared helpers for the XDR and RPC unit tests: CHECK (lib/check.h) and
+ * CHECK_FAIL_AT, which report the line and the random seed, a seeded PRNG
+ * (RPCRDMA_TEST_SEED overrides the fixed default), and a splitter that
+ * scatters a buffer over many small iovecs so items straddle iovec
+ * boundaries.
  */
 #ifndef RPCRDMA_TESTS_XDR_TESTUTIL_H
 #define RPCRDMA_TESTS_XDR_TESTUTIL_H
@@ -19,17 +20,11 @@
 
 static uint64_t tu_seed;
 static uint64_t tu_state;
-static int tu_failures;
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s (seed %" PRIu64 ")\n", __FILE__,  \
-				__LINE__, #c, tu_seed);                                            \
-			tu_failures++;                                                             \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
+/* CHECK stops the test function at its first failure and names the seed. */
+#define CHECK_SEED    tu_seed
+#define CHECK_ON_FAIL return 1
+#include "lib/check.h"
 
 /* Expect a call to return exactly @err and leave the cursor where it was. */
 #define CHECK_FAIL_AT(x, call, err)                                                                \
@@ -41,7 +36,7 @@ static int tu_failures;
 				"%s:%d: %s: rc %d (want %d), pos %zu -> %zu (seed %" PRIu64 ")\n", \
 				__FILE__, __LINE__, #call, tu_rc_, (err), tu_pos_,                 \
 				rpcrdma_xdr_getpos(x), tu_seed);                                   \
-			tu_failures++;                                                             \
+			failures++;                                                                \
 			return 1;                                                                  \
 		}                                                                                  \
 	} while (0)
@@ -140,8 +135,8 @@ static inline unsigned tu_split_even(struct iovec *iov, void *buf, size_t len, s
 
 static inline int tu_finish(const char *name)
 {
-	if (tu_failures) {
-		printf("%s: %d failed (seed %" PRIu64 ")\n", name, tu_failures, tu_seed);
+	if (failures) {
+		printf("%s: %d failed (seed %" PRIu64 ")\n", name, failures, tu_seed);
 		return 1;
 	}
 	printf("%s: all passed\n", name);
