@@ -218,6 +218,7 @@ enum rpcrdma_clnt_opt_mask {
 	RPCRDMA_CLNT_OPT_MPA_CRC = 1u << 10,        /* mpa_crc */
 	RPCRDMA_CLNT_OPT_AUTH = 1u << 11,           /* auth_flavor, auth_sys */
 	RPCRDMA_CLNT_OPT_TIRPC_REPLY = 1u << 12,    /* tirpc_reply_size */
+	RPCRDMA_CLNT_OPT_RDMA_VERSION = 1u << 13,   /* rdma_version, rdma_props */
 };
 
 /* Default Reply chunk of the TI-RPC CLIENT adapter (rpcrdma_clnt_tirpc):
@@ -291,6 +292,15 @@ struct rpcrdma_clnt_opts {
 	 * chunk (one RDMA Write more per call, RDMA_NOMSG), so programs with
 	 * only small replies may prefer 0 there. See rpcrdma_clnt_tirpc(). */
 	uint32_t tirpc_reply_size;
+	/* RPC-over-RDMA version (common.h; default RPCRDMA_VERSION_1). With
+	 * AUTO or 2 the first message of each connection is a Version Two
+	 * call of at most 1024 bytes, alone on the wire until its reply
+	 * (draft §5), and the inline thresholds default to 4096 (draft
+	 * §2.3; RFC 8797 private data still bounds them). */
+	enum rpcrdma_version_policy rdma_version;
+	/* Version Two only: exchange transport properties once the version
+	 * is negotiated (docs/rpcrdma2-extensions.md; default true). */
+	int rdma_props;
 };
 
 /*

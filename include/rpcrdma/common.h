@@ -22,6 +22,20 @@
 #define RPCRDMA_EPEER_HTTP   EMEDIUMTYPE     /* the peer answered like an HTTP server */
 #define RPCRDMA_EPEER_ONCRPC ESOCKTNOSUPPORT /* it sent an ONC RPC record (RPC over TCP) */
 
+/* RPC-over-RDMA version policy of a client or server (docs/rpcrdma2.md). */
+enum rpcrdma_version_policy {
+	/* Version One only (RFC 8166), the default. A server answers a
+	 * Version Two call with ERR_VERS 1..1. */
+	RPCRDMA_VERSION_1 = 0,
+	/* Client: Version Two preferred; against a server that answers
+	 * ERR_VERS, Version One on the same connection. */
+	RPCRDMA_VERSION_AUTO = 1,
+	/* Client: Version Two only (calls fail with -EPROTONOSUPPORT against
+	 * a Version One server). Server: Version Two capable, answering every
+	 * call in the version it came in. */
+	RPCRDMA_VERSION_2 = 2,
+};
+
 /* Symbols are hidden by default (-fvisibility=hidden); RPCRDMA_API marks the
  * public ones, and src/librpcrdma.map versions them. */
 #define RPCRDMA_API __attribute__((visibility("default")))

@@ -74,6 +74,7 @@ enum rpcrdma_svc_opt_mask {
 	RPCRDMA_SVC_OPT_MAX_PULL = 1u << 11,         /* max_pull_bytes */
 	RPCRDMA_SVC_OPT_MAX_WRITE_CHUNKS = 1u << 12, /* max_write_chunks */
 	RPCRDMA_SVC_OPT_RPCBIND = 1u << 13,          /* rpcbind */
+	RPCRDMA_SVC_OPT_RDMA_VERSION = 1u << 14,     /* rdma_version, rdma_props */
 };
 
 /* Server options; a zeroed struct (or NULL) means all defaults. */
@@ -130,6 +131,14 @@ struct rpcrdma_svc_opts {
 	 * rights rpcbind asks of a local caller (root, or the owner of the
 	 * entries). */
 	int rpcbind;
+	/* RPCRDMA_VERSION_1 (default: Version Two calls get ERR_VERS 1..1) or
+	 * RPCRDMA_VERSION_2 (Version Two capable: each call is answered in
+	 * its version; inline thresholds default to 4096, draft §2.3). */
+	enum rpcrdma_version_policy rdma_version;
+	/* Version Two: answer a client's transport properties with ours
+	 * (default true; false answers them ERR_INVAL_OPTION, as a server
+	 * that does not know the extension). */
+	int rdma_props;
 };
 
 /*

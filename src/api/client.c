@@ -52,6 +52,18 @@ static int apply_opts(struct rpcrdma_clnt *c, const struct rpcrdma_clnt_opts *o)
 			return -EINVAL;
 		c->nslots = o->credits;
 	}
+	c->vpolicy = RPCRDMA_VERSION_1;
+	c->v2_props = true;
+	if (m & RPCRDMA_CLNT_OPT_RDMA_VERSION) {
+		if (o->rdma_version != RPCRDMA_VERSION_1 &&
+		    o->rdma_version != RPCRDMA_VERSION_AUTO && o->rdma_version != RPCRDMA_VERSION_2)
+			return -EINVAL;
+		c->vpolicy = o->rdma_version;
+		c->v2_props = o->rdma_props != 0;
+		/* Draft §2.3: a Version Two receiver takes 4096-byte messages. */
+		if (c->vpolicy != RPCRDMA_VERSION_1)
+			c->inline_send = c->inline_recv = RPCRDMA2_DEFAULT_INLINE;
+	}
 	if (m & RPCRDMA_CLNT_OPT_INLINE) {
 		if (!xprt_inline_valid(o->inline_send) || !xprt_inline_valid(o->inline_recv))
 			return -EINVAL;

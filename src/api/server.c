@@ -37,6 +37,17 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 			return -EINVAL;
 		s->credits = o->credits;
 	}
+	s->v2 = false;
+	s->v2_props = true;
+	if (m & RPCRDMA_SVC_OPT_RDMA_VERSION) {
+		if (o->rdma_version != RPCRDMA_VERSION_1 && o->rdma_version != RPCRDMA_VERSION_2)
+			return -EINVAL;
+		s->v2 = o->rdma_version == RPCRDMA_VERSION_2;
+		s->v2_props = o->rdma_props != 0;
+		/* Draft §2.3: a Version Two receiver takes 4096-byte messages. */
+		if (s->v2)
+			s->inline_send = s->inline_recv = RPCRDMA2_DEFAULT_INLINE;
+	}
 	if (m & RPCRDMA_SVC_OPT_INLINE) {
 		if (!xprt_inline_valid(o->inline_send) || !xprt_inline_valid(o->inline_recv))
 			return -EINVAL;

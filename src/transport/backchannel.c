@@ -76,6 +76,24 @@ enum xprt_dir xprt_msg_direction(const uint8_t *buf, size_t len, struct rpcrdma1
 	}
 }
 
+enum xprt_dir xprt_v2_msg_direction(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h,
+				    bool *decoded)
+{
+	struct xprt_v2_info vi;
+
+	*decoded = false;
+	if (len < RPCRDMA1_FIXED_SIZE || be32(buf + 4) != RPCRDMA2_VERSION ||
+	    xprt_v2_decode(buf, len, h, &vi))
+		return XPRT_DIR_NONE;
+	*decoded = true;
+	/* Draft §4.2.2: Version Two says its direction; an RDMA2_MSG's
+	 * payload must agree (else the forward path answers ERR_BAD_HEADER). */
+	if ((h->proc != RPCRDMA2_MSG && h->proc != RPCRDMA2_NOMSG) ||
+	    xprt_v2_check_msg_dir(h, &vi, buf, len))
+		return XPRT_DIR_NONE;
+	return vi.dir == RPCRDMA2_CALL ? XPRT_DIR_CALL : XPRT_DIR_REPLY;
+}
+
 bool xprt_bc_has_chunks(const struct rpcrdma1_chunks *c)
 {
 	return c->nreads || c->nwrites || c->reply_present;

@@ -42,6 +42,13 @@ enum xprt_dir {
 enum xprt_dir xprt_msg_direction(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h,
 				 bool *decoded);
 
+/* The same for a Version Two message (draft §4.2.2: rdma_direction,
+ * checked against an RDMA2_MSG's payload); XPRT_DIR_NONE with *@decoded
+ * false for anything that is not Version Two. RDMA2_ERROR and
+ * RDMA2_OPTIONAL are XPRT_DIR_NONE with *@decoded true. */
+enum xprt_dir xprt_v2_msg_direction(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h,
+				    bool *decoded);
+
 /* Any chunk list non-empty (RFC 8167 §5.3: what ERR_CHUNK answers when
  * reverse chunks are off). */
 bool xprt_bc_has_chunks(const struct rpcrdma1_chunks *c);

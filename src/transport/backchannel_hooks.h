@@ -143,6 +143,9 @@ uint32_t bc_svc_extra_recvs(const struct bc_svc *b);
  * being freed. */
 struct bc_conn *bc_svc_conn_new(struct bc_svc *b, struct rpcrdma_ep *ep,
 				const struct xprt_limits *lim);
+/* Lock held: the client of @bc spoke Version Two; reverse calls go in it
+ * from now on (svc_vers.c). */
+void bc_svc_conn_v2(struct bc_conn *bc);
 void bc_svc_conn_down(struct bc_conn *bc);
 void bc_svc_conn_free(struct bc_conn *bc);
 /* Lock held. A received message: true when it is a reverse Reply or an

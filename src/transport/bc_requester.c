@@ -152,6 +152,12 @@ static struct rpcrdma_svc_client *client_new(struct bc_svc *b)
 	return cl;
 }
 
+void bc_svc_conn_v2(struct bc_conn *bc)
+{
+	/* Reverse calls go in the version the client speaks (draft §5). */
+	bc->lim.vers = RPCRDMA2_VERSION;
+}
+
 struct bc_conn *bc_svc_conn_new(struct bc_svc *b, struct rpcrdma_ep *ep,
 				const struct xprt_limits *lim)
 {
@@ -297,6 +303,11 @@ bool bc_svc_recv(struct bc_conn *bc, const uint8_t *buf, size_t len)
 	bool decoded;
 	enum xprt_dir dir = xprt_msg_direction(buf, len, h, &decoded);
 	int st;
+
+	/* Version Two once the client spoke it (bc_svc_conn_v2): reverse
+	 * replies and errors come in it. */
+	if (dir == XPRT_DIR_NONE && !decoded && bc->lim.vers == RPCRDMA2_VERSION)
+		dir = xprt_v2_msg_direction(buf, len, h, &decoded);
 
 	if (dir == XPRT_DIR_CALL)
 		return false; /* forward traffic */

@@ -93,11 +93,16 @@ static int req_send(struct bc_clnt *b, struct rpcrdma_bc_req *r, size_t len)
 	return 0;
 }
 
-/* Lock held. RFC 8167 §5.3 / RFC 8166 §4.5.2: answer ERR_CHUNK. */
+/* Lock held. RFC 8167 §5.3 / RFC 8166 §4.5.2: answer ERR_CHUNK (in
+ * Version Two, ERR_BAD_HEADER: the same number, in the call's version). */
 static void req_err_chunk(struct bc_clnt *b, struct rpcrdma_bc_req *r)
 {
-	int len = xprt_encode_error(xprt_pool_buf(&b->sendp, r->idx), b->sendp.size, r->h.xid,
-				    b->credits, RPCRDMA1_ERR_CHUNK);
+	uint8_t *buf = xprt_pool_buf(&b->sendp, r->idx);
+	int len =
+	    r->h.vers == RPCRDMA2_VERSION
+		? xprt_v2_encode_error(buf, b->sendp.size, r->h.xid, b->credits,
+				       RPCRDMA2_ERR_BAD_HEADER)
+		: xprt_encode_error(buf, b->sendp.size, r->h.xid, b->credits, RPCRDMA1_ERR_CHUNK);
 
 	if (len < 0) {
 		req_free(b, r);
@@ -171,6 +176,10 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 	uint64_t total = 0;
 	enum xprt_dir dir = xprt_msg_direction(buf, len, &b->scratch, &decoded);
 
+	/* Version Two on a connection that may speak it (lim.vers, set by
+	 * bc_clnt_up from the client's policy): reverse calls come in it. */
+	if (dir == XPRT_DIR_NONE && b->lim.vers == RPCRDMA2_VERSION)
+		dir = xprt_v2_msg_direction(buf, len, &b->scratch, &decoded);
 	if (dir != XPRT_DIR_CALL) {
 		/* RFC 8167 §4.1: an RDMA_ERROR's direction cannot be told from
 		 * the message; client.c then ignores its credit value. */
@@ -209,7 +218,7 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 	b->st.outstanding++;
 	if (b->st.outstanding > b->st.max_outstanding)
 		b->st.max_outstanding = b->st.outstanding;
-	if (rpcrdma1_decode_buf(r->buf, len, &r->h)) {
+	if (xprt_decode_hdr(r->buf, len, &r->h, b->lim.vers == RPCRDMA2_VERSION)) {
 		b->st.dropped++;
 		req_free(b, r);
 		return true;
@@ -590,7 +599,7 @@ int bc_clnt_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *rep
 	futex_mutex_unlock(b->lock);
 
 	rch->nreads = 0;
-	hsize = RPCRDMA1_FIXED_SIZE + rpcrdma1_chunks_size(rch);
+	hsize = xprt_hdr_fixed(r->h.vers) + rpcrdma1_chunks_size(rch);
 	/* A Long Reply only with reverse chunks on (RFC 8167 §5.3). */
 	rc = xprt_reply_marshal(&rp, b->chunks ? BC_MAX_CHUNK : 0, sbuf, hsize, cap, &r->lrep,
 				&mlen, &long_reply);
@@ -624,7 +633,7 @@ int bc_clnt_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *rep
 	/* RFC 8167 §5.2: rdma_credit of a reverse reply is our reverse grant.
 	 * The Send follows the Writes on the same connection, so the server
 	 * sees the Reply chunk filled when the Send arrives (RFC 8166 §3.1). */
-	rc = xprt_reply_hdr(sbuf, hsize, r->h.xid, b->credits, rch, long_reply);
+	rc = xprt_reply_hdr(sbuf, hsize, r->h.vers, r->h.xid, b->credits, rch, long_reply);
 	if (rc) {
 		req_free(b, r);
 		futex_mutex_unlock(b->lock);

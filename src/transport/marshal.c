@@ -142,16 +142,20 @@ static int encode_msg(struct xprt_call *c, struct xprt_ddp *d, uint8_t *buf, siz
 
 /* Step 5's Short message: RDMA_MSG without chunks (short.c) in front of
  * the c->msg_len bytes of c->msg. */
-static void short_msg(struct xprt_call *c, uint32_t credits)
+static void short_msg(struct xprt_call *c, uint32_t credits, uint32_t vers)
 {
-	xprt_short_rdma_msg(c->hdr, c->xid, credits);
+	if (vers == RPCRDMA1_VERSION) {
+		xprt_short_rdma_msg(c->hdr, c->xid, credits);
+		c->hdr_len = XPRT_SHORT_HDR;
+	} else {
+		c->hdr_len = xprt_v2_short_msg(c->hdr, c->xid, credits, RPCRDMA2_CALL);
+	}
 	c->nstags = 0;
 	c->nread = 0;
 	c->read_bytes = 0;
-	c->hdr_len = XPRT_SHORT_HDR;
 	c->call_proc = RPCRDMA1_MSG;
 	c->sge[0].addr = (uint64_t)(uintptr_t)c->hdr;
-	c->sge[0].length = XPRT_SHORT_HDR;
+	c->sge[0].length = c->hdr_len;
 	c->sge[0].lkey = c->lkey;
 	c->sge[1].addr = (uint64_t)(uintptr_t)c->msg;
 	c->sge[1].length = c->msg_len;
@@ -220,10 +224,7 @@ static int encode_header(struct xprt_call *c, const struct xprt_limits *lim, boo
 	/* 6. The transport header (RFC 8166 §4.2): rdma_credit is our
 	 * request, the slots we have receive buffers for. */
 	rpcrdma_xdr_init(&hx, c->hdr, lim->inline_send, RPCRDMA_XDR_ENCODE);
-	if (long_call)
-		rc = rpcrdma1_encode_nomsg(&hx, c->xid, credits, &c->chunks);
-	else
-		rc = rpcrdma1_encode_msg(&hx, c->xid, credits, &c->chunks);
+	rc = xprt_hdr_encode(&hx, lim->vers, long_call, c->xid, credits, RPCRDMA2_CALL, &c->chunks);
 	if (rc)
 		return rc;
 	c->hdr_len = (uint32_t)rpcrdma_xdr_getpos(&hx);
@@ -289,15 +290,15 @@ __attribute__((noinline)) static int marshal_full(struct xprt_call *c,
 	/* 5. Short/Chunked if header + message fit the threshold; a Short
 	 * message without any chunk takes the word-by-word path (short.c). */
 	if (!long_call && !d.nitems && !c->nwrite && !c->reply_offered &&
-	    XPRT_SHORT_HDR + mlen <= lim->inline_send) {
-		short_msg(c, credits);
+	    xprt_hdr_fixed(lim->vers) + 12u + mlen <= lim->inline_send) {
+		short_msg(c, credits, lim->vers);
 		return 0;
 	}
 	if (!long_call) {
 		rc = build_lists(c, &d, false, NULL);
 		if (rc)
 			return rc == -E2BIG ? -EMSGSIZE : rc;
-		hsize = RPCRDMA1_FIXED_SIZE + rpcrdma1_chunks_size(&c->chunks);
+		hsize = xprt_hdr_fixed(lim->vers) + rpcrdma1_chunks_size(&c->chunks);
 		if (hsize + mlen > lim->inline_send)
 			long_call = true;
 	}
@@ -372,7 +373,7 @@ int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t dd
 	    lim->inline_send >= XPRT_SHORT_HDR + XPRT_SHORT_CALL) {
 		xprt_short_call_hdr(c->msg, c->xid, c->prog, c->vers, c->proc);
 		c->msg_len = XPRT_SHORT_CALL;
-		short_msg(c, credits);
+		short_msg(c, credits, lim->vers);
 		return 0;
 	}
 	return marshal_full(c, lim, ddp_threshold, credits);

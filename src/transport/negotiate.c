@@ -44,5 +44,7 @@ int xprt_negotiate(const void *peer, size_t len, uint32_t our_send, uint32_t our
 	out->inline_send = min_u32(our_send, p.recv_size);
 	out->inline_recv = min_u32(our_recv, p.send_size);
 	out->remote_inv = our_remote_inv && p.remote_invalidate;
+	out->pdata = rc == 0;
+	out->vers = RPCRDMA1_VERSION; /* until Version Two is negotiated (vers2.c) */
 	return rc;
 }

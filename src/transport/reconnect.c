@@ -112,6 +112,7 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 				futex_mutex_lock(&c->lock);
 				c->ep = ep;
 				c->lim = lim;
+				clnt_v2_conn_up(c);
 				c->st.inline_send = lim.inline_send;
 				c->st.inline_recv = lim.inline_recv;
 				c->st.remote_invalidate = lim.remote_inv;
@@ -119,8 +120,10 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 				xprt_credits_reset(&c->cr);
 				c->st.credits = c->cr.grant;
 				/* RFC 8167 §6: re-enabled on every new connection. */
-				if (c->bc)
+				if (c->bc) {
+					lim.vers = c->lim.vers; /* may speak Version Two */
 					bc_clnt_up(c->bc, ep, &lim, gen, gen != 0);
+				}
 				futex_mutex_unlock(&c->lock);
 				return 0;
 			}

@@ -234,15 +234,14 @@ void xprt_reply_echo(struct rpcrdma1_chunks *ch, const struct xprt_ddp *ddp, boo
 		ch->reply[j].length = 0;
 }
 
-int xprt_reply_hdr(uint8_t *buf, size_t hsize, uint32_t xid, uint32_t credits,
+int xprt_reply_hdr(uint8_t *buf, size_t hsize, uint32_t vers, uint32_t xid, uint32_t credits,
 		   const struct rpcrdma1_chunks *ch, bool long_reply)
 {
 	struct rpcrdma_xdr hx;
 
 	rpcrdma_xdr_init(&hx, buf, hsize, RPCRDMA_XDR_ENCODE);
-	if (long_reply)
-		return rpcrdma1_encode_nomsg(&hx, xid, credits, ch);
-	return rpcrdma1_encode_msg(&hx, xid, credits, ch);
+	/* Draft §4.2.2: a reply travels in the REPLY direction. */
+	return xprt_hdr_encode(&hx, vers, long_reply, xid, credits, RPCRDMA2_REPLY, ch);
 }
 
 /* Lock held. RDMA Writes: result bulk items into their Write chunks, then
@@ -291,8 +290,8 @@ static int reply_post(struct svc_conn *c, struct rpcrdma_svc_req *r,
 		      uint32_t inv, bool long_reply)
 {
 	struct rpcrdma_svc *s = c->svc;
-	int rc = xprt_reply_hdr(xprt_pool_buf(&c->sendp, sidx), hsize, r->h.xid, s->credits,
-				&r->h.chunks, long_reply);
+	int rc = xprt_reply_hdr(xprt_pool_buf(&c->sendp, sidx), hsize, r->h.vers, r->h.xid,
+				s->credits, &r->h.chunks, long_reply);
 
 	if (rc || c->dead) {
 		svc_send_buf_put(c, sidx);
@@ -338,7 +337,8 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 	 * exposed (decided before the Read list is dropped below). */
 	inv = c->lim.remote_inv ? only_stag(rch) : 0;
 	rch->nreads = 0;
-	hsize = RPCRDMA1_FIXED_SIZE + rpcrdma1_chunks_size(rch);
+	/* The reply goes in the version of the call (draft §5). */
+	hsize = xprt_hdr_fixed(r->h.vers) + rpcrdma1_chunks_size(rch);
 	rc = xprt_reply_marshal(&rp, UINT64_MAX, xprt_pool_buf(&c->sendp, sidx), hsize,
 				c->lim.inline_send, &r->lrep, &mlen, &long_reply);
 
@@ -348,7 +348,7 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 		if (!c->dead) {
 			/* RFC 8166 §4.5.2: the reply fits nowhere the
 			 * requester allowed. */
-			svc_send_error(c, r->h.xid, RPCRDMA1_ERR_CHUNK);
+			svc_send_error(c, r->h.xid, RPCRDMA1_ERR_CHUNK, r->h.vers);
 		}
 		svc_req_end(r, true);
 		futex_mutex_unlock(&s->lock);
@@ -389,6 +389,7 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 	uint8_t *sbuf;
 	uint32_t sidx;
 	size_t mlen = XPRT_SHORT_REPLY;
+	uint32_t hl;
 	int rc;
 
 	if (r->h.chunks.nwrites || r->h.chunks.reply_present ||
@@ -400,14 +401,18 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 		return 1;
 	}
 	sbuf = xprt_pool_buf(&c->sendp, sidx);
-	xprt_short_rdma_msg(sbuf, r->h.xid, s->credits);
-	xprt_short_reply_hdr(sbuf + XPRT_SHORT_HDR, r->call.xid);
+	if (r->h.vers == RPCRDMA1_VERSION) {
+		xprt_short_rdma_msg(sbuf, r->h.xid, s->credits);
+		hl = XPRT_SHORT_HDR;
+	} else {
+		hl = xprt_v2_short_msg(sbuf, r->h.xid, s->credits, RPCRDMA2_REPLY);
+	}
+	xprt_short_reply_hdr(sbuf + hl, r->call.xid);
 	if (xres) {
 		XDR xdrs;
 
 		xprt_ddp_init(&r->ddp, XPRT_DDP_SVC_ENC);
-		rpcrdma_xdr_init(&x, sbuf + XPRT_SHORT_HDR, c->lim.inline_send - XPRT_SHORT_HDR,
-				 RPCRDMA_XDR_ENCODE);
+		rpcrdma_xdr_init(&x, sbuf + hl, c->lim.inline_send - hl, RPCRDMA_XDR_ENCODE);
 		rpcrdma_xdr_setpos(&x, XPRT_SHORT_REPLY);
 		rpcrdma_tirpc_xdr_create(&xdrs, &x);
 		xprt_ddp_attach(&xdrs, &r->ddp);
@@ -423,8 +428,8 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 	 * one provider step. */
 	svc_req_end(r, false);
 	s->st.short_msgs++;
-	s->st.inline_bytes_tx += XPRT_SHORT_HDR + mlen;
-	rc = svc_post_send(c, sidx, XPRT_SHORT_HDR + mlen, 0, r->ridx);
+	s->st.inline_bytes_tx += hl + mlen;
+	rc = svc_post_send(c, sidx, hl + mlen, 0, r->ridx);
 	if (!rc)
 		s->st.replies++;
 	futex_mutex_unlock(&s->lock);

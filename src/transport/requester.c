@@ -175,11 +175,7 @@ static enum tx_res tx_one(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t 
 	if (recv_failed) {
 		/* As a failed re-post in handle_wc: the connection is lost;
 		 * the call, not sent, goes first on the next. */
-		s->need_tx = true;
-		s->qnext = c->txq_head;
-		c->txq_head = s;
-		if (!c->txq_tail)
-			c->txq_tail = s;
+		clnt_txq_push_front(c, s);
 		clnt_conn_lost(c, cbl);
 		return TX_LOST;
 	}
@@ -266,13 +262,13 @@ static struct clnt_slot *slot_by_xid(struct rpcrdma_clnt *c, uint32_t xid)
  * (what the decoder objects to completes the call with its error); 1: a
  * different RPC XID; 2: a CALL. */
 static int reply_rpc_check(const struct clnt_slot *s, const uint8_t *buf, uint32_t len,
-			   const struct rpcrdma1_hdr *h)
+			   const struct rpcrdma1_hdr *h, uint32_t vers)
 {
 	const uint8_t *msg;
 	uint64_t mlen;
 	uint32_t w[2];
 
-	if (h->vers != RPCRDMA1_VERSION)
+	if (h->vers != vers)
 		return 0;
 	if (h->proc == RPCRDMA1_MSG) {
 		if (h->hdr_len > len)
@@ -310,6 +306,10 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	uint32_t len = wc->byte_len;
 	int rc, st;
 
+#ifdef RPCRDMA_TEST_HOOKS
+	if (c->hook.on_recv)
+		c->hook.on_recv(c->hook.arg, buf, len);
+#endif
 	/* RFC 8167 §4.1: a reverse Call (msg_type CALL) lands in any receive
 	 * buffer; the backchannel copies it out, the buffer is re-posted. */
 	if (c->bc && bc_clnt_recv(c->bc, buf, len))
@@ -321,6 +321,11 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	}
 	/* The common Short reply word by word (short.c), else in full. */
 	rc = xprt_short_decode_hdr(buf, len, h) ? 0 : rpcrdma1_decode_buf(buf, len, h);
+	if (__builtin_expect(rc == -EPROTONOSUPPORT, 0) && c->lim.vers == RPCRDMA2_VERSION) {
+		rc = clnt_v2_decode(c, buf, len, h); /* Version Two (clnt_vers.c) */
+		if (rc > 0)
+			return rc == 1;
+	}
 	s = slot_by_xid(c, h->xid);
 	if (!s) {
 		/* Not fatal: count and drop. */
@@ -328,7 +333,7 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		return false;
 	}
 	if (!rc) {
-		int bad = reply_rpc_check(s, buf, len, h);
+		int bad = reply_rpc_check(s, buf, len, h, c->lim.vers);
 
 		if (bad) {
 			/* Not this call's reply: it stays on the wire. */
@@ -341,14 +346,22 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	}
 	/* RFC 8166 §3.3.1; with a backchannel, RFC 8167 §4.1: an RDMA_ERROR's
 	 * direction cannot be told from the message, its credit is ignored. */
-	if (h->vers == RPCRDMA1_VERSION && !(c->bc && h->proc == RPCRDMA1_ERROR))
+	if (__builtin_expect(h->vers != c->rx_vers, 0)) {
+		/* Negotiating, or a reply in another version (clnt_vers.c) */
+		if (clnt_v2_reply_vers(c, s, h, &rc))
+			return true; /* ERR_VERS: the call goes again in Version One */
+	} else if (!(c->bc && h->proc == RPCRDMA1_ERROR)) {
 		xprt_credits_update(&c->cr, h->credit);
+	}
 	c->st.credits = c->cr.grant;
 	s->on_wire = false;
 	xprt_credits_done(&c->cr);
 	c->st.outstanding = c->cr.on_wire;
 	if (s->zombie) {
-		c->st.unmatched_replies++;
+		/* (our transport properties answered with an RDMA2_ERROR:
+		 * the defaults hold, clnt_vers.c) */
+		if (h->xid != c->props_xid || !c->props_xid)
+			c->st.unmatched_replies++;
 		clnt_slot_free(c, s);
 		return true;
 	}

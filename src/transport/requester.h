@@ -45,17 +45,21 @@
 #include "util/futex_cond.h"
 #include "util/futex_mutex.h"
 
-/* Tests (tests/xprt): called (under the client's lock) with the transport
- * header of every call just before it is posted, and the RPC message
- * length. */
+/* Tests (tests/xprt, tests/bidi): called (under the client's lock) with
+ * the transport header of every call just before it is posted, and the
+ * RPC message length. */
 struct clnt_testhook {
 	void (*on_send)(void *arg, const uint8_t *hdr, size_t hdr_len, size_t msg_len);
 	void *arg;
+	/* and with every message received (reverse calls included) */
+	void (*on_recv)(void *arg, const uint8_t *buf, size_t len);
 };
 
 enum clnt_state { C_DOWN = 0, C_UP, C_DEAD };
 
 enum { CLNT_WR_SEND = 1, CLNT_WR_RECV = 2 };
+
+enum { CLNT_NEG_DONE = 0, CLNT_NEG_PROBE = 1 };
 
 /* Leader: busy-poll this long after sending before blocking on the device
  * fd (a NULL round trip on loopback takes a few microseconds; blocking and
@@ -98,6 +102,18 @@ struct rpcrdma_clnt {
 	int cpu;
 	enum rpcrdma_progress_mode progress;
 	bool remote_inv, mpa_crc;
+	/* RPCRDMA_CLNT_OPT_RDMA_VERSION (clnt_vers.c) */
+	enum rpcrdma_version_policy vpolicy;
+	bool v2_props;
+	/* Version Two negotiation on the current connection (draft §5,
+	 * clnt_vers.c): CLNT_NEG_PROBE while the first Version Two call
+	 * awaits a reply that is not an error; the inline send threshold
+	 * is held at 1024 meanwhile, neg_send is the negotiated one. */
+	uint8_t neg;
+	uint32_t neg_send;
+	/* the version replies come in: 1, 2, or 0 while negotiating */
+	uint32_t rx_vers;
+	uint32_t props_xid; /* our transport properties on the wire, 0: none */
 	/* credential + verifier of every call (rpc_auth.c); none: AUTH_NONE */
 	uint8_t auth[RPCRDMA_RPC_CRED_VERF_MAX];
 	uint32_t auth_len;
@@ -226,6 +242,40 @@ void clnt_handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct 
 void clnt_check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl);
 /* No lock held: has a call that is not completed reached its deadline? */
 bool clnt_deadline_passed(struct rpcrdma_clnt *c, uint64_t now);
+
+/* Lock held: put @s (not on the wire, not queued) first in the transmit
+ * queue. */
+static inline void clnt_txq_push_front(struct rpcrdma_clnt *c, struct clnt_slot *s)
+{
+	s->need_tx = true;
+	s->qnext = c->txq_head;
+	c->txq_head = s;
+	if (!c->txq_tail)
+		c->txq_tail = s;
+}
+
+/* ---- clnt_vers.c: Version Two negotiation (draft §5) ---- */
+
+/* Lock held: a connection is up (c->lim from its private data): start
+ * in the version the policy says. */
+void clnt_v2_conn_up(struct rpcrdma_clnt *c);
+/* Lock held: the reply @h (decode result *@rc) to call @s is not in the
+ * version replies are expected in (c->rx_vers). While negotiating it may
+ * end negotiation; true when it was an ERR_VERS that made the connection
+ * fall back to Version One: @s is queued to go again, in Version One, and
+ * is not completed. Otherwise the reply's credit is applied when it is in
+ * the negotiated version, and any other version fails the call (*@rc
+ * -EPROTO) unless it is an ERR_VERS. */
+bool clnt_v2_reply_vers(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
+			int *rc);
+/* Lock held: decode the Version Two message @buf into @h. 0 or -errno
+ * (its call fails; -EPROTO: a reply that does not travel in the REPLY
+ * direction, draft §4.2.2) as a Version One decode would say; or, for an
+ * RDMA2_OPTIONAL (our transport properties answered, or something no call
+ * of ours waits for): 1 when its receive is to be given back with the
+ * next call (it ended a call on the wire), 2 when the caller re-posts it. */
+int clnt_v2_decode(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t len,
+		   struct rpcrdma1_hdr *h);
 
 /* ---- reconnect.c ---- */
 

@@ -89,9 +89,10 @@ int xprt_reply_marshal(const struct xprt_reply *rp, uint64_t max_long, uint8_t *
 void xprt_reply_echo(struct rpcrdma1_chunks *ch, const struct xprt_ddp *ddp, bool long_reply);
 
 /* The reply's transport header at @buf/@hsize: RDMA_MSG, or RDMA_NOMSG
- * for a Long Reply, with rdma_credit @credits and the echoed chunks @ch.
+ * for a Long Reply, in version @vers (the call's; Version Two: direction
+ * REPLY), with rdma_credit @credits and the echoed chunks @ch.
  * 0 or -errno. */
-int xprt_reply_hdr(uint8_t *buf, size_t hsize, uint32_t xid, uint32_t credits,
+int xprt_reply_hdr(uint8_t *buf, size_t hsize, uint32_t vers, uint32_t xid, uint32_t credits,
 		   const struct rpcrdma1_chunks *ch, bool long_reply);
 
 #endif

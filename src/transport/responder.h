@@ -156,6 +156,9 @@ struct svc_conn {
 	uint32_t nrecv;
 	struct bc_conn *bc; /* backchannel of this connection (bc_svc.c) */
 	bool tx_held;       /* replies posted with RPCRDMA_SEND_DEFER, not flushed */
+	/* Version Two (svc_vers.c): a Version Two call came; the peer's
+	 * transport properties came */
+	bool v2_seen, v2_props_seen;
 	/* RDMA Reads: at most rd_depth outstanding, our ORD bounded by the
 	 * client's IRD (RFC 6581 §9); calls whose Reads are
 	 * not all posted wait in the Read queue, oldest first. */
@@ -178,6 +181,9 @@ struct rpcrdma_svc {
 	int cpu, backlog;
 	enum rpcrdma_progress_mode progress;
 	bool remote_inv, mpa_crc;
+	/* RPCRDMA_SVC_OPT_RDMA_VERSION: Version Two capable (svc_vers.c);
+	 * answer transport properties with ours */
+	bool v2, v2_props;
 	/* RPCRDMA_SVC_OPT_RPCBIND, and whether our entries are in rpcbind
 	 * now (api/rpcbind.c) */
 	bool rpcbind, rpcb_set;
@@ -314,10 +320,18 @@ void svc_teardown(struct rpcrdma_svc *s);
  * with @ridx >= 0, receive buffer @ridx is re-posted first, in the same
  * provider step. On failure the send buffer is back in the pool. */
 int svc_post_send(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t inv_stag, int64_t ridx);
-/* RFC 8166 §4.5: answer a call we will not run with RDMA_ERROR @err. */
-void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err);
+/* RFC 8166 §4.5: answer a call we will not run with RDMA_ERROR @err
+ * (RPCRDMA1_ERR_*). A Version Two capable server answers a call whose
+ * rdma_vers (@vers) is not 1 in Version Two (svc_vers.c): ERR_CHUNK as
+ * ERR_BAD_HEADER (the same number), ERR_VERS as 1..2. */
+void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err, uint32_t vers);
 /* The request is over: give back its receive buffer (@repost) and credit. */
 void svc_req_end(struct rpcrdma_svc_req *r, bool repost);
+/* svc_vers.c: a message in receive @r whose rdma_vers is not 1, on a
+ * Version Two capable server. 1: answered or dropped, @r is over; 0: a
+ * Version Two call, r->h its Version One view (vers 2), to run as any
+ * call; -EPROTONOSUPPORT: another version (ERR_VERS). */
+int svc_v2_recv(struct svc_conn *c, struct rpcrdma_svc_req *r, const uint8_t *buf, uint32_t len);
 /* Refuse: answer with RDMA_ERROR @err (0: drop), give the receive back. */
 void svc_refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err);
 /* Handle one completion of @c; complete calls go to @runnow. */

@@ -112,16 +112,20 @@ int svc_post_send(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t inv_st
 }
 
 /* RFC 8166 §4.5: answer a call we will not run. */
-void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err)
+void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err, uint32_t vers)
 {
 	struct rpcrdma_svc *s = c->svc;
+	uint8_t *buf;
 	uint32_t sidx;
 	int len;
 
 	if (c->dead || svc_send_buf_get(c, &sidx))
 		return;
-	len =
-	    xprt_encode_error(xprt_pool_buf(&c->sendp, sidx), c->sendp.size, xid, s->credits, err);
+	buf = xprt_pool_buf(&c->sendp, sidx);
+	if (s->v2 && vers != RPCRDMA1_VERSION)
+		len = xprt_v2_encode_error(buf, c->sendp.size, xid, s->credits, err);
+	else
+		len = xprt_encode_error(buf, c->sendp.size, xid, s->credits, err);
 	if (len < 0 || svc_post_send(c, sidx, (size_t)len, 0, -1)) {
 		return;
 	}
@@ -160,7 +164,7 @@ void svc_req_end(struct rpcrdma_svc_req *r, bool repost)
 void svc_refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err)
 {
 	if (err)
-		svc_send_error(c, r->h.xid, err);
+		svc_send_error(c, r->h.xid, err, r->h.vers);
 	svc_req_end(r, true);
 }
 
@@ -215,6 +219,12 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	}
 	/* The common Short call word by word (short.c), else in full. */
 	rc = xprt_short_decode_hdr(buf, len, &r->h) ? 0 : rpcrdma1_decode_buf(buf, len, &r->h);
+	if (rc == -EPROTONOSUPPORT && s->v2) {
+		/* Not Version One: Version Two's checks (svc_vers.c). */
+		rc = svc_v2_recv(c, r, buf, len);
+		if (rc > 0)
+			return; /* answered or dropped */
+	}
 	if (rc == -EPROTONOSUPPORT) {
 		/* RFC 8166 §4.5.1: whatever follows, answer ERR_VERS. */
 		s->st.bad_headers++;

@@ -42,6 +42,7 @@
 #include "rpcrdma/xdr.h"
 #include "transport/connect_private.h"
 #include "transport/rpcrdma1_hdr.h"
+#include "transport/rpcrdma2_wire.h"
 
 /* ---- buffers.c: a pool of equal buffers in one registration ---- */
 
@@ -89,6 +90,8 @@ struct xprt_limits {
 	uint32_t inline_send; /* largest message we may Send */
 	uint32_t inline_recv; /* largest message the peer may Send us */
 	bool remote_inv;      /* both sides accept Send With Invalidate */
+	bool pdata;           /* the peer's private data was valid (not the defaults) */
+	uint32_t vers;        /* RPC-over-RDMA version of what we send: 1, or 2 (vers2.c) */
 };
 
 /* Our private data: @send/@recv are our thresholds. 8 bytes into @buf. */
@@ -100,6 +103,49 @@ int xprt_negotiate(const void *peer, size_t len, uint32_t our_send, uint32_t our
 		   bool our_remote_inv, struct xprt_limits *out);
 /* Validate a configured threshold (a multiple of 1024 in 1 KiB..256 KiB). */
 bool xprt_inline_valid(uint32_t bytes);
+
+/* ---- vers2.c: Version Two headers in the engine ---- */
+
+/* What a Version Two header has beyond its Version One view. */
+struct xprt_v2_info {
+	uint32_t dir;    /* MSG, NOMSG: rdma_direction */
+	uint32_t optdir; /* OPTIONAL: rdma_optdir, rdma_opttype, optinfo */
+	uint32_t opttype;
+	uint32_t optinfo_len; /* bytes of rdma_optinfo at optinfo_off */
+	size_t optinfo_off;
+};
+
+/*
+ * Decode the Version Two header in @buf into @h (vers 2; MSG, NOMSG and
+ * ERROR as their Version One twins, chunk lists included; OPTIONAL as
+ * proc RPCRDMA2_OPTIONAL with no chunks) and @vi. Return codes are
+ * rpcrdma2_decode()'s; on failure h->xid, vers, credit, proc still say
+ * what the fixed words held.
+ */
+int xprt_v2_decode(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h, struct xprt_v2_info *vi);
+/* Draft §4.2.2: 0 when an RDMA2_MSG's payload msg_type is its
+ * rdma_direction (and for other procs), else -EPROTO (ERR_BAD_HEADER). */
+int xprt_v2_check_msg_dir(const struct rpcrdma1_hdr *h, const struct xprt_v2_info *vi,
+			  const uint8_t *buf, size_t len);
+/* RDMA_MSG / RDMA_NOMSG (@nomsg) in version @vers; @dir is Version Two's
+ * rdma_direction (RPCRDMA2_CALL or RPCRDMA2_REPLY), ignored in Version One. */
+int xprt_hdr_encode(struct rpcrdma_xdr *x, uint32_t vers, bool nomsg, uint32_t xid, uint32_t credit,
+		    uint32_t dir, const struct rpcrdma1_chunks *ch);
+/* Bytes of the header before its chunk lists. */
+static inline uint32_t xprt_hdr_fixed(uint32_t vers)
+{
+	return vers == RPCRDMA2_VERSION ? RPCRDMA2_FIXED_SIZE + 4u : RPCRDMA1_FIXED_SIZE;
+}
+/* RDMA2_MSG without chunks at @p; returns its length (32). */
+uint32_t xprt_v2_short_msg(uint8_t *p, uint32_t xid, uint32_t credit, uint32_t dir);
+/* RDMA2_ERROR @err (ERR_VERS says 1..2) answering @xid; length or -errno. */
+int xprt_v2_encode_error(void *buf, size_t len, uint32_t xid, uint32_t credit, uint32_t err);
+/* A Version One header, or with @v2 a Version Two one too (OPTIONAL:
+ * -EOPNOTSUPP); rpcrdma1_decode_buf()'s return codes. */
+int xprt_decode_hdr(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h, bool v2);
+/* Once Version Two is in use on a connection whose peer sent no RFC 8797
+ * private data: the thresholds become 4096 each way, bounded by ours. */
+void xprt_v2_raise_inline(struct xprt_limits *lim, uint32_t our_send, uint32_t our_recv);
 
 /* ---- credits.c: requester credit window ---- */
 

@@ -399,6 +399,12 @@ static int bt_child_start(void *arg, struct rpcrdma_svc **svc)
 	};
 	int rc;
 
+	if (cfg && cfg->v2) {
+		so.comp_mask |= RPCRDMA_SVC_OPT_RDMA_VERSION;
+		so.rdma_version = RPCRDMA_VERSION_2;
+		so.rdma_props = 1;
+	}
+
 	sv_conn_wait_ms = bo.conn_wait_ms;
 	if (cfg && cfg->port)
 		rc = rpcrdma_svc_create("127.0.0.1", cfg->port, &so, svc);
@@ -514,13 +520,22 @@ static void cb_dispatch(struct rpcrdma_bc_req *req, uint32_t proc, XDR *args, vo
 int bt_client(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
 	      struct rpcrdma_clnt **out)
 {
+	return bt_client_vers(port, bc, credits, RPCRDMA_VERSION_1, out);
+}
+
+int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
+		   enum rpcrdma_version_policy vers, struct rpcrdma_clnt **out)
+{
 	struct rpcrdma_clnt_opts co = {
 	    .comp_mask = RPCRDMA_CLNT_OPT_CREDITS | RPCRDMA_CLNT_OPT_RETRIES |
-			 RPCRDMA_CLNT_OPT_CONNECT_TIMEOUT | RPCRDMA_CLNT_OPT_TIMEOUT,
+			 RPCRDMA_CLNT_OPT_CONNECT_TIMEOUT | RPCRDMA_CLNT_OPT_TIMEOUT |
+			 RPCRDMA_CLNT_OPT_RDMA_VERSION,
 	    .credits = credits ? credits : 32,
 	    .retries = 3,
 	    .connect_timeout_ms = 2000,
 	    .timeout_ms = 20000,
+	    .rdma_version = vers,
+	    .rdma_props = 1,
 	};
 	int rc = rpcrdma_clnt_create_bc("127.0.0.1", port, BT_PROG, BT_VERS, &co, bc, out);
 

@@ -105,6 +105,7 @@ struct bt_srv_cfg {
 	uint16_t port;         /* 0: any */
 	uint32_t workers;      /* 0: 2 */
 	int inline_cb;         /* RPCRDMA_BC_OPT_INLINE: async completions on the progress thread */
+	int v2;                /* Version Two capable (RPCRDMA_SVC_OPT_RDMA_VERSION) */
 };
 /* Fork the server child (tests/lib/test_server.h); srv->port is its port. It exits when its control
  * pipe closes, with status 0 if it saw no failure. */
@@ -120,6 +121,9 @@ extern int bt_slow_budget;
 extern int bt_slow_hold, bt_slow_hold_expired, bt_slow_entered;
 int bt_client(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
 	      struct rpcrdma_clnt **out);
+/* The same with RPC-over-RDMA version policy @vers (RPCRDMA_VERSION_*). */
+int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
+		   enum rpcrdma_version_policy vers, struct rpcrdma_clnt **out);
 int bt_ctl(struct rpcrdma_clnt *c, uint32_t op, uint32_t a, uint32_t b, uint32_t cc,
 	   struct bt_ctl_res *res);
 

@@ -99,10 +99,58 @@ static void fp_vanish(struct fake_peer *p)
 	atomic_store(&p->gone, true);
 }
 
+/* Version Two: RDMA2_MSG in direction @dir, three empty lists, the same
+ * RPC reply as fp_reply. */
+static void fp_reply2(struct fake_peer *p, uint32_t rdma_xid, uint32_t dir, uint32_t res)
+{
+	const uint32_t w[] = {
+	    rdma_xid, 2, atomic_load(&p->credit), 0, dir, 0, 0, 0, rdma_xid, 1, 0, 0, 0, 0, res};
+
+	fp_send(p, w, sizeof(w) / 4);
+}
+
+/* The Version Two modes: @w a Short RDMA2_MSG call (32-byte header). */
+static void fp_on_call2(struct fake_peer *p, const uint32_t *w, size_t n, int mode)
+{
+	uint32_t rx = w[0], arg = n > 18 ? w[18] : 0, cr = atomic_load(&p->credit);
+
+	if (mode < FP_V2_OK) {
+		/* a Version One server (RFC 8166 §4.5.1) */
+		const uint32_t e[] = {rx, 1, cr, 4, 1, 1, 1};
+
+		fp_send(p, e, 7);
+		return;
+	}
+	if (n < 18 || w[3] != 0 || w[4] != 0 || w[9] != 0)
+		return; /* not a Short call */
+	atomic_fetch_add(&p->calls, 1);
+	if (mode == FP_V2_OPT) {
+		const uint32_t o[] = {rx, 2, cr, 5, 1, 0x1234, 0};
+
+		fp_send(p, o, 7);
+	} else if (mode == FP_V2_ERRX) {
+		const uint32_t e[] = {rx, 2, cr, 4, 9};
+
+		fp_send(p, e, 5);
+		return;
+	} else if (mode == FP_V2_DIR) {
+		fp_reply2(p, rx, 0, arg + 1);
+		return;
+	} else if (mode == FP_V2_EARLY) {
+		fp_reply2(p, rx ^ 0x5a5a0000u, 1, 0xbad);
+	}
+	fp_reply2(p, rx, 1, arg + 1);
+}
+
 static void fp_on_call(struct fake_peer *p, const uint32_t *w, size_t n)
 {
 	uint32_t rx, px, arg;
 	int mode = atomic_load(&p->mode);
+
+	if (n >= 4 && w[1] == 2) {
+		fp_on_call2(p, w, n, mode);
+		return;
+	}
 
 	if (n < 17 || w[3] != 0 || w[8] != 0)
 		return; /* not a Short call */

@@ -36,6 +36,15 @@ enum fp_mode {
 			    replies. In any other mode, replies still held go out
 			    first when the next call arrives (late replies). */
 	FP_VANISH,       /* at the first call: the connection and the listener close */
+	/* Version Two (the client must speak it; any other call is answered
+	 * ERR_VERS 1..1 in Version One, as a Version One server would): */
+	FP_V2_OK,    /* every call answered in Version Two */
+	FP_V2_OPT,   /* first an RDMA2_OPTIONAL (unknown opttype, optdir REPLY)
+			with the call's xid, then the right reply */
+	FP_V2_ERRX,  /* only an RDMA2_ERROR with errcode 9 and the call's xid */
+	FP_V2_DIR,   /* only a reply whose rdma_direction says CALL */
+	FP_V2_EARLY, /* first a Version Two reply to no call (another xid), then
+			the right reply */
 };
 
 #define FP_MAXHELD 64

@@ -305,7 +305,7 @@ int main(void)
 	struct tl_server srv;
 	struct rpcrdma_clnt *c;
 	struct rpcrdma_clnt_opts co = {.comp_mask = RPCRDMA_CLNT_OPT_TIMEOUT, .timeout_ms = 15000};
-	struct clnt_testhook hook = {on_send, NULL};
+	struct clnt_testhook hook = {.on_send = on_send};
 	struct rpcrdma_xprt_stats st;
 	int rc;
 

@@ -49,7 +49,7 @@ int main(void)
 						    RPCRDMA_CLNT_OPT_CONNECT_TIMEOUT,
 				       .retries = 2,
 				       .connect_timeout_ms = 1000};
-	struct clnt_testhook hook = {on_send, NULL};
+	struct clnt_testhook hook = {.on_send = on_send};
 	struct rpcrdma_xprt_stats st;
 	struct rpcrdma_call_result r;
 	u_int ms = 300, seen = 0;

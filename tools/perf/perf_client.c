@@ -244,6 +244,11 @@ static int rdma_connect(const struct perf_client_opts *o, uint32_t inflight,
 		co.credits = 1024;
 	co.timeout_ms = 30000;
 	co.progress = o->busy ? RPCRDMA_PROGRESS_BUSY_POLL : RPCRDMA_PROGRESS_THREAD;
+	if (o->rdma_version != RPCRDMA_VERSION_1) {
+		co.comp_mask |= RPCRDMA_CLNT_OPT_RDMA_VERSION;
+		co.rdma_version = o->rdma_version;
+		co.rdma_props = 1;
+	}
 	co.mpa_crc = o->crc;
 	if (o->cpu >= 0) {
 		co.comp_mask |= RPCRDMA_CLNT_OPT_CPU;

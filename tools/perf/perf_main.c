@@ -21,6 +21,7 @@ static void usage(FILE *f)
 	    "usage: rpcrdma-perf server [--bind ADDR] [--port P] [--threads N] [--credits C]\n"
 	    "                           [--cpu N] [--tcp-port P] [--tcp-fork-port P] [--no-tcp]\n"
 	    "                           [--busy-poll] [--crc] [--register]\n"
+	    "                           [--rdma-version 1|2|auto]\n"
 	    "       rpcrdma-perf client HOST [--port P] --workload null|write|read\n"
 	    "                           [--size BYTES | --sizes LIST] [--threads T]\n"
 	    "                           [--inflight Q] [--duration S] [--warmup S] [--count N]\n"
@@ -29,6 +30,7 @@ static void usage(FILE *f)
 	    "                           [--tcp-fork-port P] [--csv FILE] [--json]\n"
 	    "                           [--plot FILE.png] [--no-progress] [--busy-poll] [--crc]\n"
 	    "                           [--verify-every N] [--connections N]\n"
+	    "                           [--rdma-version 1|2|auto]\n"
 	    "       rpcrdma-perf -h | --help | --version\n"
 	    "\n"
 	    "server: serves RPC-over-RDMA on --port (default %u; 0 picks one), ONC RPC over\n"
@@ -39,6 +41,8 @@ static void usage(FILE *f)
 	    "  IPv4 or IPv6) only, for every transport (default: all addresses).\n"
 	    "  --register: register with the local rpcbind (netids rdma, rdma6) until exit.\n"
 	    "  --cpu pins the whole server (every thread and process) to one CPU.\n"
+	    "  --rdma-version 2 (or auto): answer RPC-over-RDMA Version Two calls too\n"
+	    "  (default 1: Version One only, Version Two calls get ERR_VERS).\n"
 	    "client: runs the workload on each size for each peer and prints calls/s,\n"
 	    "  payload MB/s (10^6 B/s), round-trip p50/p99/p99.9 and the rdma/tcp ratios.\n"
 	    "  --threads: client threads, each with its own connection; --inflight: calls\n"
@@ -51,7 +55,9 @@ static void usage(FILE *f)
 	    "  write) and report the server's RSS. MPA CRC32c is off unless --crc. The\n"
 	    "  progress line (on stderr) is shown only when stderr is a terminal;\n"
 	    "  --no-progress turns it off there too. A case that cannot connect prints\n"
-	    "  the error, not a row; the exit status is then 1.\n"
+	    "  the error, not a row; the exit status is then 1. --rdma-version: 1 (default),\n"
+	    "  2 (Version Two only) or auto (Version Two, Version One if the server has\n"
+	    "  only that).\n"
 	    "  (server --test-corrupt answers with wrong data: for tests of the checks.)\n",
 	    RPCRDMA_DEFAULT_PORT);
 }
@@ -141,6 +147,7 @@ enum {
 	O_BIND,
 	O_CORRUPT,
 	O_REGISTER,
+	O_RDMA_VERSION,
 };
 
 static const struct option longopts[] = {
@@ -173,6 +180,7 @@ static const struct option longopts[] = {
     {"bind", required_argument, NULL, O_BIND},
     {"test-corrupt", no_argument, NULL, O_CORRUPT},
     {"register", no_argument, NULL, O_REGISTER},
+    {"rdma-version", required_argument, NULL, O_RDMA_VERSION},
     {NULL, 0, NULL, 0},
 };
 
@@ -277,6 +285,19 @@ int main(int argc, char **argv)
 			break;
 		case O_CRC:
 			so.crc = co.crc = true;
+			break;
+		case O_RDMA_VERSION:
+			if (!strcmp(optarg, "1"))
+				co.rdma_version = RPCRDMA_VERSION_1;
+			else if (!strcmp(optarg, "2"))
+				co.rdma_version = RPCRDMA_VERSION_2;
+			else if (!strcmp(optarg, "auto"))
+				co.rdma_version = RPCRDMA_VERSION_AUTO;
+			else
+				return bad("rdma-version", optarg);
+			/* a server is Version Two capable or not */
+			so.rdma_version = co.rdma_version == RPCRDMA_VERSION_1 ? RPCRDMA_VERSION_1
+									       : RPCRDMA_VERSION_2;
 			break;
 		case O_WORKLOAD:
 			if (!strcmp(optarg, "null"))

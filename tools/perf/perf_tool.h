@@ -62,6 +62,8 @@ struct perf_server_opts {
 	bool corrupt;
 	/* --register: with the local rpcbind (netids rdma, rdma6) */
 	bool rpcbind;
+	/* --rdma-version: RPCRDMA_VERSION_1 (default) or _2 (Version Two capable) */
+	int rdma_version;
 };
 int perf_server_main(const struct perf_server_opts *o);
 
@@ -83,6 +85,8 @@ struct perf_client_opts {
 	bool peer_rdma, peer_tcp;
 	bool tcp_svc, tcp_fork; /* which TCP server models */
 	bool busy, crc;
+	/* --rdma-version: RPCRDMA_VERSION_1 (default), _AUTO or _2 */
+	int rdma_version;
 	bool progress; /* live line on stderr */
 	bool json;
 	uint32_t verify_every; /* check every Nth payload of each slot (1: all) */

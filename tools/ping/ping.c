@@ -36,7 +36,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rpcrdma-ping HOST [-p PORT] [-P PROG] [-V VERS] [-c COUNT] [-i INTERVAL]\n"
-		"                   [-w TIMEOUT] [-q]\n"
+		"                   [-w TIMEOUT] [-q] [--rdma-version 1|2|auto]\n"
 		"       rpcrdma-ping -h | --help | --version\n"
 		"  Calls procedure 0 (NULL) of PROG/VERS over RPC-over-RDMA (softiwarp, or\n"
 		"  $RPCRDMA_PROVIDER) and prints each round-trip time, like rpcinfo -T.\n"
@@ -47,6 +47,9 @@ static void usage(FILE *f)
 		"  -i INTERVAL  seconds between calls (default 1)\n"
 		"  -w TIMEOUT   seconds to wait for the connection and each reply (default 5)\n"
 		"  -q           print only the summary\n"
+		"  --rdma-version 1|2|auto\n"
+		"               RPC-over-RDMA version: 1 (default), 2 (Version Two only)\n"
+		"               or auto (Version Two, Version One if the server has only it)\n"
 		"  -h, --help   print this help and exit\n"
 		"  --version    print the rpcrdma library version and exit\n"
 		"Exit status: 0 if a call succeeded, 1 otherwise, 2 on bad usage.\n",
@@ -168,6 +171,7 @@ int main(int argc, char **argv)
 	struct rpcrdma_clnt_opts co = {0};
 	struct rpcrdma_clnt *c = NULL;
 	unsigned long sent = 0, ok = 0;
+	enum rpcrdma_version_policy rdma_version = RPCRDMA_VERSION_1;
 	bool quiet = false;
 	const char *host, *prog_str = NULL;
 	char prog_buf[16];
@@ -177,6 +181,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'v'},
+	    {"rdma-version", required_argument, NULL, 'R'},
 	    {NULL, 0, NULL, 0},
 	};
 
@@ -208,6 +213,18 @@ int main(int argc, char **argv)
 			timeout = strtod(optarg, &end);
 			if (*end || end == optarg || !(timeout > 0 && timeout <= 3600))
 				goto bad;
+			break;
+		case 'R':
+			if (!strcmp(optarg, "1"))
+				rdma_version = RPCRDMA_VERSION_1;
+			else if (!strcmp(optarg, "2"))
+				rdma_version = RPCRDMA_VERSION_2;
+			else if (!strcmp(optarg, "auto"))
+				rdma_version = RPCRDMA_VERSION_AUTO;
+			else {
+				usage(stderr);
+				return 2;
+			}
 			break;
 		case 'q':
 			quiet = true;
@@ -241,6 +258,10 @@ int main(int argc, char **argv)
 	co.connect_timeout_ms = (uint32_t)(timeout * 1000);
 	co.retries = 1;
 	co.credits = 1; /* one call at a time: no need for 64 receive buffers */
+	if (rdma_version != RPCRDMA_VERSION_1) {
+		co.comp_mask |= RPCRDMA_CLNT_OPT_RDMA_VERSION;
+		co.rdma_version = rdma_version;
+	}
 	t0 = now_us();
 	rc = rpcrdma_clnt_create(host, (uint16_t)port, (uint32_t)prog, (uint32_t)vers, &co, &c);
 	tconn = now_us() - t0;

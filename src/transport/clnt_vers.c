@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Requester, Version Two negotiation (the early draft §5; docs/rpcrdma2.md).
+ *
+ * With RPCRDMA_VERSION_AUTO or _2, each connection starts in Version Two:
+ * its first call goes as a Version Two message of at most 1024 bytes
+ * (the inline send threshold is held there), and it goes alone: a new
+ * connection's credit window is one call until the first reply (RFC 8166
+ * §3.3.1), which is exactly "only that one message until a reply that is
+ * not an error arrives". Then:
+ *   - a Version Two reply that is not RDMA2_ERROR: Version Two is in use,
+ *     the thresholds are the negotiated ones (4096 without private data);
+ *   - ERR_VERS with AUTO: Version One from now on, on the same connection;
+ *     the call goes again, first, in Version One (same XID: the server did
+ *     not run it);
+ *   - ERR_VERS with _2: the call fails -EPROTONOSUPPORT (its result says
+ *     ERR_VERS and the server's range) and the next call probes again;
+ *   - any other reply: the call ends with it; the next call probes again.
+ * After a reconnect the version is negotiated again: a server may have
+ * been replaced by one of another version, and the cost is one round trip.
+ * This cannot loop: a connection that drops right after an ERR_VERS only
+ * retransmits the call, which counts against the call's retries like any
+ * other retransmission (reconnect.c).
+ */
+#include <errno.h>
+
+#include "transport/requester.h"
+#include "transport/rpcrdma2_hdr.h"
+#include "transport/rpcrdma2_opt.h"
+
+/* Our transport properties (docs/rpcrdma2-extensions.md §3). */
+static void our_props(const struct rpcrdma_clnt *c, struct rpcrdma2_props *p)
+{
+	rpcrdma2_props_init(p);
+	p->present = RPCRDMA2_PROPF_MAX_SEND_SIZE | RPCRDMA2_PROPF_RECV_BUF_SIZE |
+		     RPCRDMA2_PROPF_REVERSE_DIR | RPCRDMA2_PROPF_REMOTE_INV;
+	p->max_send_size = c->inline_send;
+	p->recv_buf_size = c->inline_recv;
+	p->reverse_dir = c->bc ? RPCRDMA2_RVRSDIR_GENL : RPCRDMA2_RVRSDIR_NONE;
+	p->remote_inv = c->remote_inv;
+}
+
+/*
+ * Lock held, from the reply that completed negotiation (before that reply
+ * gives its credit back): send our properties once, as a call without a
+ * caller (a zombie slot: freed by its answer or by the connection's end).
+ * It takes a credit and an XID of the call XID space like a call; it
+ * needs a free slot, so with one slot there are no properties, and the
+ * receives posted still cover the calls on the wire (requester.h rpend).
+ */
+static void props_send(struct rpcrdma_clnt *c)
+{
+	struct rpcrdma2_props p;
+	struct rpcrdma_send_wr wr = {0};
+	struct rpcrdma_xdr x;
+	struct clnt_slot *s = NULL;
+	uint8_t opt[64];
+	uint32_t olen;
+
+	for (uint32_t i = 0; c->nfree && i < c->nslots; i++) {
+		if (!c->slots[i].in_use) {
+			s = &c->slots[i];
+			break;
+		}
+	}
+	our_props(c, &p);
+	if (!s || rpcrdma2_props_encode(opt, sizeof(opt), &p, &olen))
+		return;
+	if (s->call.mr_used)
+		c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
+	s->call.xid = xprt_xid_make(c->xid_seq++, s->index);
+	rpcrdma_xdr_init(&x, s->call.hdr, c->lim.inline_send, RPCRDMA_XDR_ENCODE);
+	if (rpcrdma2_encode_optional(&x, s->call.xid, c->nslots, RPCRDMA2_CALL,
+				     RPCRDMA2_OPTTYPE_PROPS, opt, olen))
+		return;
+	s->call.sge[0].addr = (uint64_t)(uintptr_t)s->call.hdr;
+	s->call.sge[0].length = (uint32_t)rpcrdma_xdr_getpos(&x);
+	s->call.sge[0].lkey = s->call.lkey;
+	wr.wr_id = clnt_wrid(c->gen, CLNT_WR_SEND, s->index);
+	wr.opcode = RPCRDMA_WR_SEND;
+	wr.sg = s->call.sge;
+	wr.num_sge = 1;
+	if (rpcrdma_post_send(c->ep, &wr))
+		return; /* the connection is going: its end says so */
+	c->nfree--;
+	s->in_use = true;
+	s->zombie = true;
+	s->done = false;
+	s->need_tx = false;
+	s->on_wire = true;
+	s->deadline = 0;
+	xprt_credits_sent(&c->cr);
+	c->props_xid = s->call.xid;
+	c->st.inline_bytes_tx += s->call.sge[0].length;
+}
+
+void clnt_v2_conn_up(struct rpcrdma_clnt *c)
+{
+	c->props_xid = 0;
+	if (c->vpolicy == RPCRDMA_VERSION_1) {
+		c->neg = CLNT_NEG_DONE;
+		c->rx_vers = RPCRDMA1_VERSION;
+		return;
+	}
+	c->lim.vers = RPCRDMA2_VERSION;
+	c->neg = CLNT_NEG_PROBE;
+	c->rx_vers = 0;
+	c->neg_send = c->lim.inline_send;
+	if (c->lim.inline_send > RPCRDMA2_FIRST_MSG_MAX)
+		c->lim.inline_send = RPCRDMA2_FIRST_MSG_MAX;
+}
+
+/* c->neg is CLNT_NEG_PROBE: what the reply @h to the Version Two call @s
+ * says (see clnt_v2_reply_vers). */
+static bool probe_reply(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
+			int rc)
+{
+	if (rc == 0 && h->proc == RPCRDMA2_ERROR && h->err == RPCRDMA2_ERR_VERS) {
+		if (c->vpolicy != RPCRDMA_VERSION_AUTO || h->vers_low > RPCRDMA1_VERSION)
+			return false; /* the call fails with ERR_VERS */
+		/* Draft §5: go on in the highest version both support. */
+		c->lim.vers = RPCRDMA1_VERSION;
+		c->lim.inline_send = c->neg_send;
+		c->neg = CLNT_NEG_DONE;
+		c->rx_vers = RPCRDMA1_VERSION;
+		c->st.err_vers_rx++;
+		if (h->vers == RPCRDMA1_VERSION)
+			xprt_credits_update(&c->cr, h->credit);
+		c->st.credits = c->cr.grant;
+		s->on_wire = false;
+		xprt_credits_done(&c->cr);
+		c->st.outstanding = c->cr.on_wire;
+		if (s->zombie) {
+			clnt_slot_free(c, s);
+			return true;
+		}
+		if (s->call.mr_used)
+			c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
+		if (!s->done)
+			clnt_txq_push_front(c, s);
+		return true;
+	}
+	if (rc == 0 && h->vers == RPCRDMA2_VERSION &&
+	    (h->proc == RPCRDMA2_MSG || h->proc == RPCRDMA2_NOMSG)) {
+		c->neg = CLNT_NEG_DONE;
+		c->rx_vers = RPCRDMA2_VERSION;
+		c->lim.inline_send = c->neg_send;
+		xprt_v2_raise_inline(&c->lim, c->inline_send, c->inline_recv);
+		c->st.inline_send = c->lim.inline_send;
+		c->st.inline_recv = c->lim.inline_recv;
+		if (c->v2_props)
+			props_send(c);
+	}
+	return false;
+}
+
+bool clnt_v2_reply_vers(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
+			int *rc)
+{
+	if (c->neg == CLNT_NEG_PROBE && probe_reply(c, s, h, *rc))
+		return true;
+	if (h->vers == c->rx_vers) {
+		/* negotiation just ended with this reply */
+		xprt_credits_update(&c->cr, h->credit);
+		return false;
+	}
+	/* A reply in another version than its call: only ERR_VERS reads the
+	 * same in every version (RFC 8166 §4.5.1); its credit is not used. */
+	if (!*rc && !(h->proc == RPCRDMA1_ERROR && h->err == RPCRDMA1_ERR_VERS))
+		*rc = -EPROTO;
+	return false;
+}
+
+/* An RDMA2_OPTIONAL: true when it ended a call on the wire. */
+static bool optional_msg(struct rpcrdma_clnt *c, const uint8_t *buf, const struct rpcrdma1_hdr *h,
+			 const struct xprt_v2_info *vi)
+{
+	uint32_t idx = h->xid & XID_SLOT_MASK;
+	struct clnt_slot *s = idx < c->nslots ? &c->slots[idx] : NULL;
+	struct rpcrdma2_props p;
+
+	/* Only the answer to our properties is expected: the server's, in
+	 * the REPLY direction with the xid we sent them with. Anything else
+	 * answers no call of ours (a requester answers no optional message:
+	 * it has no call of the peer's to answer) and is dropped. */
+	if (!s || !s->in_use || !s->on_wire || !s->zombie || h->xid != c->props_xid ||
+	    vi->opttype != RPCRDMA2_OPTTYPE_PROPS || vi->optdir != RPCRDMA2_REPLY) {
+		c->st.bad_headers++;
+		return false;
+	}
+	/* A bad properties message: both sides keep the defaults. */
+	if (!rpcrdma2_props_decode(buf + vi->optinfo_off, vi->optinfo_len, &p)) {
+		/* Sizes above the thresholds raise them for later messages,
+		 * within our own buffers (docs/rpcrdma2-extensions.md §3). */
+		if (p.recv_buf_size > c->lim.inline_send)
+			c->lim.inline_send =
+			    p.recv_buf_size < c->inline_send ? p.recv_buf_size : c->inline_send;
+		if (p.max_send_size > c->lim.inline_recv)
+			c->lim.inline_recv =
+			    p.max_send_size < c->inline_recv ? p.max_send_size : c->inline_recv;
+		c->st.inline_send = c->lim.inline_send;
+		c->st.inline_recv = c->lim.inline_recv;
+	} else {
+		c->st.bad_headers++;
+	}
+	xprt_credits_update(&c->cr, h->credit);
+	c->st.credits = c->cr.grant;
+	s->on_wire = false;
+	xprt_credits_done(&c->cr);
+	c->st.outstanding = c->cr.on_wire;
+	c->props_xid = 0;
+	clnt_slot_free(c, s);
+	return true;
+}
+
+int clnt_v2_decode(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t len, struct rpcrdma1_hdr *h)
+{
+	struct xprt_v2_info vi;
+	int rc = xprt_v2_decode(buf, len, h, &vi);
+
+	if (!rc && h->proc == RPCRDMA2_OPTIONAL)
+		return optional_msg(c, buf, h, &vi) ? 1 : 2;
+	/* Draft §4.2.2: a reply travels in the REPLY direction and says so;
+	 * one that does not fails its call. */
+	if (!rc && h->proc != RPCRDMA2_ERROR &&
+	    (vi.dir != RPCRDMA2_REPLY || xprt_v2_check_msg_dir(h, &vi, buf, len)))
+		rc = -EPROTO;
+	return rc;
+}
