@@ -85,17 +85,14 @@ static void fmt_addr(const void *peer, char *buf, size_t len)
 
 void rlog_emit_peer(int level, const char *side, const void *peer, const char *fmt, ...)
 {
-	char msg[512], addr[INET6_ADDRSTRLEN + 8];
-	int n;
+	char body[400], msg[512], addr[INET6_ADDRSTRLEN + 8];
 	va_list ap;
 
-	fmt_addr(peer, addr, sizeof(addr));
-	n = snprintf(msg, sizeof(msg), "%s %s: ", side, addr);
-	if (n < 0 || (size_t)n >= sizeof(msg))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
+	fmt_addr(peer, addr, sizeof(addr));
+	snprintf(msg, sizeof(msg), "%s %s: %s", side, addr, body);
 	pthread_mutex_lock(&rlog_lock);
 	/* the level may have dropped since the caller looked */
 	if (level <= __atomic_load_n(&rlog_level, __ATOMIC_RELAXED)) {
