@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "obs/obs_test.h"
 
@@ -23,6 +24,17 @@ static void dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void
 	(void)args;
 	(void)ctx;
 	if (proc == 0) {
+		rpcrdma_svc_reply(req, NULL, NULL);
+		return;
+	}
+	if (proc == OBS_SLOW) {
+		u_int ms = 0;
+
+		if (rpcrdma_svc_getargs(req, (xdrproc_t)xdr_u_int, &ms) || ms > 2000) {
+			rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+			return;
+		}
+		usleep(ms * 1000u);
 		rpcrdma_svc_reply(req, NULL, NULL);
 		return;
 	}

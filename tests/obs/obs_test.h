@@ -16,6 +16,7 @@
 #define OBS_VERS 1u
 #define OBS_ECHO 1u /* opaque<> -> the same opaque<> */
 #define OBS_READ 2u /* u_int len -> rpcrdma_bulk of len bytes (0x5a) */
+#define OBS_SLOW 3u /* u_int ms: answered (void) after that long */
 
 extern int obs_failures;
 #define OBS_CHECK(c)                                                                               \

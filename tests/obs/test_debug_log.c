@@ -7,12 +7,14 @@
  *     the RFC 8797 private data and credits, the client logs its connect
  *     with the same values and the credit grant changing from 1 to 64; a
  *     raw peer sending rdma_vers 2 makes the server log the ERR_VERS it
- *     sends; a dropped connection makes the client log the loss and the
- *     reconnect, the server the disconnect;
+ *     sends; a dropped connection under a slow call makes the client log
+ *     the loss, the reconnect and (at DEBUG) the call retransmitted, the
+ *     server the disconnect;
  *   - level OFF: nothing more reaches the callback;
  *   - the program again with RPCRDMA_DEBUG unset: stderr stays empty
  *     under the same traffic; with RPCRDMA_DEBUG=info the messages are on
- *     stderr, one "rpcrdma: " line each.
+ *     stderr, one "rpcrdma: " line each, and the DEBUG-only retransmit
+ *     is not among them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +26,17 @@
 
 #include "api/api_int.h"
 #include "obs/obs_test.h"
+
+static volatile int slow_done, slow_status = -1;
+
+static void slow_cb(struct rpcrdma_clnt *c, int status, void *res, void *arg)
+{
+	(void)c;
+	(void)res;
+	(void)arg;
+	slow_status = status;
+	__atomic_store_n(&slow_done, 1, __ATOMIC_RELEASE);
+}
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char logbuf[64 * 1024];
@@ -76,6 +89,7 @@ static uint16_t traffic(void)
 	/* rdma_vers 2: ERR_VERS whatever follows (RFC 8166 §4.5.1) */
 	const uint32_t v2[] = {0x77, 2, 1, 0, 0, 0, 0};
 	uint32_t ans[16];
+	u_int ms = 200;
 	uint16_t port = 0;
 
 	if (obs_server(NULL, &s)) {
@@ -86,7 +100,15 @@ static uint16_t traffic(void)
 	OBS_CHECK(rpcrdma_clnt_create("127.0.0.1", port, OBS_PROG, OBS_VERS, NULL, &c) == 0);
 	OBS_CHECK(rpcrdma_clnt_call(c, 0, NULL, NULL, NULL, NULL, NULL) == 0);
 	OBS_CHECK(obs_raw_exchange(port, v2, 7, ans, 16) == 7 && ans[3] == 4 && ans[4] == 1);
+	/* a slow call on the wire when the connection drops: retransmitted */
+	slow_done = 0;
+	OBS_CHECK(rpcrdma_clnt_call_async(c, OBS_SLOW, (xdrproc_t)xdr_u_int, &ms, NULL, NULL, NULL,
+					  slow_cb, NULL) == 0);
+	usleep(50000);
 	OBS_CHECK(rpcrdma_clnt_test_disconnect(c) == 0);
+	for (int i = 0; i < 500 && !__atomic_load_n(&slow_done, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	OBS_CHECK(slow_done && slow_status == 0);
 	OBS_CHECK(rpcrdma_clnt_call(c, 0, NULL, NULL, NULL, NULL, NULL) == 0);
 	rpcrdma_clnt_destroy(c);
 	usleep(100000); /* the server sees the disconnects */
@@ -154,6 +176,7 @@ int main(int argc, char **argv)
 	OBS_CHECK(logged("svc 127.0.0.1:", "RDMA_ERROR ERR_VERS sent for xid 0x77"));
 	OBS_CHECK(logged("clnt 127.0.0.1:", "connection lost"));
 	OBS_CHECK(logged("clnt 127.0.0.1:", "reconnected"));
+	OBS_CHECK(logged("clnt 127.0.0.1:", "retransmitted xid 0x"));
 	OBS_CHECK(logged("svc 127.0.0.1:", "disconnected"));
 	/* Off: the same traffic logs nothing. */
 	OBS_CHECK(rpcrdma_set_log(sink, logbuf, RPCRDMA_LOG_OFF) == 0);
@@ -169,6 +192,7 @@ int main(int argc, char **argv)
 	OBS_CHECK(strstr(err, "rpcrdma: svc 127.0.0.1:") && strstr(err, "accepted: MPA rev 2"));
 	OBS_CHECK(strstr(err, "rpcrdma: clnt 127.0.0.1:") && strstr(err, "reconnected\n"));
 	OBS_CHECK(strstr(err, "RDMA_ERROR ERR_VERS sent"));
+	OBS_CHECK(!strstr(err, "retransmitted")); /* DEBUG only */
 	OBS_CHECK(run_child(argv[0], "0", err, sizeof(err)) == 0 && err[0] == '\0');
 	if (obs_failures) {
 		fprintf(stderr, "log:\n%s", logbuf);
