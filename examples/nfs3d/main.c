@@ -109,14 +109,20 @@ static void nfs_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, 
 	free(a);
 }
 
-static void usage(void)
+/* The usage text: to stdout with exit status 0 for --help, to stderr with
+ * 2 after a bad command line. */
+static void usage(FILE *out, int status)
 {
-	fprintf(stderr, "usage: rpcrdma-nfs3d --export DIR [--port P] [--mount-port M] "
-			"[--bind ADDR] [--credits N] [--workers N] [--no-root-squash] "
-			"[--stats-file FILE] [--register]\n"
-			"  --register: register NFS v3 with the local rpcbind under netids\n"
-			"  rdma and rdma6 (RFC 8166 section 9) while running\n");
-	exit(2);
+	fprintf(out, "usage: rpcrdma-nfs3d --export DIR [--port P] [--mount-port M] "
+		     "[--bind ADDR] [--credits N] [--workers N] [--no-root-squash] "
+		     "[--stats-file FILE] [--register]\n"
+		     "       rpcrdma-nfs3d -h | --help | --version\n"
+		     "  --register: register NFS v3 with the local rpcbind under netids\n"
+		     "  rdma and rdma6 (RFC 8166 section 9), and MOUNT v3 under netid tcp,\n"
+		     "  while running\n"
+		     "  -h, --help: print this help and exit\n"
+		     "  --version: print the rpcrdma library version and exit\n");
+	exit(status);
 }
 
 static void print_stats(struct rpcrdma_svc *svc, FILE *out)
@@ -192,13 +198,15 @@ int main(int argc, char **argv)
 						 {"no-root-squash", no_argument, NULL, 'R'},
 						 {"stats-file", required_argument, NULL, 's'},
 						 {"register", no_argument, NULL, 'r'},
+						 {"help", no_argument, NULL, 'h'},
+						 {"version", no_argument, NULL, 'V'},
 						 {NULL, 0, NULL, 0}};
 	const char *dir = NULL, *bind_addr = NULL, *stats_file = NULL;
 	bool root_squash = true;
 	unsigned long port = RPCRDMA_DEFAULT_PORT, mport = 20048, credits = 64, workers = 4;
 	bool do_register = false;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "e:p:m:b:c:w:r", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "e:p:m:b:c:w:rh", longopts, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long v = optarg ? strtoul(optarg, &end, 10) : 0;
 		bool num = optarg && end && *end == '\0';
@@ -230,13 +238,19 @@ int main(int argc, char **argv)
 		case 'r':
 			do_register = true;
 			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case 'V':
+			printf("rpcrdma-nfs3d (rpcrdma) %s\n", rpcrdma_version());
+			return 0;
 		default:
-			usage();
+			usage(stderr, 2);
 		}
 	}
 	if (!dir || optind != argc || port > 65535 || mport > 65535 || credits < 1 ||
 	    credits > 1024 || workers > 64)
-		usage();
+		usage(stderr, 2);
 	nfs3d_creds_init(root_squash);
 	/* a relative --stats-file names a file from here, not from the export */
 	static char stats_abs[PATH_MAX];
@@ -278,11 +292,12 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = rpcrdma_svc_register(svc, NFS3_PROGRAM, NFS3_VERSION, nfs_dispatch, NULL);
 	if (rc == 0)
-		rc = nfs3d_mount_start(bind_addr, (uint16_t)mport, &mount_port);
+		rc = nfs3d_mount_start(bind_addr, (uint16_t)mport, do_register, &mount_port);
 	if (rc == 0)
 		rc = rpcrdma_svc_start(svc);
 	if (rc != 0) {
-		fprintf(stderr, "rpcrdma-nfs3d: start: %s\n", strerror(-rc));
+		fprintf(stderr, "rpcrdma-nfs3d: start: %s\n", rpcrdma_strerror(rc));
+		nfs3d_mount_stop();
 		rpcrdma_svc_destroy(svc);
 		return 1;
 	}
@@ -296,6 +311,7 @@ int main(int argc, char **argv)
 		}
 	}
 	rc = rpcrdma_svc_stop(svc, 3000);
+	nfs3d_mount_stop();
 	print_stats(svc, stderr);
 	save_stats(svc, stats_file);
 	rpcrdma_svc_destroy(svc);

@@ -110,7 +110,9 @@ static void mount_prog(struct svc_req *rq, SVCXPRT *xprt)
 	}
 }
 
-int nfs3d_mount_start(const char *bind_addr, uint16_t port, uint16_t *port_out)
+static bool registered; /* MOUNT v3 is in rpcbind (nfs3d_mount_stop) */
+
+int nfs3d_mount_start(const char *bind_addr, uint16_t port, bool reg, uint16_t *port_out)
 {
 	struct sockaddr_in sin;
 	socklen_t len = sizeof(sin);
@@ -133,13 +135,28 @@ int nfs3d_mount_start(const char *bind_addr, uint16_t port, uint16_t *port_out)
 		return rc;
 	}
 	SVCXPRT *xprt = svc_vc_create(fd, 0, 0);
-	/* protocol 0: not registered with rpcbind */
+	/* protocol 0: the dispatcher only, rpcbind is not told */
 	if (!xprt || !svc_register(xprt, MOUNT_PROGRAM, MOUNT_V3, mount_prog, 0)) {
 		close(fd);
 		return -EIO;
 	}
 	*port_out = ntohs(sin.sin_port);
+	if (reg) {
+		/* rpcbind's version 2 interface (pmap_set): IPPROTO_TCP maps
+		 * to netid tcp. An entry an earlier server left goes first. */
+		pmap_unset(MOUNT_PROGRAM, MOUNT_V3);
+		if (!pmap_set(MOUNT_PROGRAM, MOUNT_V3, IPPROTO_TCP, *port_out))
+			return -ECONNREFUSED;
+		registered = true;
+	}
 	return 0;
+}
+
+void nfs3d_mount_stop(void)
+{
+	if (registered)
+		pmap_unset(MOUNT_PROGRAM, MOUNT_V3);
+	registered = false;
 }
 
 void nfs3d_mount_poll(int timeout_ms)

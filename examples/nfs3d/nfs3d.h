@@ -211,8 +211,12 @@ int nfs3d_apply_sattr(const char *abs, const struct nfs3d_sattr *sa);
 
 /* Serve MOUNT v3 over TCP on @bind:@port (0: any port): returns the
  * listening port in *@port_out, or -errno. Requests are handled by
- * nfs3d_mount_poll(). */
-int nfs3d_mount_start(const char *bind, uint16_t port, uint16_t *port_out);
+ * nfs3d_mount_poll(). With @reg, MOUNT v3 is registered with the local
+ * rpcbind (netid tcp, replacing an older entry; -ECONNREFUSED when no
+ * rpcbind answers) until nfs3d_mount_stop(). */
+int nfs3d_mount_start(const char *bind, uint16_t port, bool reg, uint16_t *port_out);
+/* Unregister what nfs3d_mount_start() registered (idempotent). */
+void nfs3d_mount_stop(void);
 /* Handle MOUNT requests for up to @timeout_ms. */
 void nfs3d_mount_poll(int timeout_ms);
 /* The export's path as given on the command line, also accepted by MNT. */

@@ -40,4 +40,47 @@ enum rpcrdma_version_policy {
  * public ones, and src/librpcrdma.map versions them. */
 #define RPCRDMA_API __attribute__((visibility("default")))
 
+RPCRDMA_EXTERN_C_BEGIN
+
+/*
+ * Debug log: what happens per connection, for both the client and the
+ * server, as one line of text per event. Off by default.
+ *
+ *   RPCRDMA_LOG_ERR    connections lost, refused or rejected, completion
+ *                      errors, Terminates, RDMA_ERRORs sent and received
+ *   RPCRDMA_LOG_INFO   and connects, accepts (MPA revision, CRC, IRD/ORD,
+ *                      RFC 8797 private data and the inline sizes agreed,
+ *                      credits granted), disconnects, reconnects, changes
+ *                      of the credit grant a client receives
+ *   RPCRDMA_LOG_DEBUG  and every call retransmitted after a reconnect
+ *
+ * The environment variable RPCRDMA_DEBUG, read once when the library is
+ * loaded, sets the starting level (0-3 or off, err, info, debug); its
+ * messages go to stderr as "rpcrdma: <message>". When the level is off a
+ * log point costs one compare of a global: nothing is formatted.
+ */
+enum rpcrdma_log_level {
+	RPCRDMA_LOG_OFF = 0,
+	RPCRDMA_LOG_ERR = 1,
+	RPCRDMA_LOG_INFO = 2,
+	RPCRDMA_LOG_DEBUG = 3,
+};
+
+/* A log sink: @msg is one message without a trailing newline, valid during
+ * the call. Called from library threads (progress, leader) with the log's
+ * own lock held, one message at a time; it must not call
+ * rpcrdma_set_log(). */
+typedef void (*rpcrdma_log_fn)(int level, const char *msg, void *arg);
+
+/*
+ * Send messages up to @level to @fn(level, msg, @arg), or to stderr when
+ * @fn is NULL; @level RPCRDMA_LOG_OFF turns the log off. Replaces the
+ * RPCRDMA_DEBUG setting for the whole process. Once this returns the
+ * previous sink is never called again. -EINVAL if @level is not one of
+ * enum rpcrdma_log_level.
+ */
+RPCRDMA_API int rpcrdma_set_log(rpcrdma_log_fn fn, void *arg, int level);
+
+RPCRDMA_EXTERN_C_END
+
 #endif

@@ -209,6 +209,54 @@ RPCRDMA_API void rpcrdma_svc_destroy(struct rpcrdma_svc *svc);
 /* Counters summed over every connection since creation. */
 RPCRDMA_API int rpcrdma_svc_stats(struct rpcrdma_svc *svc, struct rpcrdma_xprt_stats *st);
 
+/*
+ * One connection's counters, since it was accepted (the names and meanings
+ * of struct rpcrdma_xprt_stats, server side). A retransmitted call is not
+ * counted apart: it arrives on a new connection with its old XID, and the
+ * server keeps no reply cache to recognise it (RFC 8166 §3.3 leaves that to
+ * the ULP).
+ */
+struct rpcrdma_svc_conn_stats {
+	uint32_t comp_mask;           /* reserved, 0 */
+	uint32_t id;                  /* 1, 2, ... in the order connections were accepted */
+	struct sockaddr_storage peer; /* the client's address (AF_UNSPEC if unknown) */
+	uint32_t connected;           /* 1 while established, 0 once it went down */
+	uint32_t credits;             /* credits granted to this client (RFC 8166 §3.3.1) */
+	uint32_t inline_send;         /* inline thresholds agreed (RFC 8797) */
+	uint32_t inline_recv;
+	uint32_t outstanding; /* calls received and not answered yet */
+	uint32_t reserved;
+	uint64_t calls;   /* RPC calls received (their headers decoded) */
+	uint64_t replies; /* replies sent */
+	/* bytes_in = inline_bytes_rx + read_bytes; bytes_out =
+	 * inline_bytes_tx + write_bytes + reply_bytes */
+	uint64_t bytes_in, bytes_out;
+	uint64_t inline_bytes_rx, inline_bytes_tx; /* Sends, transport headers included */
+	uint64_t short_msgs;                       /* replies sent inline (RDMA_MSG) */
+	uint64_t long_calls;                       /* calls in a Position-Zero Read chunk */
+	uint64_t long_replies;                     /* replies in the Reply chunk (RDMA_NOMSG) */
+	uint64_t read_chunks, read_bytes;          /* pulled by RDMA Read */
+	uint64_t write_chunks, write_bytes;        /* RDMA Written into Write chunks */
+	uint64_t reply_chunks, reply_bytes;        /* RDMA Written into Reply chunks */
+	uint64_t err_vers_tx, err_chunk_tx;        /* RDMA_ERRORs sent, by kind (RFC 8166 §4.5) */
+	uint64_t bad_headers;                      /* transport headers refused */
+	uint64_t rpc_errors;                       /* RPC replies other than SUCCESS */
+};
+
+/* Called once per connection by rpcrdma_svc_conn_foreach(); a non-zero
+ * return stops the iteration and is returned by it. */
+typedef int (*rpcrdma_svc_conn_fn)(const struct rpcrdma_svc_conn_stats *cs, void *arg);
+
+/*
+ * Call @fn(cs, @arg) for each connection the server holds now (established,
+ * or down with calls still being answered), oldest first, with a snapshot
+ * of its counters. The snapshot is taken under the server's lock and @fn
+ * runs after it is released, so @fn may call into the server. 0, -EINVAL,
+ * -ENOMEM, or what @fn returned to stop.
+ */
+RPCRDMA_API int rpcrdma_svc_conn_foreach(struct rpcrdma_svc *svc, rpcrdma_svc_conn_fn fn,
+					 void *arg);
+
 /* ---- inside a dispatch function ---- */
 
 RPCRDMA_API uint32_t rpcrdma_svc_req_xid(const struct rpcrdma_svc_req *req);

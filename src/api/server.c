@@ -224,6 +224,47 @@ int rpcrdma_svc_stats(struct rpcrdma_svc *s, struct rpcrdma_xprt_stats *st)
 	return 0;
 }
 
+/* Lock held: connection @c's counters as the API shows them. */
+static void conn_snapshot(const struct svc_conn *c, struct rpcrdma_svc_conn_stats *cs)
+{
+	*cs = c->cst;
+	cs->calls = __atomic_load_n(&c->cst.calls, __ATOMIC_RELAXED);
+	cs->peer = c->peer;
+	cs->connected = c->up;
+	cs->credits = c->svc->credits;
+	cs->inline_send = c->lim.inline_send;
+	cs->inline_recv = c->lim.inline_recv;
+	cs->outstanding = c->held;
+	cs->bytes_in = cs->inline_bytes_rx + cs->read_bytes;
+	cs->bytes_out = cs->inline_bytes_tx + cs->write_bytes + cs->reply_bytes;
+}
+
+int rpcrdma_svc_conn_foreach(struct rpcrdma_svc *s, rpcrdma_svc_conn_fn fn, void *arg)
+{
+	struct rpcrdma_svc_conn_stats *v;
+	uint32_t n = 0;
+	int rc = 0;
+
+	if (!s || !fn)
+		return -EINVAL;
+	futex_mutex_lock(&s->lock);
+	v = calloc(s->nconns ? s->nconns : 1, sizeof(*v));
+	if (!v) {
+		futex_mutex_unlock(&s->lock);
+		return -ENOMEM;
+	}
+	/* the list is newest first: fill from the end for oldest first */
+	n = s->nconns;
+	for (const struct svc_conn *c = s->conns; c && n; c = c->next)
+		conn_snapshot(c, &v[--n]);
+	n = s->nconns;
+	futex_mutex_unlock(&s->lock);
+	for (uint32_t i = 0; i < n && !rc; i++)
+		rc = fn(&v[i], arg);
+	free(v);
+	return rc;
+}
+
 #ifdef RPCRDMA_TEST_HOOKS
 void rpcrdma_svc_set_testhook(struct rpcrdma_svc *s, const struct svc_testhook *h)
 {

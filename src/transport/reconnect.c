@@ -23,6 +23,7 @@
 #include "transport/backchannel_hooks.h"
 #include "transport/requester.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 /* RFC 6581 §9 IRD/ORD we advertise (conn_open). */
 #define CLNT_IRD    128u
@@ -116,6 +117,13 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 				c->st.inline_send = lim.inline_send;
 				c->st.inline_recv = lim.inline_recv;
 				c->st.remote_invalidate = lim.remote_inv;
+				RLOG_PEER(RPCRDMA_LOG_INFO, "clnt", &c->addr,
+					  "connected: MPA rev %u, CRC %s, peer IRD %u ORD %u, "
+					  "private data %u bytes, inline send %u recv %u, "
+					  "remote invalidation %s",
+					  ev.mpa_rev, ev.crc ? "on" : "off", ev.ird, ev.ord,
+					  ev.private_data_len, lim.inline_send, lim.inline_recv,
+					  lim.remote_inv ? "on" : "off");
 				c->st.connections = 1;
 				xprt_credits_reset(&c->cr);
 				c->st.credits = c->cr.grant;
@@ -143,6 +151,7 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 		drain_cq(c);
 	}
 fail:
+	RLOG_PEER(RPCRDMA_LOG_ERR, "clnt", &c->addr, "connect failed: %s", rlog_errname(rc));
 	rpcrdma_ep_destroy(ep);
 	/* Drop the flush completions of the endpoint we just destroyed. */
 	drain_cq(c);
@@ -159,6 +168,7 @@ void clnt_conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	c->nrpend = 0; /* the new connection posts every receive */
 	c->st.conn_errors++;
 	c->st.connections = 0;
+	RLOG_PEER(RPCRDMA_LOG_ERR, "clnt", &c->addr, "connection lost");
 	if (c->bc)
 		bc_clnt_down(c->bc); /* RFC 8167 §5.4: the server sends again */
 	/* Retransmit in XID-sequence order, ahead of calls never sent. */
@@ -266,10 +276,13 @@ void clnt_reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		c->attempts = 0;
 		c->state = C_UP;
 		c->st.reconnects++;
+		RLOG_PEER(RPCRDMA_LOG_INFO, "clnt", &c->addr, "reconnected");
 		clnt_kick_tx(c, cbl);
 	} else if (expired && !c->stop) {
 		clnt_check_timeouts(c, cbl);
 	} else {
+		RLOG_PEER(RPCRDMA_LOG_ERR, "clnt", &c->addr, "gave up reconnecting: %s",
+			  rlog_errname(rc));
 		c->attempts = 0;
 		c->state = C_DEAD;
 		c->txq_head = c->txq_tail = NULL;

@@ -261,17 +261,17 @@ static int reply_writes(struct svc_conn *c, struct rpcrdma_svc_req *r, size_t ml
 		if (!rc)
 			rc = write_segments(c, r, r->wmr[k], it->base, it->len,
 					    &rch->wsegs[wc->first], wc->nsegs);
-		s->st.write_chunks++;
-		s->st.write_bytes += it->len;
+		SVC_COUNT(c, write_chunks, 1);
+		SVC_COUNT(c, write_bytes, it->len);
 	}
 	if (!rc && long_reply) {
 		rc = xprt_mr_use(s->pd, &r->lmr, r->lrep.buf, mlen, 0);
 		if (!rc)
 			rc = write_segments(c, r, r->lmr, r->lrep.buf, mlen, rch->reply,
 					    rch->nreply);
-		s->st.long_replies++;
-		s->st.reply_chunks++;
-		s->st.reply_bytes += mlen;
+		SVC_COUNT(c, long_replies, 1);
+		SVC_COUNT(c, reply_chunks, 1);
+		SVC_COUNT(c, reply_bytes, mlen);
 	}
 #ifdef RPCRDMA_TEST_HOOKS
 	if (!rc && r->writes_pending && s->hook.on_reply_writes &&
@@ -302,16 +302,16 @@ static int reply_post(struct svc_conn *c, struct rpcrdma_svc_req *r,
 	 * provider step. */
 	svc_req_end(r, false);
 	if (!long_reply) {
-		s->st.short_msgs++;
-		s->st.inline_bytes_tx += hsize + mlen;
+		SVC_COUNT(c, short_msgs, 1);
+		SVC_COUNT(c, inline_bytes_tx, hsize + mlen);
 	}
 	if (inv)
 		s->st.remote_invalidations++;
 	rc = svc_post_send(c, sidx, long_reply ? hsize : hsize + mlen, inv, r->ridx);
 	if (!rc)
-		s->st.replies++;
+		SVC_COUNT(c, replies, 1);
 	if (rep->reply_stat != RPCRDMA_RPC_MSG_ACCEPTED || rep->accept_stat != RPCRDMA_RPC_SUCCESS)
-		s->st.rpc_errors++;
+		SVC_COUNT(c, rpc_errors, 1);
 	return rc;
 }
 
@@ -427,11 +427,11 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 	/* Receive first, then the Send (transport/responder.h): both in
 	 * one provider step. */
 	svc_req_end(r, false);
-	s->st.short_msgs++;
-	s->st.inline_bytes_tx += hl + mlen;
+	SVC_COUNT(c, short_msgs, 1);
+	SVC_COUNT(c, inline_bytes_tx, hl + mlen);
 	rc = svc_post_send(c, sidx, hl + mlen, 0, r->ridx);
 	if (!rc)
-		s->st.replies++;
+		SVC_COUNT(c, replies, 1);
 	futex_mutex_unlock(&s->lock);
 	return rc;
 }

@@ -31,6 +31,7 @@
 #include "transport/backchannel_hooks.h"
 #include "transport/requester.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 static void txq_push(struct rpcrdma_clnt *c, struct clnt_slot *s)
 {
@@ -150,8 +151,11 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
 	if (rc)
 		return rc;
 	s->on_wire = true;
-	if (xprt_slot_sent(&s->result, k))
+	if (xprt_slot_sent(&s->result, k)) {
 		c->st.retransmits++;
+		RLOG_PEER(RPCRDMA_LOG_DEBUG, "clnt", &c->addr, "retransmitted xid %#x",
+			  s->call.xid);
+	}
 	XPRT_COUNT_SENT(c->st, &c->cr, k);
 	c->st.write_chunks += k->nwrite;
 	return 0;
@@ -353,6 +357,9 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	} else if (!(c->bc && h->proc == RPCRDMA1_ERROR)) {
 		xprt_credits_update(&c->cr, h->credit);
 	}
+	if (RLOG_ON(RPCRDMA_LOG_INFO) && c->st.credits != c->cr.grant)
+		rlog_emit_peer(RPCRDMA_LOG_INFO, "clnt", &c->addr, "credits granted %u (was %u)",
+			       c->cr.grant, c->st.credits);
 	c->st.credits = c->cr.grant;
 	s->on_wire = false;
 	xprt_credits_done(&c->cr);
@@ -386,6 +393,9 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	} else {
 		st = xprt_reply_process(&s->call, buf, len, h, &s->result);
 		if (h->proc == RPCRDMA1_ERROR) {
+			RLOG_PEER(RPCRDMA_LOG_ERR, "clnt", &c->addr,
+				  "RDMA_ERROR %s received for xid %#x",
+				  h->err == RPCRDMA1_ERR_VERS ? "ERR_VERS" : "ERR_CHUNK", h->xid);
 			if (h->err == RPCRDMA1_ERR_VERS)
 				c->st.err_vers_rx++;
 			else

@@ -167,6 +167,9 @@ struct svc_conn {
 	struct rpcrdma_svc_req *rdq_head, *rdq_tail;
 	/* the client's address (CONNECT_REQUEST), rpcrdma_svc_req_caller() */
 	struct sockaddr_storage peer;
+	/* this connection's counters (SVC_COUNT; calls is atomic: workers
+	 * count it without the lock), and its number (1, 2, ...) */
+	struct rpcrdma_svc_conn_stats cst;
 	struct svc_conn *next;
 };
 
@@ -224,7 +227,8 @@ struct rpcrdma_svc {
 	 * its reply leaves at once instead of being held (progress thread
 	 * only). */
 	bool batch_last;
-	uint64_t ncalls; /* st.calls, counted without the lock (atomic) */
+	uint64_t ncalls;   /* st.calls, counted without the lock (atomic) */
+	uint32_t conn_ids; /* connections accepted so far (their cst.id) */
 	/* The progress thread's event loop (svc_loop.c), and the calls its
 	 * current iteration made ready (progress thread only). */
 	struct evloop loop;
@@ -239,6 +243,14 @@ struct rpcrdma_svc {
 };
 
 /* ---- small helpers of every step (static inline: the hot path) ---- */
+
+/* Lock held: count @n in the server's totals and in connection @c's own
+ * counters (rpcrdma_svc_conn_foreach). */
+#define SVC_COUNT(c, field, n)                                                                     \
+	do {                                                                                       \
+		(c)->svc->st.field += (n);                                                         \
+		(c)->cst.field += (n);                                                             \
+	} while (0)
 
 static inline uint64_t svc_wrid(uint32_t kind, uint32_t idx)
 {

@@ -20,6 +20,7 @@
 #include "transport/backchannel_hooks.h"
 #include "transport/responder.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 /* ------------------------------------------------------------------ */
 /* Sending (lock held)                                                 */
@@ -129,10 +130,12 @@ void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err, uint32_t ver
 	if (len < 0 || svc_post_send(c, sidx, (size_t)len, 0, -1)) {
 		return;
 	}
+	RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer, "RDMA_ERROR %s sent for xid %#x",
+		  err == RPCRDMA1_ERR_VERS ? "ERR_VERS" : "ERR_CHUNK", xid);
 	if (err == RPCRDMA1_ERR_VERS)
-		s->st.err_vers_tx++;
+		SVC_COUNT(c, err_vers_tx, 1);
 	else
-		s->st.err_chunk_tx++;
+		SVC_COUNT(c, err_chunk_tx, 1);
 }
 
 static void repost_recv(struct svc_conn *c, uint32_t idx)
@@ -203,7 +206,7 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	s->st.outstanding++;
 	if (s->st.outstanding > s->st.max_outstanding)
 		s->st.max_outstanding = s->st.outstanding;
-	s->st.inline_bytes_rx += len;
+	SVC_COUNT(c, inline_bytes_rx, len);
 #ifdef RPCRDMA_TEST_HOOKS
 	if (s->hook.on_recv)
 		s->hook.on_recv(s->hook.arg, buf, len);
@@ -213,7 +216,7 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		return;
 	}
 	if (len < RPCRDMA1_FIXED_SIZE) {
-		s->st.bad_headers++;
+		SVC_COUNT(c, bad_headers, 1);
 		svc_refuse(c, r, 0); /* nothing to answer to */
 		return;
 	}
@@ -227,7 +230,7 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	}
 	if (rc == -EPROTONOSUPPORT) {
 		/* RFC 8166 §4.5.1: whatever follows, answer ERR_VERS. */
-		s->st.bad_headers++;
+		SVC_COUNT(c, bad_headers, 1);
 		svc_refuse(c, r, RPCRDMA1_ERR_VERS);
 		return;
 	}
@@ -240,7 +243,7 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	if (rc || r->h.proc == RPCRDMA1_MSGP || rpcrdma1_check_call(&r->h)) {
 		/* RFC 8166 §4.5.2: unparseable header or unusable chunks
 		 * (MSGP too: Linux answers it ERR_CHUNK). */
-		s->st.bad_headers++;
+		SVC_COUNT(c, bad_headers, 1);
 		svc_refuse(c, r, RPCRDMA1_ERR_CHUNK);
 		return;
 	}
@@ -262,14 +265,14 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		return;
 	}
 	svc_splice_size(r);
-	s->st.read_chunks += nchunks;
-	s->st.read_bytes += total;
+	SVC_COUNT(c, read_chunks, nchunks);
+	SVC_COUNT(c, read_bytes, total);
 	if (r->p0len)
-		s->st.long_calls++;
+		SVC_COUNT(c, long_calls, 1);
 	svc_pull_or_queue(c, r);
 	return;
 chunk_err:
-	s->st.bad_headers++;
+	SVC_COUNT(c, bad_headers, 1);
 	svc_refuse(c, r, RPCRDMA1_ERR_CHUNK);
 }
 
@@ -281,6 +284,8 @@ void svc_conn_wc(struct svc_conn *c, const struct rpcrdma_wc *wc, struct rpcrdma
 	bool ok = wc->status == RPCRDMA_WC_SUCCESS;
 
 	if (!ok && wc->status != RPCRDMA_WC_WR_FLUSH_ERR) {
+		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer, "completion error (status %d)",
+			  (int)wc->status);
 		s->st.conn_errors++;
 		svc_conn_fail(c);
 	}
@@ -382,6 +387,8 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	int rc;
 
 	if (s->stopping || s->nconns >= s->max_conns) {
+		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &ev->peer, "connection rejected: %s",
+			  s->stopping ? "server stopping" : "max_conns reached");
 		rpcrdma_reject(ev->req, NULL, 0);
 		return;
 	}
@@ -392,6 +399,7 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	}
 	c->svc = s;
 	c->peer = ev->peer;
+	c->cst.id = ++s->conn_ids;
 	c->nrecv = s->credits + bc_svc_extra_recvs(s->bc);
 	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024. */
 	xprt_negotiate(ev->private_data, ev->private_data_len, s->inline_send, s->inline_recv,
@@ -437,15 +445,24 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 		rc = xprt_pdata_build(pdata, sizeof(pdata), s->inline_send, s->inline_recv,
 				      s->remote_inv);
 	if (rc) {
+		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &ev->peer, "connection rejected: %s",
+			  rlog_errname(rc));
 		rpcrdma_reject(ev->req, NULL, 0);
 		conn_destroy(c);
 		return;
 	}
 	rc = rpcrdma_accept(ev->req, c->ep, pdata, sizeof(pdata));
 	if (rc) {
+		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &ev->peer, "accept failed: %s", rlog_errname(rc));
 		conn_destroy(c);
 		return;
 	}
+	RLOG_PEER(RPCRDMA_LOG_INFO, "svc", &ev->peer,
+		  "accepted: MPA rev %u, CRC %s, peer IRD %u ORD %u, private data %u bytes, "
+		  "inline send %u recv %u, remote invalidation %s, credits granted %u",
+		  ev->mpa_rev, ev->crc || s->mpa_crc ? "on" : "off", ev->ird, ev->ord,
+		  ev->private_data_len, c->lim.inline_send, c->lim.inline_recv,
+		  c->lim.remote_inv ? "on" : "off", s->credits);
 	if (s->bc)
 		c->bc = bc_svc_conn_new(s->bc, c->ep, &c->lim); /* NULL: no backchannel */
 	c->next = s->conns;
@@ -495,6 +512,7 @@ void svc_conn_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow)
 			if (c && !c->up) {
 				c->up = true;
 				s->st.connections++;
+				RLOG_PEER(RPCRDMA_LOG_INFO, "svc", &c->peer, "connected");
 			}
 			break;
 		case RPCRDMA_EV_DISCONNECTED:
@@ -508,6 +526,7 @@ void svc_conn_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow)
 					bc_svc_conn_down(c->bc); /* RFC 8167 §5.4 */
 				if (c->up)
 					s->st.connections--;
+				RLOG_PEER(RPCRDMA_LOG_INFO, "svc", &c->peer, "disconnected");
 				c->up = false;
 				/* Flushed Reads end their requests;
 				 * the rest end as they are answered. */
@@ -516,8 +535,13 @@ void svc_conn_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow)
 			break;
 		case RPCRDMA_EV_TERMINATE:
 			c = conn_of(s, ev.ep);
-			if (c)
+			if (c) {
 				s->st.conn_errors++;
+				RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer,
+					  "Terminate %s: layer %u type %u code %u",
+					  ev.term_local ? "sent" : "received", ev.term_layer,
+					  ev.term_etype, ev.term_code);
+			}
 			break;
 		default:
 			break;

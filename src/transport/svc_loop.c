@@ -47,6 +47,7 @@ static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 		return;
 	}
 	__atomic_fetch_add(&s->ncalls, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->conn->cst.calls, 1, __ATOMIC_RELAXED);
 	if (rpcrdma_rpc_check_call(&r->call, RPCRDMA_RPC_FLAVORS_DEFAULT, &rep) == 1) {
 		svc_reply_msg(r, &rep, NULL, NULL);
 		return;

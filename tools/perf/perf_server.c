@@ -11,7 +11,9 @@
  *     CPUs on the server side).
  * The procedures are the same code for all three (perf_*_1_svc below).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -20,6 +22,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -305,6 +308,55 @@ static int pin_process(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
+/* One row of the connection table (print_conns). */
+static int print_conn(const struct rpcrdma_svc_conn_stats *cs, void *arg)
+{
+	char host[INET6_ADDRSTRLEN] = "?", peer[INET6_ADDRSTRLEN + 8];
+	uint16_t port = 0;
+
+	if (cs->peer.ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)&cs->peer;
+
+		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+		port = ntohs(sin->sin_port);
+	} else if (cs->peer.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 =
+		    (const struct sockaddr_in6 *)(const void *)&cs->peer;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		port = ntohs(s6->sin6_port);
+	}
+	snprintf(peer, sizeof(peer), cs->peer.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host,
+		 port);
+	printf("%-5u %-24s %-5s %7u %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64
+	       " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %8" PRIu64 " %9" PRIu64 "\n",
+	       cs->id, peer, cs->connected ? "up" : "down", cs->credits, cs->calls, cs->replies,
+	       cs->bytes_in, cs->bytes_out, cs->read_chunks, cs->write_chunks, cs->reply_chunks,
+	       cs->err_vers_tx, cs->err_chunk_tx);
+	(void)arg;
+	return 0;
+}
+
+/* SIGUSR1 and exit: one row per connection (rpcrdma_svc_conn_foreach),
+ * then the server's totals since it started (connections gone included). */
+static void print_conns(void)
+{
+	struct rpcrdma_xprt_stats t;
+
+	printf("%-5s %-24s %-5s %7s %10s %10s %12s %12s %6s %6s %6s %8s %9s\n", "conn", "peer",
+	       "state", "credits", "calls", "replies", "bytes_in", "bytes_out", "read", "write",
+	       "reply", "err_vers", "err_chunk");
+	rpcrdma_svc_conn_foreach(g_svc, print_conn, NULL);
+	if (rpcrdma_svc_stats(g_svc, &t) == 0)
+		printf("%-5s %-24s %-5s %7u %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64
+		       " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %8" PRIu64 " %9" PRIu64 "\n",
+		       "total", "-", "-", t.credits, t.calls, t.replies,
+		       t.inline_bytes_rx + t.read_bytes,
+		       t.inline_bytes_tx + t.write_bytes + t.reply_bytes, t.read_chunks,
+		       t.write_chunks, t.reply_chunks, t.err_vers_tx, t.err_chunk_tx);
+	fflush(stdout);
+}
+
 int perf_server_main(const struct perf_server_opts *o)
 {
 	struct rpcrdma_svc_opts so = {0};
@@ -343,6 +395,7 @@ int perf_server_main(const struct perf_server_opts *o)
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGINT);
 	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGUSR1); /* print the connection table */
 	pthread_sigmask(SIG_BLOCK, &ss, NULL);
 
 	so.comp_mask = RPCRDMA_SVC_OPT_CREDITS | RPCRDMA_SVC_OPT_WORKERS | RPCRDMA_SVC_OPT_MPA_CRC |
@@ -389,8 +442,13 @@ int perf_server_main(const struct perf_server_opts *o)
 	       o->busy ? " busy-poll" : "", o->bind ? " bind " : "", o->bind ? o->bind : "");
 	fflush(stdout);
 
-	while (sigwait(&ss, &sig) != 0)
-		;
+	for (;;) {
+		if (sigwait(&ss, &sig) != 0)
+			continue;
+		print_conns();
+		if (sig != SIGUSR1)
+			break;
+	}
 	/* a wedged library must not keep the process: SIGALRM's default
 	 * action ends it if the graceful stop takes more than 10 s */
 	alarm(10);

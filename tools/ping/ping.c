@@ -40,7 +40,8 @@ static void usage(FILE *f)
 		"       rpcrdma-ping -h | --help | --version\n"
 		"  Calls procedure 0 (NULL) of PROG/VERS over RPC-over-RDMA (softiwarp, or\n"
 		"  $RPCRDMA_PROVIDER) and prints each round-trip time, like rpcinfo -T.\n"
-		"  -p PORT      server port (default %u)\n"
+		"  -p PORT      server port (default: with -P, the port the host's rpcbind\n"
+		"               has for PROG/VERS under netid rdma or rdma6, else %u)\n"
 		"  -P PROG      program number (default 0x%x, rpcrdma-perf)\n"
 		"  -V VERS      program version (default %u)\n"
 		"  -c COUNT     calls to make (default 1; 0 = until interrupted)\n"
@@ -174,6 +175,7 @@ int main(int argc, char **argv)
 	enum rpcrdma_version_policy rdma_version = RPCRDMA_VERSION_1;
 	bool quiet = false;
 	const char *host, *prog_str = NULL;
+	bool port_given = false, prog_given;
 	char prog_buf[16];
 	char *end;
 	int opt, rc;
@@ -190,6 +192,7 @@ int main(int argc, char **argv)
 		case 'p':
 			if (parse_ul(optarg, 65535, &port) || !port)
 				goto bad;
+			port_given = true;
 			break;
 		case 'P':
 			if (parse_ul(optarg, UINT32_MAX, &prog))
@@ -245,6 +248,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	host = argv[optind];
+	prog_given = prog_str != NULL;
 	if (!prog_str) {
 		snprintf(prog_buf, sizeof(prog_buf), "%lu", prog);
 		prog_str = prog_buf;
@@ -261,6 +265,19 @@ int main(int argc, char **argv)
 	if (rdma_version != RPCRDMA_VERSION_1) {
 		co.comp_mask |= RPCRDMA_CLNT_OPT_RDMA_VERSION;
 		co.rdma_version = rdma_version;
+	}
+	if (prog_given && !port_given) {
+		/* RFC 8166 §9: ask the host's rpcbind; without an entry, the
+		 * RPC-over-RDMA port */
+		uint16_t p16;
+
+		rc = rpcrdma_rpcb_getport(host, (uint32_t)prog, (uint32_t)vers,
+					  co.connect_timeout_ms, &p16);
+		if (rc == 0)
+			port = p16;
+		else
+			fprintf(stderr, "rpcrdma-ping: rpcbind on %s: %s; trying port %lu\n", host,
+				rpcrdma_strerror(rc), port);
 	}
 	t0 = now_us();
 	rc = rpcrdma_clnt_create(host, (uint16_t)port, (uint32_t)prog, (uint32_t)vers, &co, &c);
