@@ -23,7 +23,9 @@
  *   - READDIRPLUS of dir2000 with a 64 KiB reply size: long replies by
  *     Reply chunk (RDMA_NOMSG), 2,000 entries;
  *   - one READDIRPLUS of 32 KiB through the TI-RPC CLIENT adapter with an
- *     AUTH_SYS cl_auth: the adapter's own Reply chunk carries it.
+ *     AUTH_SYS cl_auth: the adapter's own Reply chunk carries it;
+ *   - a second client configured for Version Two with fallback: ERR_VERS,
+ *     then Version One on the same connection (v2_fallback below).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -111,6 +113,102 @@ static int read_bulk(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *
 	IOP_CHECK(r.status == NFS3_OK && r.count == len && r.data.len == len);
 	IOP_EXPECT(r.data.base == buf);
 	IOP_EXPECT(res->write_chunks == 1 && res->recv_bulk_len[0] == len);
+	return 0;
+}
+
+/*
+ * Version Two negotiation against a Version One server (issue 15, draft
+ * §5): a second client configured RPCRDMA_VERSION_AUTO sends its first
+ * call in Version Two; nfsd answers RDMA_ERROR ERR_VERS and the client goes
+ * on in Version One on the same connection. Asserted: NULL, READ 1 MiB by
+ * Write chunk (cksum = the guest's), WRITE 1 MiB by Read chunk to
+ * write-clnt (the same bytes as above, so interop_write_verify still
+ * holds) read back identical; the stats show exactly one ERR_VERS
+ * received, no reconnect, no bad header.
+ */
+static int v2_fallback(const struct iop_env *env, const struct iop_fh *dir, uint8_t *buf,
+		       uint8_t *src)
+{
+	struct rpcrdma_clnt_opts co = {0};
+	struct rpcrdma_clnt *cl = NULL;
+	struct rpcrdma_call_result res;
+	struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RESULT, .result = &res};
+	struct rpcrdma_xprt_stats st;
+	struct iop_fh f;
+	char ck[600];
+	uint32_t want = 0;
+	uint64_t size = 0;
+	int rc;
+
+	co.comp_mask = RPCRDMA_CLNT_OPT_PROVIDER | RPCRDMA_CLNT_OPT_MPA_CRC |
+		       RPCRDMA_CLNT_OPT_TIMEOUT | RPCRDMA_CLNT_OPT_RDMA_VERSION;
+	co.provider = "softiwarp";
+	co.mpa_crc = 0;
+	co.timeout_ms = 15000;
+	co.rdma_version = RPCRDMA_VERSION_AUTO;
+	co.rdma_props = 1;
+	iop_clnt_auth_root(&co);
+	rc = rpcrdma_clnt_create("127.0.0.1", env->rdma_port, NFS_PROGRAM, NFS_V3, &co, &cl);
+	printf("v2 auto: rpcrdma_clnt_create: %d (%s)\n", rc, rpcrdma_strerror(rc));
+	IOP_CHECK(rc == 0);
+
+	/* the same NULL call as the first client's, synchronously */
+	memset(&res, 0, sizeof(res));
+	rc = rpcrdma_clnt_call(cl, NFSPROC3_NULL, (xdrproc_t)xdr_nothing, NULL,
+			       (xdrproc_t)xdr_nothing, NULL, &o);
+	IOP_EXPECT(rpcrdma_clnt_stats(cl, &st) == 0);
+	printf("v2 auto: first call NULL: %d (%s), transmissions %u, rdma_err %u; "
+	       "ERR_VERS received %llu\n",
+	       rc, rpcrdma_strerror(rc), res.transmissions, res.rdma_err,
+	       (unsigned long long)st.err_vers_rx);
+	IOP_EXPECT(rc == 0 && st.err_vers_rx == 1);
+
+	snprintf(ck, sizeof(ck), "%s/export.cksum", env->guest_out);
+	IOP_EXPECT(iop_cksum_lookup(ck, "read-1m", &want, &size) == 0 && size == MIB);
+	memset(buf, 0, MIB);
+	memset(&res, 0, sizeof(res));
+	if (iop_clnt_lookup(cl, dir, "read-1m", &f) == 0 &&
+	    read_bulk(cl, &f, buf, MIB, &res, true) == 0) {
+		printf("v2 auto: read-1m cksum %u (guest %u)\n", iop_cksum(buf, MIB), want);
+		IOP_EXPECT(iop_cksum(buf, MIB) == want);
+	}
+
+	if (iop_clnt_lookup(cl, dir, "write-clnt", &f) == 0) {
+		struct write_args a = {
+		    .file = iop_fh3(&f), .offset = 0, .count = MIB, .stable = FILE_SYNC};
+		WRITE3res r;
+
+		iop_fill(src, MIB, 0xc1c1);
+		a.data.base = src;
+		a.data.len = MIB;
+		memset(&r, 0, sizeof(r));
+		memset(&res, 0, sizeof(res));
+		rc = rpcrdma_clnt_call(cl, NFSPROC3_WRITE, (xdrproc_t)xdr_write_args, &a,
+				       (xdrproc_t)xdr_WRITE3res, &r, &o);
+		printf("v2 auto: WRITE 1 MiB: %d (%s), nfsstat3 %d count %u; %u Read chunk(s)\n",
+		       rc, rpcrdma_strerror(rc), r.status, r.WRITE3res_u.resok.count,
+		       res.read_chunks);
+		IOP_EXPECT(rc == 0 && r.status == NFS3_OK && r.WRITE3res_u.resok.count == MIB);
+		IOP_EXPECT(res.read_chunks == 1);
+		memset(buf, 0, MIB);
+		memset(&res, 0, sizeof(res));
+		if (rc == 0 && read_bulk(cl, &f, buf, MIB, &res, true) == 0) {
+			printf("v2 auto: write-clnt read back %s, cksum %u\n",
+			       memcmp(buf, src, MIB) ? "DIFFERENT" : "identical",
+			       iop_cksum(buf, MIB));
+			IOP_EXPECT(memcmp(buf, src, MIB) == 0);
+		}
+	}
+
+	IOP_EXPECT(rpcrdma_clnt_stats(cl, &st) == 0);
+	printf("v2 auto: stats: %llu calls %llu replies, ERR_VERS received %llu, %llu reconnects, "
+	       "%llu bad headers, %llu conn errors\n",
+	       (unsigned long long)st.calls, (unsigned long long)st.replies,
+	       (unsigned long long)st.err_vers_rx, (unsigned long long)st.reconnects,
+	       (unsigned long long)st.bad_headers, (unsigned long long)st.conn_errors);
+	IOP_EXPECT(st.err_vers_rx == 1 && st.reconnects == 0 && st.bad_headers == 0 &&
+		   st.calls == st.replies);
+	rpcrdma_clnt_destroy(cl);
 	return 0;
 }
 
@@ -441,6 +539,8 @@ int main(void)
 			clnt_destroy(tc);
 		}
 	}
+
+	(void)v2_fallback(&env, &dir, buf, src);
 
 out:
 	if (cl && rpcrdma_clnt_stats(cl, &st) == 0)
