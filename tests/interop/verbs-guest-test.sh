@@ -2,7 +2,12 @@
 # run-guest.sh puts first): the verbs provider on siw, then on rxe, then
 # softiwarp for comparison. Each step's output is in /peer/out/STEP.log;
 # /peer/out/results.txt has one "STEP rc=N" line per step.
-# env: VERBS_TESTS  the test programs in /peer/bin to run on each device
+# env: VERBS_TESTS  the test programs in /peer/bin to run on each device,
+#      comma-separated (GUEST_ENV splits on spaces)
+# Devices sit on eth0 and are reached at 10.0.2.15: rdma_cm routes neither
+# siw on lo nor rxe for 127.0.0.1 (a first run: -ENOENT and -ENODEV), and
+# the e2e programs connect to 127.0.0.1, so they fail until they can be
+# given another address.
 set -u
 out=/peer/out
 bin=/peer/bin
@@ -45,7 +50,7 @@ modprobe siw
 modprobe rdma_rxe
 for kind in siw rxe; do
 	case $kind in
-	siw) dev=siw0 net=lo addr=127.0.0.1 ;;
+	siw) dev=siw0 net=eth0 addr=10.0.2.15 ;;
 	rxe) dev=rxe0 net=eth0 addr=10.0.2.15 ;;
 	esac
 	if ! rdma link add "$dev" type "$kind" netdev "$net" >"$out/$kind-link.log" 2>&1; then
@@ -60,7 +65,8 @@ for kind in siw rxe; do
 	} >>"$out/$kind-link.log" 2>&1
 	export RPCRDMA_PROVIDER=verbs:$dev
 	tools "$kind" "$addr"
-	for t in ${VERBS_TESTS:-}; do
+	tl=${VERBS_TESTS:-}
+	for t in ${tl//,/ }; do
 		step "$kind-$t" 300 "$bin/$t"
 	done
 	unset RPCRDMA_PROVIDER

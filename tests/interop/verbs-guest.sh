@@ -1,8 +1,8 @@
 #!/bin/bash
 # The verbs provider on real kernel RDMA devices (issue 18): boots the
 # interop guest (harness/) once and, in it, runs host-built programs over
-# the verbs provider on the kernel's siw (iWARP, on lo) and rxe (RoCEv2, on
-# eth0): rpcrdma-ping and rpcrdma-perf (NULL, 1 MiB WRITE by Read chunk,
+# the verbs provider on the kernel's siw (iWARP) and rxe (RoCEv2), each in turn
+# on eth0: rpcrdma-ping and rpcrdma-perf (NULL, 1 MiB WRITE by Read chunk,
 # 1 MiB READ by Write chunk) against an rpcrdma-perf server, the
 # transport's e2e test programs given on the command line, and the same
 # rpcrdma-perf runs over softiwarp in the guest for comparison. The guest's
@@ -50,7 +50,7 @@ accel=tcg
 echo "[verbs] guest run ($accel): programs $tests"
 # no_timer_check: a loaded host makes TCG miss the boot's timer check
 SHARE_FILES=$stage NAME=verbs CMDLINE_EXTRA=no_timer_check HOSTFWD_PORT=${VERBS_HOSTFWD_PORT:-24149} ACCEL=$accel \
-	TIMEOUT=${VERBS_GUEST_TIMEOUT:-1500} GUEST_ENV="VERBS_TESTS=${tests# }" \
+	TIMEOUT=${VERBS_GUEST_TIMEOUT:-1500} GUEST_ENV="VERBS_TESTS=$(echo $tests | tr ' ' ,)" \
 	bash "$here/harness/run-guest.sh" "$here/verbs-guest-test.sh" "$out" >"$out/run.log" 2>&1
 rc=$?
 cat "$out/run.log"

@@ -103,7 +103,7 @@ static bool flushes_pending(const struct vep *e)
 	if (e->rq.tail != e->rq.head)
 		return true;
 	for (uint32_t q = e->sq.head; q != e->sq.tail; q++)
-		if (e->sq.s[q % e->sq.size].signaled)
+		if (e->sq.s[q % e->sq.size].signaled || e->sq.s[q % e->sq.size].quiet)
 			return true;
 	return false;
 }

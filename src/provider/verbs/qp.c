@@ -15,7 +15,10 @@
  * receives); the caller's wr_id and the opcode stay in the slot, because a
  * verbs completion in error has no opcode and an unsignaled Send never
  * completes on its own: a completion retires its slot and every earlier
- * one. Completions find their endpoint by QP number, so those of a
+ * one. A caller may leave every Send unsignaled (our client does: a reply
+ * proves delivery), but a verbs send queue frees its slots only through a
+ * signaled completion: so every half queue we signal one ourselves and
+ * keep its success quiet. Completions find their endpoint by QP number, so those of a
  * destroyed endpoint are dropped instead of naming freed memory.
  */
 #include <arpa/inet.h>
@@ -303,7 +306,11 @@ static int hw_post_send(struct vep *e, uint32_t seq, const struct rpcrdma_send_w
 	switch (w->opcode) {
 	case RPCRDMA_WR_SEND:
 		wr.opcode = IBV_WR_SEND;
-		if (w->flags & RPCRDMA_SEND_INVALIDATE) {
+		/* InfiniBand and RoCE cannot invalidate an ibv_reg_mr region
+		 * remotely (only fast-registered ones: rxe fails the receive,
+		 * RNICs the connection), so there the peer invalidates
+		 * locally: RFC 8797 §4 lets a responder use a plain Send. */
+		if ((w->flags & RPCRDMA_SEND_INVALIDATE) && e->dev->iwarp) {
 			wr.opcode = IBV_WR_SEND_WITH_INV;
 			wr.invalidate_rkey = w->invalidate_stag;
 		}
@@ -319,7 +326,7 @@ static int hw_post_send(struct vep *e, uint32_t seq, const struct rpcrdma_send_w
 		wr.wr.rdma.remote_addr = w->remote_offset;
 		wr.wr.rdma.rkey = w->remote_stag;
 	}
-	if (w->flags & RPCRDMA_SEND_SIGNALED)
+	if ((w->flags & RPCRDMA_SEND_SIGNALED) || e->sq.s[seq % e->sq.size].quiet)
 		wr.send_flags |= IBV_SEND_SIGNALED;
 	if (w->flags & RPCRDMA_SEND_SOLICITED)
 		wr.send_flags |= IBV_SEND_SOLICITED;
@@ -504,6 +511,9 @@ int verbs_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr)
 	s->opcode = wc_op_of[wr->opcode];
 	s->length = len;
 	s->signaled = (wr->flags & RPCRDMA_SEND_SIGNALED) != 0;
+	s->quiet = !s->signaled && seq - e->sq.last_sig >= e->sq.size / 2;
+	if (s->signaled || s->quiet)
+		e->sq.last_sig = seq;
 	count_send(e, wr, len);
 	if (e->state != VEP_CONNECTED) {
 		s->pending = true;
@@ -574,6 +584,10 @@ bool verbs_wc_translate(struct vdev *d, const struct ibv_wc *in, struct rpcrdma_
 	if (seq - r->head >= r->tail - r->head)
 		return false; /* not outstanding (flushed by us already) */
 	s = &r->s[seq % r->size];
+	if (!recv && s->quiet && in->status == IBV_WC_SUCCESS) {
+		r->head = seq + 1; /* our own signal: retires, says nothing */
+		return false;
+	}
 	memset(out, 0, sizeof(*out));
 	out->wr_id = s->wr_id;
 	out->opcode = s->opcode;

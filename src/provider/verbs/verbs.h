@@ -124,6 +124,7 @@ struct vslot {
 	enum rpcrdma_wc_opcode opcode;
 	uint32_t length;
 	bool pending, signaled;
+	bool quiet;                /* signaled by us only: its success is not reported */
 	struct rpcrdma_send_wr wr; /* pending sends: the request (sg -> sgl) */
 	struct rpcrdma_sge *sgl;   /* pending: the SGE copies (max_*_sge) */
 	uint32_t nsge;
@@ -134,6 +135,7 @@ struct vring {
 	struct rpcrdma_sge *sges;
 	uint32_t size, max_sge;
 	uint32_t head, tail, posted; /* sequence numbers: retired, next, handed to the QP */
+	uint32_t last_sig;           /* the last signaled Send's sequence number */
 };
 
 struct vep {
