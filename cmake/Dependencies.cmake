@@ -16,9 +16,20 @@ set_target_properties(rpcrdma::isal PROPERTIES
 # libfabric: only the benchmark's comparison program (tcp provider).
 pkg_check_modules(FABRIC IMPORTED_TARGET libfabric)
 
-# rdma-core: the optional verbs provider for real RNICs.
+# rdma-core: the optional verbs provider for real RNICs (RPCRDMA_VERBS).
 pkg_check_modules(IBVERBS IMPORTED_TARGET libibverbs)
 pkg_check_modules(RDMACM IMPORTED_TARGET librdmacm)
+set(rpcrdma_verbs_default OFF)
+if(IBVERBS_FOUND AND RDMACM_FOUND)
+  set(rpcrdma_verbs_default ON)
+endif()
+option(RPCRDMA_VERBS "Build the verbs provider (needs libibverbs-dev and librdmacm-dev)"
+       ${rpcrdma_verbs_default})
+if(RPCRDMA_VERBS AND NOT (IBVERBS_FOUND AND RDMACM_FOUND))
+  message(FATAL_ERROR "RPCRDMA_VERBS=ON needs libibverbs and librdmacm (apt-get install "
+                      "libibverbs-dev librdmacm-dev)")
+endif()
+message(STATUS "verbs provider (rdma-core): ${RPCRDMA_VERBS}")
 
 find_program(RPCGEN_EXECUTABLE rpcgen)
 find_program(TSHARK_EXECUTABLE tshark)

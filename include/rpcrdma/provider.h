@@ -3,8 +3,9 @@
  * The RDMA provider interface (DESIGN §2): a small verbs-like API behind
  * opaque handles. Everything above it (the RPC-over-RDMA transport, tools,
  * tests) uses only this header and never knows which provider it runs on:
- * "softiwarp" (iWARP in user space over TCP, the default) or, later, "verbs"
- * (rdma-core).
+ * "softiwarp" (iWARP in user space over TCP, the default) or "verbs"
+ * (rdma-core: libibverbs and librdmacm, for RNICs and the kernel's siw and
+ * rxe; built when their headers are found).
  *
  * Conventions kept by every function here:
  *   - returns 0 (or a count, where said) on success, a negative errno on
@@ -83,11 +84,27 @@ enum rpcrdma_dev_flags {
 
 enum rpcrdma_dev_attr_mask {
 	RPCRDMA_DEV_ATTR_FLAGS = 1u << 0,
+	RPCRDMA_DEV_ATTR_DEVICE = 1u << 1,
 };
 
 struct rpcrdma_dev_attr {
 	uint32_t comp_mask; /* RPCRDMA_DEV_ATTR_* */
 	uint32_t flags;     /* RPCRDMA_DEV_F_* (default 0) */
+	/* RPCRDMA_DEV_ATTR_DEVICE: the device to open, by the name
+	 * rpcrdma_dev_list() gives ("siw0", "rxe0", "mlx5_0"); default (or
+	 * NULL, ""): the provider's first device. softiwarp has one device,
+	 * named "softiwarp". Not kept after rpcrdma_dev_open() returns. */
+	const char *device;
+};
+
+/* One device of a provider (rpcrdma_dev_list()). */
+struct rpcrdma_dev_info {
+	uint32_t comp_mask; /* reserved, 0 */
+	char name[64];      /* what RPCRDMA_DEV_ATTR_DEVICE takes */
+	char transport[16]; /* "iWARP", "InfiniBand", "RoCE", "unknown" */
+	uint64_t node_guid; /* host order; 0 when the device has none */
+	uint32_t ports;     /* physical ports (0 when unknown) */
+	bool active;        /* port 1 is ACTIVE (softiwarp: always) */
 };
 
 /* What a device can do; filled by rpcrdma_dev_query(). */
@@ -108,12 +125,24 @@ struct rpcrdma_dev_caps {
 /*
  * Open provider @name: "softiwarp" (also the default when @name is NULL or
  * "", unless the environment variable RPCRDMA_PROVIDER names another) or
- * "verbs". @attr may be NULL. -ENOENT if no such provider is built in,
- * -ENODEV if it exists but has no usable device. The caller owns *@out and
- * releases it with rpcrdma_dev_close() after every object made from it.
+ * "verbs". "PROVIDER:DEVICE" (e.g. "verbs:rxe0") also picks the device, as
+ * RPCRDMA_DEV_ATTR_DEVICE does (which wins when both are given); so does
+ * RPCRDMA_PROVIDER=verbs:rxe0. @attr may be NULL. -ENOENT if no such
+ * provider is built in, -ENODEV if it exists but has no usable device (or
+ * none of that name). The caller owns *@out and releases it with
+ * rpcrdma_dev_close() after every object made from it.
  */
 RPCRDMA_API int rpcrdma_dev_open(const char *name, const struct rpcrdma_dev_attr *attr,
 				 struct rpcrdma_dev **out);
+/*
+ * The devices of provider @name (NULL or "": as rpcrdma_dev_open() picks
+ * it; a ":DEVICE" suffix is ignored), like ibv_devices: fills the first
+ * min(@n, count) entries of @out (@out may be NULL when @n is 0) and
+ * returns the count, 0 when the provider has no device (a verbs provider on
+ * a host without RDMA hardware or siw/rxe). -ENOENT: no such provider built
+ * in; -EINVAL: @n < 0, or @out NULL with @n > 0.
+ */
+RPCRDMA_API int rpcrdma_dev_list(const char *name, struct rpcrdma_dev_info *out, int n);
 /* Close. -EBUSY (and nothing freed) while PDs, CQs, event channels,
  * endpoints or listeners of this device still exist. */
 RPCRDMA_API int rpcrdma_dev_close(struct rpcrdma_dev *dev);

@@ -133,10 +133,14 @@ struct rpcrdma_dev_ops {
 };
 
 /* A provider known to the registry. open() builds a device; it may return
- * -ENODEV when the provider is built in but has no usable device. */
+ * -ENODEV when the provider is built in but has no usable device (or none
+ * named attr->device). list() is rpcrdma_dev_list() for this provider; NULL
+ * means the provider has exactly one device, named after the provider, and
+ * open() then sees no RPCRDMA_DEV_ATTR_DEVICE (registry.c checks the name). */
 struct rpcrdma_provider {
 	const char *name;
 	int (*open)(const struct rpcrdma_dev_attr *attr, struct rpcrdma_dev **out);
+	int (*list)(struct rpcrdma_dev_info *out, int n);
 };
 
 /* Replace every NULL op in @ops by its -EOPNOTSUPP dummy (dummy_ops.c). */
@@ -144,5 +148,8 @@ void rpcrdma_prov_fill_dummies(struct rpcrdma_dev_ops *ops);
 
 /* The built-in providers (softiwarp always; verbs when built). */
 extern const struct rpcrdma_provider rpcrdma_softiwarp_provider;
+#ifdef RPCRDMA_HAVE_VERBS
+extern const struct rpcrdma_provider rpcrdma_verbs_provider;
+#endif
 
 #endif

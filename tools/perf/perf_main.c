@@ -32,6 +32,8 @@ static void usage(FILE *f)
 	    "                           [--verify-every N] [--connections N]\n"
 	    "                           [--rdma-version 1|2|auto]\n"
 	    "       rpcrdma-perf -h | --help | --version\n"
+	    "  both: [-d DEV | --device DEV] the RDMA device (rpcrdma-ping --list-devices),\n"
+	    "  on the verbs provider unless $RPCRDMA_PROVIDER names another\n"
 	    "\n"
 	    "server: serves RPC-over-RDMA on --port (default %u; 0 picks one), ONC RPC over\n"
 	    "  TCP with libtirpc's svc_run on --tcp-port (default 20050) and with a process\n"
@@ -60,6 +62,21 @@ static void usage(FILE *f)
 	    "  only that).\n"
 	    "  (server --test-corrupt answers with wrong data: for tests of the checks.)\n",
 	    RPCRDMA_DEFAULT_PORT);
+}
+
+/* -d DEV: the provider named by RPCRDMA_PROVIDER (verbs when unset) on
+ * device DEV, for the server and the client alike ("PROVIDER:DEVICE",
+ * rpcrdma_dev_open(3)). */
+static int set_device(const char *dev)
+{
+	const char *p = getenv("RPCRDMA_PROVIDER");
+	char buf[128];
+
+	if (!*dev || strchr(dev, ':'))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%.*s:%s", p && *p ? (int)strcspn(p, ":") : 5,
+		 p && *p ? p : "verbs", dev);
+	return setenv("RPCRDMA_PROVIDER", buf, 1) ? -errno : 0;
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -148,6 +165,7 @@ enum {
 	O_CORRUPT,
 	O_REGISTER,
 	O_RDMA_VERSION,
+	O_DEVICE,
 };
 
 static const struct option longopts[] = {
@@ -181,6 +199,7 @@ static const struct option longopts[] = {
     {"test-corrupt", no_argument, NULL, O_CORRUPT},
     {"register", no_argument, NULL, O_REGISTER},
     {"rdma-version", required_argument, NULL, O_RDMA_VERSION},
+    {"device", required_argument, NULL, O_DEVICE},
     {NULL, 0, NULL, 0},
 };
 
@@ -241,10 +260,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	optind = server ? 2 : 3;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hd:", longopts, NULL)) != -1) {
 		uint32_t v = 0;
 
 		switch (c) {
+		case 'd':
+		case O_DEVICE:
+			if (set_device(optarg))
+				return bad("device", optarg);
+			break;
 		case O_PORT:
 			if (parse_port(optarg, &so.port))
 				return bad("port", optarg);

@@ -36,7 +36,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rpcrdma-ping HOST [-p PORT] [-P PROG] [-V VERS] [-c COUNT] [-i INTERVAL]\n"
-		"                   [-w TIMEOUT] [-q] [--rdma-version 1|2|auto]\n"
+		"                   [-w TIMEOUT] [-d DEVICE] [-q] [--rdma-version 1|2|auto]\n"
+		"       rpcrdma-ping --list-devices\n"
 		"       rpcrdma-ping -h | --help | --version\n"
 		"  Calls procedure 0 (NULL) of PROG/VERS over RPC-over-RDMA (softiwarp, or\n"
 		"  $RPCRDMA_PROVIDER) and prints each round-trip time, like rpcinfo -T.\n"
@@ -47,10 +48,13 @@ static void usage(FILE *f)
 		"  -c COUNT     calls to make (default 1; 0 = until interrupted)\n"
 		"  -i INTERVAL  seconds between calls (default 1)\n"
 		"  -w TIMEOUT   seconds to wait for the connection and each reply (default 5)\n"
+		"  -d DEVICE    RDMA device to use (verbs provider unless $RPCRDMA_PROVIDER\n"
+		"               names another), as --list-devices names it, e.g. rxe0\n"
 		"  -q           print only the summary\n"
 		"  --rdma-version 1|2|auto\n"
 		"               RPC-over-RDMA version: 1 (default), 2 (Version Two only)\n"
 		"               or auto (Version Two, Version One if the server has only it)\n"
+		"  --list-devices  list the RDMA devices of every provider, like ibv_devices\n"
 		"  -h, --help   print this help and exit\n"
 		"  --version    print the rpcrdma library version and exit\n"
 		"Exit status: 0 if a call succeeded, 1 otherwise, 2 on bad usage.\n",
@@ -124,9 +128,58 @@ static bool host_resolves(const char *host)
 	return true;
 }
 
-static void connect_error(const char *host, unsigned long port, int rc)
+/* The providers rpcrdma knows of, built in or not. */
+static const char *const known_providers[] = {"softiwarp", "verbs"};
+
+static bool provider_known(const char *prov)
 {
-	const char *prov = getenv("RPCRDMA_PROVIDER");
+	size_t n = strcspn(prov, ":");
+
+	for (size_t i = 0; i < sizeof(known_providers) / sizeof(known_providers[0]); i++)
+		if (strlen(known_providers[i]) == n && strncmp(known_providers[i], prov, n) == 0)
+			return true;
+	return false;
+}
+
+/* --list-devices: every provider's devices, like ibv_devices. */
+static int list_devices(void)
+{
+	printf("%-10s %-16s %-11s %-18s %s\n", "provider", "device", "transport", "node GUID",
+	       "port 1");
+	for (size_t i = 0; i < sizeof(known_providers) / sizeof(known_providers[0]); i++) {
+		struct rpcrdma_dev_info info[32];
+		const char *p = known_providers[i];
+		int n = rpcrdma_dev_list(p, info, 32);
+
+		if (n == -ENOENT) {
+			printf("%-10s (not built into this librpcrdma: it needs libibverbs-dev and "
+			       "librdmacm-dev at build time)\n",
+			       p);
+			continue;
+		}
+		if (n < 0) {
+			printf("%-10s (cannot list: %s)\n", p, rpcrdma_strerror(n));
+			continue;
+		}
+		if (n == 0)
+			printf("%-10s (no RDMA device: no adapter, and neither siw nor rxe set up "
+			       "with `rdma link add`)\n",
+			       p);
+		for (int j = 0; j < n && j < 32; j++) {
+			char guid[24] = "-";
+
+			if (info[j].node_guid)
+				snprintf(guid, sizeof(guid), "%016llx",
+					 (unsigned long long)info[j].node_guid);
+			printf("%-10s %-16s %-11s %-18s %s\n", p, info[j].name, info[j].transport,
+			       guid, info[j].active ? "ACTIVE" : "down");
+		}
+	}
+	return 0;
+}
+
+static void connect_error(const char *host, unsigned long port, int rc, const char *prov)
+{
 
 	switch (rc) {
 	case -ECONNREFUSED:
@@ -150,12 +203,25 @@ static void connect_error(const char *host, unsigned long port, int rc)
 			host, port);
 		break;
 	case -ENOENT:
-		if (host_resolves(host))
+		if (!host_resolves(host))
+			fprintf(stderr, "rpcrdma-ping: %s: unknown host\n", host);
+		else if (prov && provider_known(prov))
+			fprintf(stderr,
+				"rpcrdma-ping: RDMA provider '%.*s' is not built into this "
+				"librpcrdma (it needs libibverbs-dev and librdmacm-dev at build "
+				"time)\n",
+				(int)strcspn(prov, ":"), prov);
+		else
 			fprintf(stderr,
 				"rpcrdma-ping: unknown RDMA provider '%s' (RPCRDMA_PROVIDER)\n",
 				prov ? prov : "");
-		else
-			fprintf(stderr, "rpcrdma-ping: %s: unknown host\n", host);
+		break;
+	case -ENODEV:
+		fprintf(stderr,
+			"rpcrdma-ping: RDMA provider '%s' has no usable device%s (rpcrdma-ping "
+			"--list-devices shows them)\n",
+			prov ? prov : "softiwarp",
+			prov && strchr(prov, ':') ? " of that name" : "");
 		break;
 	default:
 		fprintf(stderr, "rpcrdma-ping: %s port %lu: %s\n", host, port,
@@ -174,9 +240,9 @@ int main(int argc, char **argv)
 	unsigned long sent = 0, ok = 0;
 	enum rpcrdma_version_policy rdma_version = RPCRDMA_VERSION_1;
 	bool quiet = false;
-	const char *host, *prog_str = NULL;
+	const char *host, *prog_str = NULL, *device = NULL, *prov = getenv("RPCRDMA_PROVIDER");
 	bool port_given = false, prog_given;
-	char prog_buf[16];
+	char prog_buf[16], prov_buf[128];
 	char *end;
 	int opt, rc;
 
@@ -184,10 +250,11 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'v'},
 	    {"rdma-version", required_argument, NULL, 'R'},
+	    {"list-devices", no_argument, NULL, 'L'},
 	    {NULL, 0, NULL, 0},
 	};
 
-	while ((opt = getopt_long(argc, argv, "p:P:V:c:i:w:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:P:V:c:i:w:d:qh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (parse_ul(optarg, 65535, &port) || !port)
@@ -229,9 +296,16 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'd':
+			if (!*optarg || strchr(optarg, ':'))
+				goto bad;
+			device = optarg;
+			break;
 		case 'q':
 			quiet = true;
 			break;
+		case 'L':
+			return list_devices();
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -279,11 +353,20 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rpcrdma-ping: rpcbind on %s: %s; trying port %lu\n", host,
 				rpcrdma_strerror(rc), port);
 	}
+	if (device) {
+		/* "PROVIDER:DEVICE" (provider.h): -d alone means verbs */
+		snprintf(prov_buf, sizeof(prov_buf), "%.*s:%s",
+			 prov && *prov ? (int)strcspn(prov, ":") : 5,
+			 prov && *prov ? prov : "verbs", device);
+		prov = prov_buf;
+		co.comp_mask |= RPCRDMA_CLNT_OPT_PROVIDER;
+		co.provider = prov;
+	}
 	t0 = now_us();
 	rc = rpcrdma_clnt_create(host, (uint16_t)port, (uint32_t)prog, (uint32_t)vers, &co, &c);
 	tconn = now_us() - t0;
 	if (rc) {
-		connect_error(host, port, rc);
+		connect_error(host, port, rc, prov);
 		return 1;
 	}
 	if (!quiet)

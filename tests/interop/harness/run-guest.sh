@@ -20,8 +20,13 @@
 #   HOST_HOOK       a script run on the host when the guest creates
 #                   /peer/out/ready-host (env: HOSTFWD_PORT, SHARE, OUT);
 #                   when it ends, /peer/host-done appears in the guest
+#   SHARE_FILES     a host folder whose contents are copied into the share
+#                   (the guest's /peer) before the boot: host-built programs
 #   ACCEL=tcg|kvm   (default tcg) MEM=2048 SMP=2 TIMEOUT=900 (seconds)
 #   PEER_IP=10.0.2.15/24  eth0 address in the guest
+#   CMDLINE_EXTRA   more kernel command line (e.g. no_timer_check: under
+#                   TCG on a loaded host the kernel's IO-APIC timer check
+#                   can fail and panic the boot)
 # exit: 0 when the script exited 0 in the guest, else 1 (or QEMU's status)
 set -euo pipefail
 script=${1:?usage: run-guest.sh SCRIPT [OUTDIR]}
@@ -37,6 +42,9 @@ for f in vmlinuz initramfs.cpio.gz guest.img; do
 done
 rm -rf "$share"
 mkdir -p "$share/out"
+if [ -n "${SHARE_FILES:-}" ]; then
+	cp -a "$SHARE_FILES/." "$share/"
+fi
 {
 	echo '#!/bin/bash'
 	for kv in ${GUEST_ENV:-}; do printf 'export %q\n' "$kv"; done
@@ -63,7 +71,7 @@ echo "[run] $name: accel $accel, 127.0.0.1:$port -> guest 20049, share $share"
 timeout "${TIMEOUT:-900}" qemu-system-x86_64 "${accel_opts[@]}" -machine q35 \
 	-m "${MEM:-2048}" -smp "${SMP:-2}" -nographic -no-reboot -monitor none \
 	-serial "file:$log" -kernel "$PEER_DIR/vmlinuz" -initrd "$PEER_DIR/initramfs.cpio.gz" \
-	-append "console=ttyS0 root=/dev/vda rw quiet loglevel=4 panic=-1 peer.ip=${PEER_IP:-10.0.2.15/24}" \
+	-append "console=ttyS0 root=/dev/vda rw quiet loglevel=4 panic=-1 peer.ip=${PEER_IP:-10.0.2.15/24} ${CMDLINE_EXTRA:-}" \
 	-drive "file=$PEER_DIR/guest.img,if=virtio,format=raw,snapshot=on" \
 	-virtfs "local,path=$share,mount_tag=peer,security_model=none" \
 	-netdev "$netdev" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56 &
