@@ -295,6 +295,38 @@ static int reply_rpc_check(const struct clnt_slot *s, const uint8_t *buf, uint32
 	return ntohl(w[0]) != s->call.xid ? 1 : 0;
 }
 
+/* The statistics of a decoded reply @h whose processing returned @st. */
+static inline void reply_count(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr *h, int st)
+{
+	if (h->proc == RPCRDMA1_ERROR) {
+		RLOG_PEER(RPCRDMA_LOG_ERR, "clnt", &c->addr, "RDMA_ERROR %s received for xid %#x",
+			  h->err == RPCRDMA1_ERR_VERS ? "ERR_VERS" : "ERR_CHUNK", h->xid);
+		if (h->err == RPCRDMA1_ERR_VERS)
+			c->st.err_vers_rx++;
+		else
+			c->st.err_chunk_rx++;
+		return;
+	}
+	if (h->proc == RPCRDMA1_NOMSG)
+		c->st.long_replies++;
+	for (uint32_t i = 0; i < h->chunks.nwrites; i++) {
+		uint64_t w;
+
+		if (!rpcrdma1_write_chunk_length(&h->chunks, i, &w))
+			c->st.write_bytes += w;
+	}
+	if (h->chunks.reply_present) {
+		uint64_t w;
+
+		if (!rpcrdma1_reply_chunk_length(&h->chunks, &w))
+			c->st.reply_bytes += w;
+	}
+	if (st == -EBADMSG)
+		c->st.decode_errors++;
+	else if (st)
+		c->st.rpc_errors++;
+}
+
 /* A received message that is not a reverse call. True when it ended a call
  * on the wire (its receive is given back with the next call, see rpend);
  * false when it was dropped (a reply to no call on the wire, a duplicate,
@@ -392,34 +424,7 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 			st = -EBADMSG;
 	} else {
 		st = xprt_reply_process(&s->call, buf, len, h, &s->result);
-		if (h->proc == RPCRDMA1_ERROR) {
-			RLOG_PEER(RPCRDMA_LOG_ERR, "clnt", &c->addr,
-				  "RDMA_ERROR %s received for xid %#x",
-				  h->err == RPCRDMA1_ERR_VERS ? "ERR_VERS" : "ERR_CHUNK", h->xid);
-			if (h->err == RPCRDMA1_ERR_VERS)
-				c->st.err_vers_rx++;
-			else
-				c->st.err_chunk_rx++;
-		} else {
-			if (h->proc == RPCRDMA1_NOMSG)
-				c->st.long_replies++;
-			for (uint32_t i = 0; i < h->chunks.nwrites; i++) {
-				uint64_t w;
-
-				if (!rpcrdma1_write_chunk_length(&h->chunks, i, &w))
-					c->st.write_bytes += w;
-			}
-			if (h->chunks.reply_present) {
-				uint64_t w;
-
-				if (!rpcrdma1_reply_chunk_length(&h->chunks, &w))
-					c->st.reply_bytes += w;
-			}
-			if (st == -EBADMSG)
-				c->st.decode_errors++;
-			else if (st)
-				c->st.rpc_errors++;
-		}
+		reply_count(c, h, st);
 	}
 	c->st.replies++;
 	clnt_slot_complete(c, s, st, cbl);

@@ -89,7 +89,9 @@ void rlog_emit_peer(int level, const char *side, const void *peer, const char *f
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(body, sizeof(body), fmt, ap);
+	/* clang-analyzer 14 reports ap uninitialized here although va_start
+	 * is the line above (a false positive of valist.Uninitialized) */
+	vsnprintf(body, sizeof(body), fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
 	va_end(ap);
 	fmt_addr(peer, addr, sizeof(addr));
 	snprintf(msg, sizeof(msg), "%s %s: %s", side, addr, body);
