@@ -219,6 +219,7 @@ enum rpcrdma_clnt_opt_mask {
 	RPCRDMA_CLNT_OPT_AUTH = 1u << 11,           /* auth_flavor, auth_sys */
 	RPCRDMA_CLNT_OPT_TIRPC_REPLY = 1u << 12,    /* tirpc_reply_size */
 	RPCRDMA_CLNT_OPT_RDMA_VERSION = 1u << 13,   /* rdma_version, rdma_props */
+	RPCRDMA_CLNT_OPT_PRIVATE_DATA = 1u << 14,   /* private_data */
 };
 
 /* Default Reply chunk of the TI-RPC CLIENT adapter (rpcrdma_clnt_tirpc):
@@ -301,6 +302,11 @@ struct rpcrdma_clnt_opts {
 	/* Version Two only: exchange transport properties once the version
 	 * is negotiated (docs/rpcrdma2-extensions.md; default true). */
 	int rdma_props;
+	/* Send RFC 8797 private data with each connection request (default
+	 * true). 0 sends none, as a peer without RFC 8797 does: the server
+	 * then assumes 1024 bytes each way, and 4096 once Version Two is
+	 * negotiated, until transport properties raise it. */
+	int private_data;
 };
 
 /*

@@ -75,6 +75,7 @@ enum rpcrdma_svc_opt_mask {
 	RPCRDMA_SVC_OPT_MAX_WRITE_CHUNKS = 1u << 12, /* max_write_chunks */
 	RPCRDMA_SVC_OPT_RPCBIND = 1u << 13,          /* rpcbind */
 	RPCRDMA_SVC_OPT_RDMA_VERSION = 1u << 14,     /* rdma_version, rdma_props */
+	RPCRDMA_SVC_OPT_PRIVATE_DATA = 1u << 15,     /* private_data */
 };
 
 /* Server options; a zeroed struct (or NULL) means all defaults. */
@@ -139,6 +140,11 @@ struct rpcrdma_svc_opts {
 	 * (default true; false answers them ERR_INVAL_OPTION, as a server
 	 * that does not know the extension). */
 	int rdma_props;
+	/* Accept connections with RFC 8797 private data (default true). 0
+	 * accepts with none: clients then assume 1024 bytes each way, and
+	 * 4096 once Version Two is negotiated, until transport properties
+	 * raise it. */
+	int private_data;
 };
 
 /*

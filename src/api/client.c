@@ -47,6 +47,7 @@ static int apply_opts(struct rpcrdma_clnt *c, const struct rpcrdma_clnt_opts *o)
 	c->progress = RPCRDMA_PROGRESS_THREAD;
 	c->remote_inv = true;
 	c->mpa_crc = true;
+	c->pdata = !(m & RPCRDMA_CLNT_OPT_PRIVATE_DATA) || o->private_data;
 	if (m & RPCRDMA_CLNT_OPT_CREDITS) {
 		if (o->credits < 1 || o->credits > 1024)
 			return -EINVAL;

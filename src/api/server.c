@@ -30,6 +30,7 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 	s->max_pull = 16u << 20;
 	s->max_conns = 1024;
 	s->mpa_crc = true;
+	s->pdata = !(m & RPCRDMA_SVC_OPT_PRIVATE_DATA) || o->private_data;
 	s->backlog = 128;
 	if (m & RPCRDMA_SVC_OPT_CREDITS) {
 		/* RFC 8166 §3.3.1: never grant zero. */

@@ -28,18 +28,6 @@
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
 
-/* Our transport properties (docs/rpcrdma2-extensions.md §3). */
-static void our_props(const struct rpcrdma_clnt *c, struct rpcrdma2_props *p)
-{
-	rpcrdma2_props_init(p);
-	p->present = RPCRDMA2_PROPF_MAX_SEND_SIZE | RPCRDMA2_PROPF_RECV_BUF_SIZE |
-		     RPCRDMA2_PROPF_REVERSE_DIR | RPCRDMA2_PROPF_REMOTE_INV;
-	p->max_send_size = c->inline_send;
-	p->recv_buf_size = c->inline_recv;
-	p->reverse_dir = c->bc ? RPCRDMA2_RVRSDIR_GENL : RPCRDMA2_RVRSDIR_NONE;
-	p->remote_inv = c->remote_inv;
-}
-
 /*
  * Lock held, from the reply that completed negotiation (before that reply
  * gives its credit back): send our properties once, as a call without a
@@ -63,7 +51,7 @@ static void props_send(struct rpcrdma_clnt *c)
 			break;
 		}
 	}
-	our_props(c, &p);
+	xprt_v2_props_ours(&p, c->inline_send, c->inline_recv, c->bc != NULL, c->remote_inv);
 	if (!s || rpcrdma2_props_encode(opt, sizeof(opt), &p, &olen))
 		return;
 	if (s->call.mr_used)
@@ -190,14 +178,7 @@ static bool optional_msg(struct rpcrdma_clnt *c, const uint8_t *buf, const struc
 	}
 	/* A bad properties message: both sides keep the defaults. */
 	if (!rpcrdma2_props_decode(buf + vi->optinfo_off, vi->optinfo_len, &p)) {
-		/* Sizes above the thresholds raise them for later messages,
-		 * within our own buffers (docs/rpcrdma2-extensions.md §3). */
-		if (p.recv_buf_size > c->lim.inline_send)
-			c->lim.inline_send =
-			    p.recv_buf_size < c->inline_send ? p.recv_buf_size : c->inline_send;
-		if (p.max_send_size > c->lim.inline_recv)
-			c->lim.inline_recv =
-			    p.max_send_size < c->inline_recv ? p.max_send_size : c->inline_recv;
+		xprt_v2_props_apply(&c->lim, &p, c->inline_send, c->inline_recv);
 		c->st.inline_send = c->lim.inline_send;
 		c->st.inline_recv = c->lim.inline_recv;
 	} else {

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 
 #include "transport/responder.h"
+#include "transport/rpcrdma2_wire.h"
 
 /* Staging memory comes from mmap, not malloc: freed buffers go back to the
  * system (glibc would keep large freed blocks in per-thread arenas and the
@@ -312,6 +313,9 @@ void svc_pull_read_done(struct svc_conn *c, uint32_t idx, bool ok, struct rpcrdm
 			rpcrdma_mr_invalidate(r->rdmr);
 			if (r->read_err) {
 				svc_req_end(r, !c->dead);
+			} else if (svc_v2_nomsg_bad_dir(r)) {
+				SVC_COUNT(c, bad_headers, 1);
+				svc_refuse(c, r, RPCRDMA2_ERR_BAD_HEADER);
 			} else {
 				svc_splice_finish(r);
 				svc_queue_ready(c->svc, r, runnow);

@@ -97,7 +97,8 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 	rc = xprt_pdata_build(pdata, sizeof(pdata), c->inline_send, c->inline_recv, c->remote_inv);
 	if (rc)
 		goto fail;
-	rc = rpcrdma_connect(ep, (const struct sockaddr *)&c->addr, c->alen, pdata, sizeof(pdata));
+	rc = rpcrdma_connect(ep, (const struct sockaddr *)&c->addr, c->alen,
+			     c->pdata ? pdata : NULL, c->pdata ? sizeof(pdata) : 0);
 	if (rc)
 		goto fail;
 	end = monotonic_ns() + (uint64_t)c->connect_timeout_ms * 1000000ull + 1000000000ull;

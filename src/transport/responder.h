@@ -184,6 +184,7 @@ struct rpcrdma_svc {
 	int cpu, backlog;
 	enum rpcrdma_progress_mode progress;
 	bool remote_inv, mpa_crc;
+	bool pdata; /* accept with RFC 8797 private data (RPCRDMA_SVC_OPT_PRIVATE_DATA) */
 	/* RPCRDMA_SVC_OPT_RDMA_VERSION: Version Two capable (svc_vers.c);
 	 * answer transport properties with ours */
 	bool v2, v2_props;
@@ -344,6 +345,9 @@ void svc_req_end(struct rpcrdma_svc_req *r, bool repost);
  * Version Two call, r->h its Version One view (vers 2), to run as any
  * call; -EPROTONOSUPPORT: another version (ERR_VERS). */
 int svc_v2_recv(struct svc_conn *c, struct rpcrdma_svc_req *r, const uint8_t *buf, uint32_t len);
+/* svc_vers.c: true for a Version Two RDMA2_NOMSG call whose pulled payload
+ * is not an RPC CALL (draft §4.2.2; answered ERR_BAD_HEADER). */
+bool svc_v2_nomsg_bad_dir(const struct rpcrdma_svc_req *r);
 /* Refuse: answer with RDMA_ERROR @err (0: drop), give the receive back. */
 void svc_refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err);
 /* Handle one completion of @c; complete calls go to @runnow. */

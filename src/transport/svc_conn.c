@@ -451,7 +451,7 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 		conn_destroy(c);
 		return;
 	}
-	rc = rpcrdma_accept(ev->req, c->ep, pdata, sizeof(pdata));
+	rc = rpcrdma_accept(ev->req, c->ep, s->pdata ? pdata : NULL, s->pdata ? sizeof(pdata) : 0);
 	if (rc) {
 		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &ev->peer, "accept failed: %s", rlog_errname(rc));
 		conn_destroy(c);

@@ -30,18 +30,6 @@ static void v2_first(struct svc_conn *c)
 		bc_svc_conn_v2(c->bc);
 }
 
-/* Our transport properties (docs/rpcrdma2-extensions.md §3). */
-static void our_props(const struct rpcrdma_svc *s, struct rpcrdma2_props *p)
-{
-	rpcrdma2_props_init(p);
-	p->present = RPCRDMA2_PROPF_MAX_SEND_SIZE | RPCRDMA2_PROPF_RECV_BUF_SIZE |
-		     RPCRDMA2_PROPF_REVERSE_DIR | RPCRDMA2_PROPF_REMOTE_INV;
-	p->max_send_size = s->inline_send;
-	p->recv_buf_size = s->inline_recv;
-	p->reverse_dir = s->bc ? RPCRDMA2_RVRSDIR_GENL : RPCRDMA2_RVRSDIR_NONE;
-	p->remote_inv = s->remote_inv;
-}
-
 /* The client's properties: take them (sizes above the current thresholds
  * raise them, within our buffers) and answer with ours, same xid, optdir
  * REPLY. Returns the RDMA2_ERROR code to answer instead, or 0. */
@@ -62,13 +50,8 @@ static uint32_t props_call(struct svc_conn *c, struct rpcrdma_svc_req *r, const 
 		return 0; /* a requester's properties travel as a call; dropped */
 	c->v2_props_seen = true;
 	v2_first(c);
-	if (peer.recv_buf_size > c->lim.inline_send)
-		c->lim.inline_send =
-		    peer.recv_buf_size < s->inline_send ? peer.recv_buf_size : s->inline_send;
-	if (peer.max_send_size > c->lim.inline_recv)
-		c->lim.inline_recv =
-		    peer.max_send_size < s->inline_recv ? peer.max_send_size : s->inline_recv;
-	our_props(s, &ours);
+	xprt_v2_props_apply(&c->lim, &peer, s->inline_send, s->inline_recv);
+	xprt_v2_props_ours(&ours, s->inline_send, s->inline_recv, s->bc != NULL, s->remote_inv);
 	if (rpcrdma2_props_encode(opt, sizeof(opt), &ours, &olen) || c->dead ||
 	    svc_send_buf_get(c, &sidx))
 		return 0;
@@ -122,6 +105,18 @@ static int optional_msg(struct svc_conn *c, struct rpcrdma_svc_req *r, const uin
 		s->st.dropped_msgs++;
 	svc_refuse(c, r, err);
 	return 1;
+}
+
+bool svc_v2_nomsg_bad_dir(const struct rpcrdma_svc_req *r)
+{
+	uint32_t mt;
+
+	/* svc_v2_recv let only the CALL direction through; an RDMA2_NOMSG's
+	 * payload, now pulled from its Position-Zero Read chunk, must be a
+	 * CALL too. */
+	if (r->h.vers != RPCRDMA2_VERSION || r->h.proc != RPCRDMA2_NOMSG)
+		return false;
+	return rpcrdma2_payload_msg_type(r->stage, r->stage_len, &mt) || mt != RPCRDMA2_CALL;
 }
 
 int svc_v2_recv(struct svc_conn *c, struct rpcrdma_svc_req *r, const uint8_t *buf, uint32_t len)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "transport/rpcrdma2_hdr.h"
+#include "transport/rpcrdma2_opt.h"
 #include "transport/xprt.h"
 
 static inline void put32(uint8_t *p, uint32_t v)
@@ -149,4 +150,26 @@ int xprt_decode_hdr(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h, bool
 			rc = -EOPNOTSUPP; /* not a message of the backchannel's */
 	}
 	return rc;
+}
+
+void xprt_v2_props_ours(struct rpcrdma2_props *p, uint32_t send, uint32_t recv, bool bc,
+			bool remote_inv)
+{
+	rpcrdma2_props_init(p);
+	p->present = RPCRDMA2_PROPF_MAX_SEND_SIZE | RPCRDMA2_PROPF_RECV_BUF_SIZE |
+		     RPCRDMA2_PROPF_REVERSE_DIR | RPCRDMA2_PROPF_REMOTE_INV;
+	p->max_send_size = send;
+	p->recv_buf_size = recv;
+	p->reverse_dir = bc ? RPCRDMA2_RVRSDIR_GENL : RPCRDMA2_RVRSDIR_NONE;
+	p->remote_inv = remote_inv;
+}
+
+void xprt_v2_props_apply(struct xprt_limits *lim, const struct rpcrdma2_props *p, uint32_t our_send,
+			 uint32_t our_recv)
+{
+	/* What we send must fit its receive buffers; what it sends, ours. */
+	if (p->recv_buf_size > lim->inline_send)
+		lim->inline_send = p->recv_buf_size < our_send ? p->recv_buf_size : our_send;
+	if (p->max_send_size > lim->inline_recv)
+		lim->inline_recv = p->max_send_size < our_recv ? p->max_send_size : our_recv;
 }

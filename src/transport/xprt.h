@@ -146,6 +146,15 @@ int xprt_decode_hdr(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h, bool
 /* Once Version Two is in use on a connection whose peer sent no RFC 8797
  * private data: the thresholds become 4096 each way, bounded by ours. */
 void xprt_v2_raise_inline(struct xprt_limits *lim, uint32_t our_send, uint32_t our_recv);
+struct rpcrdma2_props;
+/* Our transport properties (docs/rpcrdma2-extensions.md §3): the sizes we
+ * send and receive, reverse-direction support, remote invalidation. */
+void xprt_v2_props_ours(struct rpcrdma2_props *p, uint32_t send, uint32_t recv, bool bc,
+			bool remote_inv);
+/* The peer's properties @p: sizes above the thresholds in @lim raise them
+ * for later messages, never past our own buffers (@our_send, @our_recv). */
+void xprt_v2_props_apply(struct xprt_limits *lim, const struct rpcrdma2_props *p, uint32_t our_send,
+			 uint32_t our_recv);
 
 /* ---- credits.c: requester credit window ---- */
 

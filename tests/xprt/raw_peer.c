@@ -2,6 +2,7 @@
 /* A raw RPC-over-RDMA peer for the server's tests (raw_peer.h). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -27,10 +28,13 @@ int raw_open(struct raw *r, uint16_t port)
 
 	if (rpcrdma_dev_open(NULL, NULL, &r->dev) || rpcrdma_pd_alloc(r->dev, &r->pd) ||
 	    rpcrdma_cq_create(r->dev, &ca, &r->cq) || rpcrdma_evch_create(r->dev, NULL, &r->ch) ||
-	    rpcrdma_mr_reg(r->pd, &r->m, sizeof(r->m), RPCRDMA_ACCESS_LOCAL_WRITE, &r->mr))
+	    rpcrdma_mr_reg(r->pd, &r->m, sizeof(r->m),
+			   RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_READ, &r->mr))
 		return -1;
 	ea.send_cq = ea.recv_cq = r->cq;
 	ea.evch = r->ch;
+	ea.comp_mask = RPCRDMA_EP_ATTR_IRD_ORD;
+	ea.ird = 4;
 	if (rpcrdma_ep_create(r->pd, &ea, &r->ep))
 		return -1;
 	for (uint32_t i = 0; i < 8; i++) {
@@ -126,4 +130,23 @@ int raw_recv(struct raw *r, uint32_t *out, size_t max, int ms)
 		rpcrdma_dev_progress(r->dev, 5);
 	}
 	return -1;
+}
+
+int raw_send_recv(struct raw *r, const uint32_t *words, size_t n, uint32_t *out, size_t max)
+{
+	return raw_send(r, words, n) ? -1 : raw_recv(r, out, max, 3000);
+}
+
+int raw_exchange(uint16_t port, const uint32_t *words, size_t n, uint32_t *out, size_t max)
+{
+	struct raw *r = calloc(1, sizeof(*r));
+	int k = -1;
+
+	if (!r)
+		return -1;
+	if (raw_open(r, port) == 0)
+		k = raw_send_recv(r, words, n, out, max);
+	raw_close(r);
+	free(r);
+	return k;
 }

@@ -21,6 +21,12 @@
  *   v2-only <-> v1-only: the call fails -EPROTONOSUPPORT, ERR_VERS 1..1
  *   v1 <-> v2-capable: every call in Version One
  *   auto <-> v2-capable: Version Two, negotiated again after a reconnect
+ *   properties above 4096: client and server configured for 64 KiB and
+ *                 sending no RFC 8797 private data start at Version Two's
+ *                 4096; once the properties are exchanged a 16000-byte
+ *                 ECHO goes inline both ways on the same connection.
+ *                 Without properties (or in Version One) it stays a Long
+ *                 Call with a Reply chunk.
  */
 #include <errno.h>
 #include <signal.h>
@@ -214,6 +220,71 @@ static void pair_v2_only(uint16_t port)
 	rpcrdma_clnt_destroy(c);
 }
 
+/* An ECHO of @len bytes, checked; @inl: call and reply both inline
+ * (RDMA_MSG, no Reply chunk), else a Long Call with a Reply chunk. */
+static void echo_as(struct rpcrdma_clnt *c, u_int len, bool inl)
+{
+	struct xt_opaque a = {malloc(len), len}, res = {0};
+	struct rpcrdma_call_result r = {0};
+	struct rpcrdma_call_opts o = {.comp_mask =
+					  RPCRDMA_CALL_OPT_RESULT | RPCRDMA_CALL_OPT_REPLY_SIZE,
+				      .result = &r,
+				      .reply_size = len + 64};
+
+	xt_fill(a.val, len, len + 7);
+	XT_CHECK(rpcrdma_clnt_call(c, XT_ECHO, (xdrproc_t)xdr_xt_opaque, &a,
+				   (xdrproc_t)xdr_xt_opaque, &res, &o) == 0);
+	XT_CHECK(res.len == len && res.val && memcmp(res.val, a.val, len) == 0);
+	if (inl !=
+	    (r.call_proc == 0 && r.reply_proc == 0 && r.reply_chunk == 0 && r.read_chunks == 0))
+		fprintf(stderr, "ECHO %u: call %u reply %u, %u read chunks, reply chunk %u\n", len,
+			r.call_proc, r.reply_proc, r.read_chunks, r.reply_chunk);
+	XT_CHECK(inl ? (r.call_proc == 0 && r.reply_proc == 0 && r.reply_chunk == 0 &&
+			r.read_chunks == 0)
+		     : (r.call_proc == 1 && r.reply_chunk == 1));
+	xdr_free((xdrproc_t)xdr_xt_opaque, (char *)&res);
+	free(a.val);
+}
+
+/* Properties above 4096 (docs/rpcrdma2.md reading 8): a client of
+ * policy @v, 64 KiB buffers and no private data, against a server alike. */
+static void pair_raise(uint16_t port, enum rpcrdma_version_policy v, int props)
+{
+	struct rpcrdma_clnt_opts o = {.comp_mask =
+					  RPCRDMA_CLNT_OPT_RDMA_VERSION | RPCRDMA_CLNT_OPT_TIMEOUT |
+					  RPCRDMA_CLNT_OPT_INLINE | RPCRDMA_CLNT_OPT_PRIVATE_DATA,
+				      .rdma_version = v,
+				      .rdma_props = props,
+				      .timeout_ms = 10000,
+				      .inline_send = 65536,
+				      .inline_recv = 65536,
+				      .private_data = 0};
+	struct rpcrdma_xprt_stats st = {0};
+	struct rpcrdma_clnt *c = NULL;
+	bool raised = v != RPCRDMA_VERSION_1 && props;
+	uint32_t want = v == RPCRDMA_VERSION_1 ? 1024u : raised ? 65536u : 4096u;
+
+	XT_CHECK(rpcrdma_clnt_create("127.0.0.1", port, XTEST_PROG, XTEST_VERS, &o, &c) == 0);
+	if (!c)
+		return;
+	/* The first reply ends negotiation; the properties' answer follows
+	 * on its own: wait for it (a few NULL calls). */
+	for (int i = 0; i < 200; i++) {
+		XT_CHECK(rpcrdma_clnt_call(c, XT_NULL, NULL, NULL, NULL, NULL, NULL) == 0);
+		XT_CHECK(rpcrdma_clnt_stats(c, &st) == 0);
+		if (st.inline_send == want && (!raised || st.inline_recv == want))
+			break;
+	}
+	if (st.inline_send != want || st.inline_recv != want)
+		fprintf(stderr, "%s client, props %d: thresholds %u/%u, want %u\n", vname[v], props,
+			st.inline_send, st.inline_recv, want);
+	XT_CHECK(st.inline_send == want && st.inline_recv == want);
+	echo_as(c, 16000, raised);
+	echo_as(c, 3000, v != RPCRDMA_VERSION_1);
+	XT_CHECK(rpcrdma_clnt_stats(c, &st) == 0 && st.connections == 1 && st.bad_headers == 0);
+	rpcrdma_clnt_destroy(c);
+}
+
 static void server(struct tl_server *srv, enum rpcrdma_version_policy v, int props)
 {
 	struct rpcrdma_svc_opts so = {
@@ -224,12 +295,21 @@ static void server(struct tl_server *srv, enum rpcrdma_version_policy v, int pro
 
 int main(void)
 {
-	struct tl_server s2, s2np, s1;
+	struct tl_server s2, s2np, s1, s64;
+	struct rpcrdma_svc_opts o64 = {.comp_mask = RPCRDMA_SVC_OPT_RDMA_VERSION |
+						    RPCRDMA_SVC_OPT_INLINE |
+						    RPCRDMA_SVC_OPT_PRIVATE_DATA,
+				       .rdma_version = RPCRDMA_VERSION_2,
+				       .rdma_props = 1,
+				       .inline_send = 65536,
+				       .inline_recv = 65536,
+				       .private_data = 0};
 
 	signal(SIGPIPE, SIG_IGN);
 	server(&s2, RPCRDMA_VERSION_2, 1);
 	server(&s2np, RPCRDMA_VERSION_2, 0);
 	server(&s1, RPCRDMA_VERSION_1, 1);
+	XT_CHECK(xt_server_start(&s64, &o64, NULL) == 0);
 	if (xt_failures)
 		return xt_result();
 	pair_same(s2.port, RPCRDMA_VERSION_2, 1, 2, 1);
@@ -241,6 +321,11 @@ int main(void)
 	pair_fallback(s1.port, 1);
 	pair_fallback(s1.port, 0);
 	pair_v2_only(s1.port);
+	pair_raise(s64.port, RPCRDMA_VERSION_2, 1);
+	pair_raise(s64.port, RPCRDMA_VERSION_AUTO, 1);
+	pair_raise(s64.port, RPCRDMA_VERSION_2, 0);
+	pair_raise(s64.port, RPCRDMA_VERSION_1, 1);
+	XT_CHECK(xt_server_stop(&s64) == 0);
 	XT_CHECK(xt_server_stop(&s2) == 0);
 	XT_CHECK(xt_server_stop(&s2np) == 0);
 	XT_CHECK(xt_server_stop(&s1) == 0);

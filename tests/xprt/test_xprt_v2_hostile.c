@@ -11,6 +11,9 @@
  *   rdma_direction REPLY over a CALL          ERR_BAD_HEADER, same xid (§4.2.2)
  *   rdma_direction CALL over a REPLY          ERR_BAD_HEADER
  *   rdma_direction 7                          ERR_BAD_HEADER
+ *   RDMA2_NOMSG, its Position-Zero Read chunk
+ *   holding a CALL                            the reply, RDMA2_MSG
+ *   ... holding a REPLY                       ERR_BAD_HEADER, same xid (§4.2.2)
  *   RDMA2_OPTIONAL of an unknown opttype      ERR_INVAL_OPTION, same xid (§3.1)
  *   our properties, optinfo cut short         ERR_BAD_HEADER
  *   our properties, optinfo past the message  ERR_BAD_HEADER
@@ -25,6 +28,7 @@
  * ERR_INVAL_OPTION (as from a server that does not know them).
  * After each silent case a NULL call shows the connection still serves.
  */
+#include <arpa/inet.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +118,21 @@ static void big_first(void)
 	       sizeof(data), (uint32_t)(h >> 32), (uint32_t)h);
 }
 
+/* RDMA2_NOMSG, direction CALL, its payload (@n words) in a Position-Zero
+ * Read chunk of the peer's memory. */
+static void nomsg(uint32_t xid, const uint32_t *payload, uint32_t n)
+{
+	uint64_t a = (uint64_t)(uintptr_t)r.m.expose;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = htonl(payload[i]);
+
+		memcpy(r.m.expose + 4 * i, &v, 4);
+	}
+	SEND(xid, 2, CREDITS, 1, 0, 1, 0, rpcrdma_mr_stag(r.mr), 4 * n, (uint32_t)(a >> 32),
+	     (uint32_t)a, 0, 0, 0);
+}
+
 static void v2_server(uint16_t port)
 {
 	memset(&r, 0, sizeof(r));
@@ -132,6 +151,14 @@ static void v2_server(uint16_t port)
 	EXPECT("direction CALL over a REPLY", 0x111, 2, CREDITS, 4, 2);
 	SEND(0x112, 2, CREDITS, 0, 7, 0, 0, 0, NULL_CALL(0x112));
 	EXPECT("direction 7", 0x112, 2, CREDITS, 4, 2);
+	{
+		const uint32_t call[] = {NULL_CALL(0x113)}, reply[] = {NULL_REPLY(0x114)};
+
+		nomsg(0x113, call, 10);
+		EXPECT("NOMSG holding a CALL", 0x113, 2, CREDITS, 0, 1, 0, 0, 0, NULL_REPLY(0x113));
+		nomsg(0x114, reply, 6);
+		EXPECT("NOMSG holding a REPLY", 0x114, 2, CREDITS, 4, 2);
+	}
 	/* §3.1: an opttype we do not know. */
 	SEND(0x120, 2, CREDITS, 5, 0, 0x1234, 4, 0xabcd);
 	EXPECT("unknown opttype", 0x120, 2, CREDITS, 4, 3);
