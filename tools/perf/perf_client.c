@@ -45,6 +45,7 @@ struct slot {
 	perf_write_res wr;
 	perf_read_args ra;
 	perf_read_res rr;
+	perf_echo ea, er;
 	struct rpcrdma_call_opts co;
 	uint8_t *rbuf;
 };
@@ -108,6 +109,13 @@ static const char *check(struct slot *s, bool verify)
 		if (verify && perf_sum(s->rbuf, r->size) != r->expect[s->offidx])
 			return "READ: data checksum differs from the pattern";
 		return NULL;
+	case PERF_W_ECHO:
+		if (s->er.data.data_len != r->size || !s->er.data.data_val)
+			return "ECHO: the reply is not the size sent";
+		if (verify &&
+		    perf_sum((const uint8_t *)s->er.data.data_val, r->size) != r->expect[s->offidx])
+			return "ECHO: the bytes came back different";
+		return NULL;
 	}
 	return "unknown workload";
 }
@@ -137,6 +145,14 @@ static void prepare(struct slot *s)
 		/* over TCP the bytes decode into rbuf (capacity size) */
 		s->rr.data.base = s->rbuf;
 		s->rr.data.len = r->size;
+		break;
+	case PERF_W_ECHO:
+		s->ea.data.data_val = (char *)(uintptr_t)(perf_pattern() + off);
+		s->ea.data.data_len = r->size;
+		/* the reply's bytes: allocated by the decoder (xdr_bytes into a
+		 * given buffer has no bound but the XDR maximum) */
+		xdr_free((xdrproc_t)xdr_perf_echo, (char *)&s->er);
+		memset(&s->er, 0, sizeof(s->er));
 		break;
 	}
 }
@@ -209,6 +225,14 @@ static int rdma_issue(struct slot *s)
 		return rpcrdma_clnt_call_async(c, PERF_READ, (xdrproc_t)xdr_perf_read_args, &s->ra,
 					       (xdrproc_t)xdr_perf_read_res, &s->rr, &s->co,
 					       rdma_cb, s);
+	case PERF_W_ECHO:
+		/* a Reply chunk when the reply does not fit inline */
+		memset(&s->co, 0, sizeof(s->co));
+		s->co.comp_mask = RPCRDMA_CALL_OPT_REPLY_SIZE;
+		s->co.reply_size = r->size + 64;
+		return rpcrdma_clnt_call_async(c, PERF_ECHO, (xdrproc_t)xdr_perf_echo, &s->ea,
+					       (xdrproc_t)xdr_perf_echo, &s->er, &s->co, rdma_cb,
+					       s);
 	}
 	return -EINVAL;
 }
@@ -248,6 +272,14 @@ static int rdma_connect(const struct perf_client_opts *o, uint32_t inflight,
 		co.comp_mask |= RPCRDMA_CLNT_OPT_RDMA_VERSION;
 		co.rdma_version = o->rdma_version;
 		co.rdma_props = 1;
+	}
+	if (o->inline_size) {
+		co.comp_mask |= RPCRDMA_CLNT_OPT_INLINE;
+		co.inline_send = co.inline_recv = o->inline_size;
+	}
+	if (o->no_pdata) {
+		co.comp_mask |= RPCRDMA_CLNT_OPT_PRIVATE_DATA;
+		co.private_data = 0;
 	}
 	co.mpa_crc = o->crc;
 	if (o->cpu >= 0) {
@@ -302,6 +334,8 @@ static enum clnt_stat tcp_call(struct slot *s)
 		return perf_write_1(&s->wa, &s->wr, cl);
 	case PERF_W_READ:
 		return perf_read_1(&s->ra, &s->rr, cl);
+	case PERF_W_ECHO:
+		return perf_echo_1(&s->ea, &s->er, cl);
 	}
 	return RPC_CANTENCODEARGS;
 }
@@ -570,8 +604,10 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 		if (t->hist)
 			perf_hist_merge(all, t->hist);
 		if (t->slots && rc != -ETIMEDOUT)
-			for (uint32_t j = 0; j < q; j++)
+			for (uint32_t j = 0; j < q; j++) {
 				free(t->slots[j].rbuf);
+				xdr_free((xdrproc_t)xdr_perf_echo, (char *)&t->slots[j].er);
+			}
 		free(t->slots);
 		free(t->hist);
 	}

@@ -21,8 +21,9 @@ static void usage(FILE *f)
 	    "usage: rpcrdma-perf server [--bind ADDR] [--port P] [--threads N] [--credits C]\n"
 	    "                           [--cpu N] [--tcp-port P] [--tcp-fork-port P] [--no-tcp]\n"
 	    "                           [--busy-poll] [--crc] [--register]\n"
-	    "                           [--rdma-version 1|2|auto]\n"
-	    "       rpcrdma-perf client HOST [--port P] --workload null|write|read\n"
+	    "                           [--rdma-version 1|2|auto] [--inline BYTES]\n"
+	    "                           [--no-private-data]\n"
+	    "       rpcrdma-perf client HOST [--port P] --workload null|write|read|echo\n"
 	    "                           [--size BYTES | --sizes LIST] [--threads T]\n"
 	    "                           [--inflight Q] [--duration S] [--warmup S] [--count N]\n"
 	    "                           [--cpu N] [--peer rdma|tcp|both]\n"
@@ -30,7 +31,8 @@ static void usage(FILE *f)
 	    "                           [--tcp-fork-port P] [--csv FILE] [--json]\n"
 	    "                           [--plot FILE.png] [--no-progress] [--busy-poll] [--crc]\n"
 	    "                           [--verify-every N] [--connections N]\n"
-	    "                           [--rdma-version 1|2|auto]\n"
+	    "                           [--rdma-version 1|2|auto] [--inline BYTES]\n"
+	    "                           [--no-private-data]\n"
 	    "       rpcrdma-perf -h | --help | --version\n"
 	    "  both: [-d DEV | --device DEV] the RDMA device (rpcrdma-ping --list-devices),\n"
 	    "  on the verbs provider unless $RPCRDMA_PROVIDER names another\n"
@@ -60,6 +62,12 @@ static void usage(FILE *f)
 	    "  the error, not a row; the exit status is then 1. --rdma-version: 1 (default),\n"
 	    "  2 (Version Two only) or auto (Version Two, Version One if the server has\n"
 	    "  only that).\n"
+	    "  both: --inline BYTES sets both inline thresholds (a multiple of 1024 up to\n"
+	    "  256K; default 1024, 4096 with --rdma-version 2/auto). --no-private-data:\n"
+	    "  no RFC 8797 private data at connection setup (the peer assumes 1024, 4096\n"
+	    "  in Version Two, until transport properties raise it). --workload echo:\n"
+	    "  --size bytes sent and the same bytes back as a plain opaque (inline when\n"
+	    "  they fit, else a Long Call and a Reply chunk), checked.\n"
 	    "  (server --test-corrupt answers with wrong data: for tests of the checks.)\n",
 	    RPCRDMA_DEFAULT_PORT);
 }
@@ -166,6 +174,8 @@ enum {
 	O_REGISTER,
 	O_RDMA_VERSION,
 	O_DEVICE,
+	O_INLINE,
+	O_NO_PDATA,
 };
 
 static const struct option longopts[] = {
@@ -199,6 +209,8 @@ static const struct option longopts[] = {
     {"test-corrupt", no_argument, NULL, O_CORRUPT},
     {"register", no_argument, NULL, O_REGISTER},
     {"rdma-version", required_argument, NULL, O_RDMA_VERSION},
+    {"inline", required_argument, NULL, O_INLINE},
+    {"no-private-data", no_argument, NULL, O_NO_PDATA},
     {"device", required_argument, NULL, O_DEVICE},
     {NULL, 0, NULL, 0},
 };
@@ -323,6 +335,15 @@ int main(int argc, char **argv)
 			so.rdma_version = co.rdma_version == RPCRDMA_VERSION_1 ? RPCRDMA_VERSION_1
 									       : RPCRDMA_VERSION_2;
 			break;
+		case O_INLINE:
+			/* RFC 8797 sizes: a multiple of 1024 in 1 KiB..256 KiB */
+			if (parse_u32(optarg, &v) || v < 1024 || v > 262144 || v % 1024)
+				return bad("inline", optarg);
+			so.inline_size = co.inline_size = v;
+			break;
+		case O_NO_PDATA:
+			so.no_pdata = co.no_pdata = true;
+			break;
 		case O_WORKLOAD:
 			if (!strcmp(optarg, "null"))
 				co.workload = PERF_W_NULL;
@@ -330,6 +351,8 @@ int main(int argc, char **argv)
 				co.workload = PERF_W_WRITE;
 			else if (!strcmp(optarg, "read"))
 				co.workload = PERF_W_READ;
+			else if (!strcmp(optarg, "echo"))
+				co.workload = PERF_W_ECHO;
 			else
 				return bad("workload", optarg);
 			have_workload = true;

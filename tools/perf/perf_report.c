@@ -31,6 +31,8 @@ const char *perf_workload_name(enum perf_workload w)
 		return "write";
 	case PERF_W_READ:
 		return "read";
+	case PERF_W_ECHO:
+		return "echo";
 	}
 	return "?";
 }

@@ -123,6 +123,18 @@ bool_t perf_read_1_svc(perf_read_args *a, perf_read_res *r, struct svc_req *rq)
 	return TRUE;
 }
 
+bool_t perf_echo_1_svc(perf_echo *a, perf_echo *r, struct svc_req *rq)
+{
+	(void)rq;
+	/* the arguments are freed apart from the result: a copy */
+	r->data.data_len = a->data.data_len;
+	r->data.data_val = malloc(a->data.data_len ? a->data.data_len : 1);
+	if (!r->data.data_val)
+		return FALSE;
+	memcpy(r->data.data_val, a->data.data_val, a->data.data_len);
+	return TRUE;
+}
+
 bool_t perf_info_1_svc(void *argp, perf_info *r, struct svc_req *rq)
 {
 	(void)argp;
@@ -174,6 +186,18 @@ static void rdma_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args,
 		}
 		read_answer(&a, &r);
 		rpcrdma_svc_reply(req, (xdrproc_t)xdr_perf_read_res, &r);
+		return;
+	}
+	case PERF_ECHO: {
+		perf_echo a;
+
+		memset(&a, 0, sizeof(a));
+		if (rpcrdma_svc_getargs(req, (xdrproc_t)xdr_perf_echo, &a)) {
+			rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+			return;
+		}
+		rpcrdma_svc_reply(req, (xdrproc_t)xdr_perf_echo, &a);
+		xdr_free((xdrproc_t)xdr_perf_echo, (char *)&a);
 		return;
 	}
 	case PERF_INFO: {
@@ -408,6 +432,14 @@ int perf_server_main(const struct perf_server_opts *o)
 		so.comp_mask |= RPCRDMA_SVC_OPT_RDMA_VERSION;
 		so.rdma_version = o->rdma_version;
 		so.rdma_props = 1;
+	}
+	if (o->inline_size) {
+		so.comp_mask |= RPCRDMA_SVC_OPT_INLINE;
+		so.inline_send = so.inline_recv = o->inline_size;
+	}
+	if (o->no_pdata) {
+		so.comp_mask |= RPCRDMA_SVC_OPT_PRIVATE_DATA;
+		so.private_data = 0;
 	}
 	if (o->cpu >= 0) {
 		so.comp_mask |= RPCRDMA_SVC_OPT_CPU;

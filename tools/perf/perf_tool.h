@@ -64,12 +64,14 @@ struct perf_server_opts {
 	bool rpcbind;
 	/* --rdma-version: RPCRDMA_VERSION_1 (default) or _2 (Version Two capable) */
 	int rdma_version;
+	uint32_t inline_size; /* --inline: both thresholds (0: the default) */
+	bool no_pdata;        /* --no-private-data: no RFC 8797 private data */
 };
 int perf_server_main(const struct perf_server_opts *o);
 
 /* ---- client (perf_client.c) ---- */
 
-enum perf_workload { PERF_W_NULL, PERF_W_WRITE, PERF_W_READ };
+enum perf_workload { PERF_W_NULL, PERF_W_WRITE, PERF_W_READ, PERF_W_ECHO };
 enum perf_transport { PERF_T_RDMA, PERF_T_TCP_SVC, PERF_T_TCP_FORK };
 
 struct perf_client_opts {
@@ -87,7 +89,9 @@ struct perf_client_opts {
 	bool busy, crc;
 	/* --rdma-version: RPCRDMA_VERSION_1 (default), _AUTO or _2 */
 	int rdma_version;
-	bool progress; /* live line on stderr */
+	uint32_t inline_size; /* --inline: both thresholds (0: the default) */
+	bool no_pdata;        /* --no-private-data: no RFC 8797 private data */
+	bool progress;        /* live line on stderr */
 	bool json;
 	uint32_t verify_every; /* check every Nth payload of each slot (1: all) */
 	uint32_t connections;  /* --connections N mode */
