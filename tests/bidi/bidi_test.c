@@ -544,6 +544,33 @@ int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t cre
 	return rc;
 }
 
+void bt_mirror(struct rpcrdma_clnt *c, uint32_t n, uint32_t rev_len, uint32_t base, uint32_t step,
+	       struct bt_ctl_res *res)
+{
+	char *buf = malloc(base + step * n + 1);
+
+	BT_CHECK(buf != NULL);
+	if (!buf)
+		return;
+	BT_CHECK(bt_ctl(c, CTL_MIRROR, n, rev_len, 0, res) == 0 && res->rc == 0);
+	for (uint32_t i = 0; i < n; i++) {
+		struct bt_echo_args a = {.id = i, .val = buf, .len = base + step * i};
+		struct bt_echo_res r = {0};
+
+		bt_fill(buf, a.len, i);
+		BT_CHECK(rpcrdma_clnt_call(c, BT_ECHO, (xdrproc_t)xdr_bt_echo_args, &a,
+					   (xdrproc_t)xdr_bt_echo_res, &r, NULL) == 0);
+		BT_CHECK(r.id == i && r.hash == bt_hash(buf, a.len));
+	}
+	free(buf);
+	for (int i = 0; i < 500; i++) {
+		if (bt_ctl(c, CTL_RESULT, 0, 0, 0, res) || res->v[0] >= n)
+			break;
+		usleep(10000);
+	}
+	BT_CHECK(res->v[0] == n && res->v[1] == 0);
+}
+
 int bt_ctl(struct rpcrdma_clnt *c, uint32_t op, uint32_t a, uint32_t b, uint32_t cc,
 	   struct bt_ctl_res *res)
 {

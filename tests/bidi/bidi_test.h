@@ -126,6 +126,13 @@ int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t cre
 		   enum rpcrdma_version_policy vers, struct rpcrdma_clnt **out);
 int bt_ctl(struct rpcrdma_clnt *c, uint32_t op, uint32_t a, uint32_t b, uint32_t cc,
 	   struct bt_ctl_res *res);
+/* Reverse calls that reuse the forward calls' XIDs (CTL_MIRROR: @n reverse
+ * calls of @rev_len bytes) while @n forward ECHO calls of @base + @step * i
+ * bytes are served, each checked; then wait (5 s at most) until the server
+ * reports the @n reverse calls done; failures are counted (BT_CHECK).
+ * *res holds the server's last CTL_RESULT. */
+void bt_mirror(struct rpcrdma_clnt *c, uint32_t n, uint32_t rev_len, uint32_t base, uint32_t step,
+	       struct bt_ctl_res *res);
 
 extern int bt_failures;
 #define BT_CHECK(c)                                                                                \

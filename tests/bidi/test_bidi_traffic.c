@@ -33,23 +33,8 @@ int main(void)
 		BT_CHECK(bt_ctl(c, CTL_TRY, 0, 0, 0, &res) == 0);
 		BT_CHECK(res.rc == 0);
 	}
-	BT_CHECK(bt_ctl(c, CTL_MIRROR, 4, 100, 0, &res) == 0 && res.rc == 0);
-	for (uint32_t i = 0; i < 4; i++) {
-		char buf[64];
-		struct bt_echo_args a = {.id = i, .val = buf, .len = 8 + i};
-		struct bt_echo_res r = {0};
-
-		bt_fill(buf, a.len, i);
-		BT_CHECK(rpcrdma_clnt_call(c, BT_ECHO, (xdrproc_t)xdr_bt_echo_args, &a,
-					   (xdrproc_t)xdr_bt_echo_res, &r, NULL) == 0);
-		BT_CHECK(r.id == i && r.hash == bt_hash(buf, a.len));
-	}
-	for (int i = 0; i < 500; i++) {
-		if (bt_ctl(c, CTL_RESULT, 0, 0, 0, &res) || res.v[0] >= 4)
-			break;
-		usleep(10000);
-	}
-	BT_CHECK(res.v[0] == 4 && res.v[1] == 0 && res.v[2] == 4);
+	bt_mirror(c, 4, 100, 8, 1, &res);
+	BT_CHECK(res.v[2] == 4);
 	printf("WIRE: server port %u, XID values used both ways %u\n", srv.port, res.v[2]);
 	rpcrdma_clnt_destroy(c);
 out:

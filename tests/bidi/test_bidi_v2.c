@@ -47,23 +47,7 @@ static void traffic(struct rpcrdma_clnt *c, bool chunks)
 	for (int i = 0; i < 3; i++)
 		BT_CHECK(bt_ctl(c, CTL_TRY, 0, 0, 0, &res) == 0 && res.rc == 0);
 	/* reverse calls with the forward calls' XIDs, while those are served */
-	BT_CHECK(bt_ctl(c, CTL_MIRROR, 4, 3000, 0, &res) == 0 && res.rc == 0);
-	for (uint32_t i = 0; i < 4; i++) {
-		char buf[3000];
-		struct bt_echo_args a = {.id = i, .val = buf, .len = 100 + 900 * i};
-		struct bt_echo_res r = {0};
-
-		bt_fill(buf, a.len, i);
-		BT_CHECK(rpcrdma_clnt_call(c, BT_ECHO, (xdrproc_t)xdr_bt_echo_args, &a,
-					   (xdrproc_t)xdr_bt_echo_res, &r, NULL) == 0);
-		BT_CHECK(r.id == i && r.hash == bt_hash(buf, a.len));
-	}
-	for (int i = 0; i < 500; i++) {
-		if (bt_ctl(c, CTL_RESULT, 0, 0, 0, &res) || res.v[0] >= 4)
-			break;
-		usleep(10000);
-	}
-	BT_CHECK(res.v[0] == 4 && res.v[1] == 0);
+	bt_mirror(c, 4, 3000, 100, 900, &res);
 	if (!chunks)
 		return;
 	/* Read chunk for the argument, Long Reply in the Reply chunk */

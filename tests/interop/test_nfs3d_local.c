@@ -37,18 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/check.h"
 #include "rpcrdma/client.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			failures++;                                                                \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
 
 enum { ST_OK = 0, ST_PERM = 1, ST_ACCES = 13, ST_BADTYPE = 10007 };
 enum { P_LOOKUP = 3, P_READ = 6, P_WRITE = 7, P_CREATE = 8, P_MKNOD = 11, P_SETATTR = 2 };
@@ -386,36 +376,38 @@ static void as_plain_user(const struct fh *root)
 	struct stat st;
 	char buf[64];
 	as_user(4242, 4242);
-	CHECK(lookup(root, "rootfile", &rootfile) == ST_OK, "user: LOOKUP rootfile");
-	CHECK(write_at(&rootfile, "user") == ST_ACCES, "user: WRITE to root's 0644 file not ACCES");
-	CHECK(read_all(&rootfile, buf) == ST_OK && !strcmp(buf, "root\n"),
-	      "user: READ of root's 0644 file: %s", buf);
-	CHECK(lookup(root, "sub700", &sub) == ST_OK, "user: LOOKUP sub700");
-	CHECK(lookup(&sub, "inner", NULL) == ST_ACCES, "user: LOOKUP in root's 0700 dir not ACCES");
+	CHECK_MSG(lookup(root, "rootfile", &rootfile) == ST_OK, "user: LOOKUP rootfile");
+	CHECK_MSG(write_at(&rootfile, "user") == ST_ACCES,
+		  "user: WRITE to root's 0644 file not ACCES");
+	CHECK_MSG(read_all(&rootfile, buf) == ST_OK && !strcmp(buf, "root\n"),
+		  "user: READ of root's 0644 file: %s", buf);
+	CHECK_MSG(lookup(root, "sub700", &sub) == ST_OK, "user: LOOKUP sub700");
+	CHECK_MSG(lookup(&sub, "inner", NULL) == ST_ACCES,
+		  "user: LOOKUP in root's 0700 dir not ACCES");
 
-	CHECK(create(root, "own", 0600) == ST_OK, "user: CREATE own");
-	CHECK(host_stat("own", &st) && st.st_uid == 4242 && st.st_gid == 4242 &&
-		  (st.st_mode & 07777) == 0600,
-	      "host: own not 4242:4242 0600 (%u:%u %o)", st.st_uid, st.st_gid, st.st_mode);
-	CHECK(lookup(root, "own", &own) == ST_OK, "user: LOOKUP own");
-	CHECK(write_at(&own, "mine") == ST_OK, "user: WRITE own");
+	CHECK_MSG(create(root, "own", 0600) == ST_OK, "user: CREATE own");
+	CHECK_MSG(host_stat("own", &st) && st.st_uid == 4242 && st.st_gid == 4242 &&
+		      (st.st_mode & 07777) == 0600,
+		  "host: own not 4242:4242 0600 (%u:%u %o)", st.st_uid, st.st_gid, st.st_mode);
+	CHECK_MSG(lookup(root, "own", &own) == ST_OK, "user: LOOKUP own");
+	CHECK_MSG(write_at(&own, "mine") == ST_OK, "user: WRITE own");
 	char p[256];
 	snprintf(p, sizeof(p), "%s/own", exp_dir);
 	chmod(p, 0400);
-	CHECK(write_at(&own, "MINE") == ST_OK, "user: WRITE own 0400 file (owner override)");
-	CHECK(read_all(&own, buf) == ST_OK && !strcmp(buf, "MINE"), "user: READ own: %s", buf);
-	CHECK(chown_(&own, 0) == ST_PERM, "user: chown own to root not PERM");
-	CHECK(host_stat("own", &st) && st.st_uid == 4242, "host: own changed owner");
+	CHECK_MSG(write_at(&own, "MINE") == ST_OK, "user: WRITE own 0400 file (owner override)");
+	CHECK_MSG(read_all(&own, buf) == ST_OK && !strcmp(buf, "MINE"), "user: READ own: %s", buf);
+	CHECK_MSG(chown_(&own, 0) == ST_PERM, "user: chown own to root not PERM");
+	CHECK_MSG(host_stat("own", &st) && st.st_uid == 4242, "host: own changed owner");
 
-	CHECK(mknod_(root, "fifo", 7, 0, 0) == ST_OK, "user: MKNOD FIFO");
-	CHECK(host_stat("fifo", &st) && S_ISFIFO(st.st_mode) && st.st_uid == 4242 &&
-		  (st.st_mode & 0777) == 0640,
-	      "host: fifo not a 4242 0640 FIFO");
-	CHECK(mknod_(root, "sock", 6, 0, 0) == ST_OK, "user: MKNOD SOCK");
-	CHECK(host_stat("sock", &st) && S_ISSOCK(st.st_mode), "host: sock not a socket");
-	CHECK(mknod_(root, "udev", 4, 1, 3) == ST_PERM, "user: MKNOD CHR not PERM");
-	CHECK(!host_stat("udev", &st), "host: user's device node exists");
-	CHECK(mknod_(root, "reg", 1, 0, 0) == ST_BADTYPE, "MKNOD NF3REG not BADTYPE");
+	CHECK_MSG(mknod_(root, "fifo", 7, 0, 0) == ST_OK, "user: MKNOD FIFO");
+	CHECK_MSG(host_stat("fifo", &st) && S_ISFIFO(st.st_mode) && st.st_uid == 4242 &&
+		      (st.st_mode & 0777) == 0640,
+		  "host: fifo not a 4242 0640 FIFO");
+	CHECK_MSG(mknod_(root, "sock", 6, 0, 0) == ST_OK, "user: MKNOD SOCK");
+	CHECK_MSG(host_stat("sock", &st) && S_ISSOCK(st.st_mode), "host: sock not a socket");
+	CHECK_MSG(mknod_(root, "udev", 4, 1, 3) == ST_PERM, "user: MKNOD CHR not PERM");
+	CHECK_MSG(!host_stat("udev", &st), "host: user's device node exists");
+	CHECK_MSG(mknod_(root, "reg", 1, 0, 0) == ST_BADTYPE, "MKNOD NF3REG not BADTYPE");
 }
 
 /* uid 0 and AUTH_NONE with root_squash: nobody */
@@ -424,15 +416,16 @@ static void as_squashed_root(const struct fh *root)
 	struct fh rootfile;
 	struct stat st;
 	as_user(0, 0);
-	CHECK(create(root, "squashed", 0644) == ST_OK, "root: CREATE");
-	CHECK(host_stat("squashed", &st) && st.st_uid == 65534 && st.st_gid == 65534,
-	      "host: squashed root's file not 65534:65534 (%u:%u)", st.st_uid, st.st_gid);
-	CHECK(lookup(root, "rootfile", &rootfile) == ST_OK, "root: LOOKUP rootfile");
-	CHECK(write_at(&rootfile, "root") == ST_ACCES, "squashed root: WRITE rootfile not ACCES");
-	CHECK(mknod_(root, "rdev", 4, 1, 3) == ST_PERM, "squashed root: MKNOD CHR not PERM");
+	CHECK_MSG(create(root, "squashed", 0644) == ST_OK, "root: CREATE");
+	CHECK_MSG(host_stat("squashed", &st) && st.st_uid == 65534 && st.st_gid == 65534,
+		  "host: squashed root's file not 65534:65534 (%u:%u)", st.st_uid, st.st_gid);
+	CHECK_MSG(lookup(root, "rootfile", &rootfile) == ST_OK, "root: LOOKUP rootfile");
+	CHECK_MSG(write_at(&rootfile, "root") == ST_ACCES,
+		  "squashed root: WRITE rootfile not ACCES");
+	CHECK_MSG(mknod_(root, "rdev", 4, 1, 3) == ST_PERM, "squashed root: MKNOD CHR not PERM");
 	as_none();
-	CHECK(create(root, "anon", 0644) == ST_OK, "AUTH_NONE: CREATE");
-	CHECK(host_stat("anon", &st) && st.st_uid == 65534, "host: AUTH_NONE's file not 65534");
+	CHECK_MSG(create(root, "anon", 0644) == ST_OK, "AUTH_NONE: CREATE");
+	CHECK_MSG(host_stat("anon", &st) && st.st_uid == 65534, "host: AUTH_NONE's file not 65534");
 }
 
 static void as_real_root(const struct fh *root)
@@ -441,18 +434,19 @@ static void as_real_root(const struct fh *root)
 	struct stat st;
 	char buf[64];
 	as_user(0, 0);
-	CHECK(create(root, "rootnew", 0644) == ST_OK, "root: CREATE");
-	CHECK(host_stat("rootnew", &st) && st.st_uid == 0 && st.st_gid == 0,
-	      "host: root's new file not 0:0");
-	CHECK(lookup(root, "rootfile", &rootfile) == ST_OK, "root: LOOKUP rootfile");
-	CHECK(write_at(&rootfile, "ROOT") == ST_OK, "root: WRITE rootfile");
-	CHECK(read_all(&rootfile, buf) == ST_OK && !strncmp(buf, "ROOT", 4), "root: READ: %s", buf);
-	CHECK(lookup(root, "rootnew", &f) == ST_OK && chown_(&f, 4242) == ST_OK, "root: chown");
-	CHECK(host_stat("rootnew", &st) && st.st_uid == 4242, "host: chown by root not done");
-	CHECK(mknod_(root, "null", 4, 1, 3) == ST_OK, "root: MKNOD CHR 1,3");
-	CHECK(host_stat("null", &st) && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
-		  minor(st.st_rdev) == 3,
-	      "host: null not a character device 1,3");
+	CHECK_MSG(create(root, "rootnew", 0644) == ST_OK, "root: CREATE");
+	CHECK_MSG(host_stat("rootnew", &st) && st.st_uid == 0 && st.st_gid == 0,
+		  "host: root's new file not 0:0");
+	CHECK_MSG(lookup(root, "rootfile", &rootfile) == ST_OK, "root: LOOKUP rootfile");
+	CHECK_MSG(write_at(&rootfile, "ROOT") == ST_OK, "root: WRITE rootfile");
+	CHECK_MSG(read_all(&rootfile, buf) == ST_OK && !strncmp(buf, "ROOT", 4), "root: READ: %s",
+		  buf);
+	CHECK_MSG(lookup(root, "rootnew", &f) == ST_OK && chown_(&f, 4242) == ST_OK, "root: chown");
+	CHECK_MSG(host_stat("rootnew", &st) && st.st_uid == 4242, "host: chown by root not done");
+	CHECK_MSG(mknod_(root, "null", 4, 1, 3) == ST_OK, "root: MKNOD CHR 1,3");
+	CHECK_MSG(host_stat("null", &st) && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+		      minor(st.st_rdev) == 3,
+		  "host: null not a character device 1,3");
 }
 
 static int wait_exit(pid_t pid)
@@ -505,7 +499,7 @@ int main(int argc, char **argv)
 	as_plain_user(&s.root);
 	as_squashed_root(&s.root);
 	struct stat st;
-	CHECK(host_stat("rootfile", &st) && st.st_size == 5, "host: rootfile changed");
+	CHECK_MSG(host_stat("rootfile", &st) && st.st_size == 5, "host: rootfile changed");
 	disconnect(&s);
 	/* the counters while it runs, then SIGKILL: the file stays */
 	kill(s.pid, SIGUSR1);
@@ -514,10 +508,10 @@ int main(int argc, char **argv)
 		usleep(100000);
 		calls = stats_calls();
 	}
-	CHECK(calls >= 20, "SIGUSR1: stats file calls=%ld", calls);
+	CHECK_MSG(calls >= 20, "SIGUSR1: stats file calls=%ld", calls);
 	kill(s.pid, SIGKILL);
 	wait_exit(s.pid);
-	CHECK(stats_calls() == calls, "stats file after SIGKILL");
+	CHECK_MSG(stats_calls() == calls, "stats file after SIGKILL");
 	printf("first server: %ld calls, counters saved on SIGUSR1\n", calls);
 
 	unlink(stats_path);
@@ -529,8 +523,8 @@ int main(int argc, char **argv)
 	as_real_root(&s.root);
 	disconnect(&s);
 	kill(s.pid, SIGTERM);
-	CHECK(wait_exit(s.pid) == 0, "SIGTERM: exit status");
-	CHECK(stats_calls() > 0, "stats file at exit");
+	CHECK_MSG(wait_exit(s.pid) == 0, "SIGTERM: exit status");
+	CHECK_MSG(stats_calls() > 0, "stats file at exit");
 	if (failures == 0) {
 		snprintf(p, sizeof(p), "rm -rf '%s'", base);
 		if (system(p) != 0)

@@ -15,6 +15,7 @@
 #define RPCRDMA_TESTS_LIB_CHECK_H
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,6 +47,33 @@ static inline void check_failed_(const char *file, int line, const char *cond)
 	do {                                                                                       \
 		if (!(c)) {                                                                        \
 			check_failed_(__FILE__, __LINE__, #c);                                     \
+			CHECK_ON_FAIL;                                                             \
+		}                                                                                  \
+	} while (0)
+
+/* CHECK with a printf-style message after the condition, for checks whose
+ * condition alone does not say what went wrong. Returns whether @ok. */
+static inline int check_msg_(int ok, const char *file, int line, const char *cond, const char *fmt,
+			     ...) __attribute__((format(printf, 5, 6)));
+static inline int check_msg_(int ok, const char *file, int line, const char *cond, const char *fmt,
+			     ...)
+{
+	char msg[512], all[768];
+	va_list ap;
+
+	if (ok)
+		return 1;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(all, sizeof(all), "%s: %s", cond, msg);
+	check_failed_(file, line, all);
+	return 0;
+}
+
+#define CHECK_MSG(c, ...)                                                                          \
+	do {                                                                                       \
+		if (!check_msg_(!!(c), __FILE__, __LINE__, #c, __VA_ARGS__)) {                     \
 			CHECK_ON_FAIL;                                                             \
 		}                                                                                  \
 	} while (0)

@@ -25,7 +25,9 @@
 #include <unistd.h>
 
 #include "api/api_int.h"
+#include "lib/check.h"
 #include "obs/obs_test.h"
+#include "xprt/raw_peer.h"
 
 static volatile int slow_done, slow_status = -1;
 
@@ -94,23 +96,23 @@ static uint16_t traffic(void)
 
 	int srv = obs_server(NULL, &s);
 
-	OBS_CHECK(srv == 0);
+	CHECK(srv == 0);
 	if (srv)
 		return 0;
 	port = rpcrdma_svc_port(s);
-	OBS_CHECK(rpcrdma_clnt_create("127.0.0.1", port, OBS_PROG, OBS_VERS, NULL, &c) == 0);
-	OBS_CHECK(rpcrdma_clnt_call(c, 0, NULL, NULL, NULL, NULL, NULL) == 0);
-	OBS_CHECK(obs_raw_exchange(port, v2, 7, ans, 16) == 7 && ans[3] == 4 && ans[4] == 1);
+	CHECK(rpcrdma_clnt_create("127.0.0.1", port, OBS_PROG, OBS_VERS, NULL, &c) == 0);
+	CHECK(rpcrdma_clnt_call(c, 0, NULL, NULL, NULL, NULL, NULL) == 0);
+	CHECK(raw_exchange(port, v2, 7, ans, 16) == 7 && ans[3] == 4 && ans[4] == 1);
 	/* a slow call on the wire when the connection drops: retransmitted */
 	slow_done = 0;
-	OBS_CHECK(rpcrdma_clnt_call_async(c, OBS_SLOW, (xdrproc_t)xdr_u_int, &ms, NULL, NULL, NULL,
-					  slow_cb, NULL) == 0);
+	CHECK(rpcrdma_clnt_call_async(c, OBS_SLOW, (xdrproc_t)xdr_u_int, &ms, NULL, NULL, NULL,
+				      slow_cb, NULL) == 0);
 	usleep(50000);
-	OBS_CHECK(rpcrdma_clnt_test_disconnect(c) == 0);
+	CHECK(rpcrdma_clnt_test_disconnect(c) == 0);
 	for (int i = 0; i < 500 && !__atomic_load_n(&slow_done, __ATOMIC_ACQUIRE); i++)
 		usleep(10000);
-	OBS_CHECK(slow_done && slow_status == 0);
-	OBS_CHECK(rpcrdma_clnt_call(c, 0, NULL, NULL, NULL, NULL, NULL) == 0);
+	CHECK(slow_done && slow_status == 0);
+	CHECK(rpcrdma_clnt_call(c, 0, NULL, NULL, NULL, NULL, NULL) == 0);
 	rpcrdma_clnt_destroy(c);
 	usleep(100000); /* the server sees the disconnects */
 	rpcrdma_svc_destroy(s);
@@ -159,43 +161,43 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "child") == 0) {
 		traffic();
-		return obs_failures ? 1 : 0;
+		return failures ? 1 : 0;
 	}
-	OBS_CHECK(rpcrdma_set_log(sink, logbuf, 4) == -EINVAL);
-	OBS_CHECK(rpcrdma_set_log(sink, logbuf, -1) == -EINVAL);
-	OBS_CHECK(rpcrdma_set_log(sink, logbuf, RPCRDMA_LOG_DEBUG) == 0);
+	CHECK(rpcrdma_set_log(sink, logbuf, 4) == -EINVAL);
+	CHECK(rpcrdma_set_log(sink, logbuf, -1) == -EINVAL);
+	CHECK(rpcrdma_set_log(sink, logbuf, RPCRDMA_LOG_DEBUG) == 0);
 	port = traffic();
-	OBS_CHECK(port != 0);
-	OBS_CHECK(bad_level == 0);
-	OBS_CHECK(logged("svc 127.0.0.1:", "accepted: MPA rev 2, CRC on, peer IRD 128 ORD 0"));
-	OBS_CHECK(logged("accepted:", "private data 8 bytes, inline send 1024 recv 1024"));
-	OBS_CHECK(logged("accepted:", "credits granted 64"));
-	OBS_CHECK(logged("clnt 127.0.0.1:", "connected: MPA rev 2, CRC on, peer IRD 0 ORD 128"));
-	OBS_CHECK(logged("clnt 127.0.0.1:", "credits granted 64 (was 1)"));
+	CHECK(port != 0);
+	CHECK(bad_level == 0);
+	CHECK(logged("svc 127.0.0.1:", "accepted: MPA rev 2, CRC on, peer IRD 128 ORD 0"));
+	CHECK(logged("accepted:", "private data 8 bytes, inline send 1024 recv 1024"));
+	CHECK(logged("accepted:", "credits granted 64"));
+	CHECK(logged("clnt 127.0.0.1:", "connected: MPA rev 2, CRC on, peer IRD 0 ORD 128"));
+	CHECK(logged("clnt 127.0.0.1:", "credits granted 64 (was 1)"));
 	/* the raw peer sent no private data */
-	OBS_CHECK(logged("accepted: MPA rev 2", "private data 0 bytes"));
-	OBS_CHECK(logged("svc 127.0.0.1:", "RDMA_ERROR ERR_VERS sent for xid 0x77"));
-	OBS_CHECK(logged("clnt 127.0.0.1:", "connection lost"));
-	OBS_CHECK(logged("clnt 127.0.0.1:", "reconnected"));
-	OBS_CHECK(logged("clnt 127.0.0.1:", "retransmitted xid 0x"));
-	OBS_CHECK(logged("svc 127.0.0.1:", "disconnected"));
+	CHECK(logged("accepted: MPA rev 2", "private data 0 bytes"));
+	CHECK(logged("svc 127.0.0.1:", "RDMA_ERROR ERR_VERS sent for xid 0x77"));
+	CHECK(logged("clnt 127.0.0.1:", "connection lost"));
+	CHECK(logged("clnt 127.0.0.1:", "reconnected"));
+	CHECK(logged("clnt 127.0.0.1:", "retransmitted xid 0x"));
+	CHECK(logged("svc 127.0.0.1:", "disconnected"));
 	/* Off: the same traffic logs nothing. */
-	OBS_CHECK(rpcrdma_set_log(sink, logbuf, RPCRDMA_LOG_OFF) == 0);
+	CHECK(rpcrdma_set_log(sink, logbuf, RPCRDMA_LOG_OFF) == 0);
 	n = nmsg;
 	traffic();
-	OBS_CHECK(nmsg == n);
+	CHECK(nmsg == n);
 	/* The environment, in a fresh process: unset means silent. */
-	OBS_CHECK(run_child(argv[0], "", err, sizeof(err)) == 0);
+	CHECK(run_child(argv[0], "", err, sizeof(err)) == 0);
 	if (err[0])
 		fprintf(stderr, "stderr with RPCRDMA_DEBUG unset:\n%s\n", err);
-	OBS_CHECK(err[0] == '\0');
-	OBS_CHECK(run_child(argv[0], "info", err, sizeof(err)) == 0);
-	OBS_CHECK(strstr(err, "rpcrdma: svc 127.0.0.1:") && strstr(err, "accepted: MPA rev 2"));
-	OBS_CHECK(strstr(err, "rpcrdma: clnt 127.0.0.1:") && strstr(err, "reconnected\n"));
-	OBS_CHECK(strstr(err, "RDMA_ERROR ERR_VERS sent"));
-	OBS_CHECK(!strstr(err, "retransmitted")); /* DEBUG only */
-	OBS_CHECK(run_child(argv[0], "0", err, sizeof(err)) == 0 && err[0] == '\0');
-	if (obs_failures) {
+	CHECK(err[0] == '\0');
+	CHECK(run_child(argv[0], "info", err, sizeof(err)) == 0);
+	CHECK(strstr(err, "rpcrdma: svc 127.0.0.1:") && strstr(err, "accepted: MPA rev 2"));
+	CHECK(strstr(err, "rpcrdma: clnt 127.0.0.1:") && strstr(err, "reconnected\n"));
+	CHECK(strstr(err, "RDMA_ERROR ERR_VERS sent"));
+	CHECK(!strstr(err, "retransmitted")); /* DEBUG only */
+	CHECK(run_child(argv[0], "0", err, sizeof(err)) == 0 && err[0] == '\0');
+	if (failures) {
 		fprintf(stderr, "log:\n%s", logbuf);
 		return 1;
 	}

@@ -23,7 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/check.h"
 #include "obs/obs_test.h"
+#include "xprt/raw_peer.h"
 
 struct rows {
 	struct rpcrdma_svc_conn_stats v[8];
@@ -57,24 +59,24 @@ static void traffic_a(struct rpcrdma_clnt *c)
 	u_int len = sizeof(bulk);
 
 	memset(a.val, 7, 4000);
-	OBS_CHECK(rpcrdma_clnt_call(c, 0, NULL, NULL, NULL, NULL, NULL) == 0);
-	OBS_CHECK(rpcrdma_clnt_call(c, 0, NULL, NULL, NULL, NULL, NULL) == 0);
-	OBS_CHECK(rpcrdma_clnt_call(c, OBS_ECHO, (xdrproc_t)obs_xdr_opaque, &a,
-				    (xdrproc_t)obs_xdr_opaque, &res, NULL) == 0);
-	OBS_CHECK(res.len == 100);
+	CHECK(rpcrdma_clnt_call(c, 0, NULL, NULL, NULL, NULL, NULL) == 0);
+	CHECK(rpcrdma_clnt_call(c, 0, NULL, NULL, NULL, NULL, NULL) == 0);
+	CHECK(rpcrdma_clnt_call(c, OBS_ECHO, (xdrproc_t)obs_xdr_opaque, &a,
+				(xdrproc_t)obs_xdr_opaque, &res, NULL) == 0);
+	CHECK(res.len == 100);
 	xdr_free((xdrproc_t)obs_xdr_opaque, (char *)&res);
 	a.len = 4000;
-	OBS_CHECK(rpcrdma_clnt_call(c, OBS_ECHO, (xdrproc_t)obs_xdr_opaque, &a,
-				    (xdrproc_t)obs_xdr_opaque, &res, &o) == 0);
-	OBS_CHECK(res.len == 4000);
+	CHECK(rpcrdma_clnt_call(c, OBS_ECHO, (xdrproc_t)obs_xdr_opaque, &a,
+				(xdrproc_t)obs_xdr_opaque, &res, &o) == 0);
+	CHECK(res.len == 4000);
 	xdr_free((xdrproc_t)obs_xdr_opaque, (char *)&res);
 	ro.recv_bulk[0].base = bulk;
 	ro.recv_bulk[0].len = sizeof(bulk);
-	OBS_CHECK(rpcrdma_clnt_call(c, OBS_READ, (xdrproc_t)xdr_u_int, &len,
-				    (xdrproc_t)xdr_rpcrdma_bulk, &b, &ro) == 0);
-	OBS_CHECK(b.len == sizeof(bulk) && bulk[0] == 0x5a && bulk[sizeof(bulk) - 1] == 0x5a);
+	CHECK(rpcrdma_clnt_call(c, OBS_READ, (xdrproc_t)xdr_u_int, &len,
+				(xdrproc_t)xdr_rpcrdma_bulk, &b, &ro) == 0);
+	CHECK(b.len == sizeof(bulk) && bulk[0] == 0x5a && bulk[sizeof(bulk) - 1] == 0x5a);
 	/* PROC_UNAVAIL: the call fails, the reply counts as an RPC error */
-	OBS_CHECK(rpcrdma_clnt_call(c, 9, NULL, NULL, NULL, NULL, NULL) != 0);
+	CHECK(rpcrdma_clnt_call(c, 9, NULL, NULL, NULL, NULL, NULL) != 0);
 	free(a.val);
 }
 
@@ -83,20 +85,20 @@ static void check_a(const struct rpcrdma_svc_conn_stats *r)
 	struct sockaddr_in sin;
 
 	memcpy(&sin, &r->peer, sizeof(sin));
-	OBS_CHECK(r->peer.ss_family == AF_INET && sin.sin_addr.s_addr == htonl(INADDR_LOOPBACK));
-	OBS_CHECK(r->connected == 1 && r->credits == 64 && r->outstanding == 0);
-	OBS_CHECK(r->inline_send == 1024 && r->inline_recv == 1024);
-	OBS_CHECK(r->calls == 6 && r->replies == 6 && r->rpc_errors == 1);
-	OBS_CHECK(r->long_calls == 1 && r->read_chunks == 1 && r->read_bytes > 4000 &&
-		  r->read_bytes < 4200);
-	OBS_CHECK(r->long_replies == 1 && r->reply_chunks == 1 && r->reply_bytes > 4000 &&
-		  r->reply_bytes < 4100);
-	OBS_CHECK(r->write_chunks == 1 && r->write_bytes == 8192);
-	OBS_CHECK(r->short_msgs == 5);
-	OBS_CHECK(r->err_vers_tx == 0 && r->err_chunk_tx == 0 && r->bad_headers == 0);
-	OBS_CHECK(r->inline_bytes_rx > 6 * 28 && r->inline_bytes_tx > 5 * 28);
-	OBS_CHECK(r->bytes_in == r->inline_bytes_rx + r->read_bytes);
-	OBS_CHECK(r->bytes_out == r->inline_bytes_tx + r->write_bytes + r->reply_bytes);
+	CHECK(r->peer.ss_family == AF_INET && sin.sin_addr.s_addr == htonl(INADDR_LOOPBACK));
+	CHECK(r->connected == 1 && r->credits == 64 && r->outstanding == 0);
+	CHECK(r->inline_send == 1024 && r->inline_recv == 1024);
+	CHECK(r->calls == 6 && r->replies == 6 && r->rpc_errors == 1);
+	CHECK(r->long_calls == 1 && r->read_chunks == 1 && r->read_bytes > 4000 &&
+	      r->read_bytes < 4200);
+	CHECK(r->long_replies == 1 && r->reply_chunks == 1 && r->reply_bytes > 4000 &&
+	      r->reply_bytes < 4100);
+	CHECK(r->write_chunks == 1 && r->write_bytes == 8192);
+	CHECK(r->short_msgs == 5);
+	CHECK(r->err_vers_tx == 0 && r->err_chunk_tx == 0 && r->bad_headers == 0);
+	CHECK(r->inline_bytes_rx > 6 * 28 && r->inline_bytes_tx > 5 * 28);
+	CHECK(r->bytes_in == r->inline_bytes_rx + r->read_bytes);
+	CHECK(r->bytes_out == r->inline_bytes_tx + r->write_bytes + r->reply_bytes);
 }
 
 static void check_totals(struct rpcrdma_svc *s, const struct rows *rw)
@@ -115,19 +117,19 @@ static void check_totals(struct rpcrdma_svc *s, const struct rows *rw)
 		ir += rw->v[i].inline_bytes_rx;
 		it += rw->v[i].inline_bytes_tx;
 	}
-	OBS_CHECK(rpcrdma_svc_stats(s, &t) == 0);
-	OBS_CHECK(t.calls == calls && calls == 7 && t.replies == replies && replies == 7);
-	OBS_CHECK(t.read_bytes == rb && t.write_bytes == wb && t.reply_bytes == pb);
-	OBS_CHECK(t.err_vers_tx == ev && ev == 1 && t.err_chunk_tx == ec && ec == 1);
-	OBS_CHECK(t.inline_bytes_rx == ir && t.inline_bytes_tx == it);
-	OBS_CHECK(t.connections == 4);
+	CHECK(rpcrdma_svc_stats(s, &t) == 0);
+	CHECK(t.calls == calls && calls == 7 && t.replies == replies && replies == 7);
+	CHECK(t.read_bytes == rb && t.write_bytes == wb && t.reply_bytes == pb);
+	CHECK(t.err_vers_tx == ev && ev == 1 && t.err_chunk_tx == ec && ec == 1);
+	CHECK(t.inline_bytes_rx == ir && t.inline_bytes_tx == it);
+	CHECK(t.connections == 4);
 }
 
 int main(void)
 {
 	struct rpcrdma_svc *s;
 	struct rpcrdma_clnt *a, *b;
-	struct obs_raw rc, rd;
+	struct raw rc, rd;
 	const uint32_t v2[] = {0x71, 2, 1, 0, 0, 0, 0};
 	const uint32_t p9[] = {0x72, 1, 1, 9};
 	uint32_t ans[16];
@@ -138,52 +140,50 @@ int main(void)
 	if (obs_server(NULL, &s))
 		return 1;
 	port = rpcrdma_svc_port(s);
-	OBS_CHECK(rpcrdma_svc_conn_foreach(NULL, collect, &rw) == -EINVAL);
-	OBS_CHECK(rpcrdma_svc_conn_foreach(s, NULL, &rw) == -EINVAL);
-	OBS_CHECK(rpcrdma_svc_conn_foreach(s, collect, &rw) == 0 && rw.n == 0);
-	OBS_CHECK(rpcrdma_clnt_create("127.0.0.1", port, OBS_PROG, OBS_VERS, NULL, &a) == 0);
+	CHECK(rpcrdma_svc_conn_foreach(NULL, collect, &rw) == -EINVAL);
+	CHECK(rpcrdma_svc_conn_foreach(s, NULL, &rw) == -EINVAL);
+	CHECK(rpcrdma_svc_conn_foreach(s, collect, &rw) == 0 && rw.n == 0);
+	CHECK(rpcrdma_clnt_create("127.0.0.1", port, OBS_PROG, OBS_VERS, NULL, &a) == 0);
 	traffic_a(a);
-	OBS_CHECK(rpcrdma_clnt_create("127.0.0.1", port, OBS_PROG, OBS_VERS, NULL, &b) == 0);
-	OBS_CHECK(rpcrdma_clnt_call(b, 0, NULL, NULL, NULL, NULL, NULL) == 0);
+	CHECK(rpcrdma_clnt_create("127.0.0.1", port, OBS_PROG, OBS_VERS, NULL, &b) == 0);
+	CHECK(rpcrdma_clnt_call(b, 0, NULL, NULL, NULL, NULL, NULL) == 0);
 	memset(&rc, 0, sizeof(rc));
 	memset(&rd, 0, sizeof(rd));
-	OBS_CHECK(obs_raw_connect(&rc, port) == 0);
-	OBS_CHECK(obs_raw_send_recv(&rc, v2, 7, ans, 16) == 7 && ans[3] == 4 && ans[4] == 1);
-	OBS_CHECK(obs_raw_connect(&rd, port) == 0);
-	OBS_CHECK(obs_raw_send_recv(&rd, p9, 4, ans, 16) == 5 && ans[3] == 4 && ans[4] == 2);
+	CHECK(raw_open(&rc, port) == 0);
+	CHECK(raw_send_recv(&rc, v2, 7, ans, 16) == 7 && ans[3] == 4 && ans[4] == 1);
+	CHECK(raw_open(&rd, port) == 0);
+	CHECK(raw_send_recv(&rd, p9, 4, ans, 16) == 5 && ans[3] == 4 && ans[4] == 2);
 
-	OBS_CHECK(rpcrdma_svc_conn_foreach(s, collect, &rw) == 0);
-	OBS_CHECK(rw.n == 4);
+	CHECK(rpcrdma_svc_conn_foreach(s, collect, &rw) == 0);
+	CHECK(rw.n == 4);
 	if (rw.n == 4) {
 		for (int i = 0; i < 4; i++)
-			OBS_CHECK(rw.v[i].id == (uint32_t)i + 1 && rw.v[i].connected == 1);
+			CHECK(rw.v[i].id == (uint32_t)i + 1 && rw.v[i].connected == 1);
 		check_a(&rw.v[0]);
-		OBS_CHECK(rw.v[1].calls == 1 && rw.v[1].replies == 1 && rw.v[1].short_msgs == 1);
-		OBS_CHECK(rw.v[1].read_chunks == 0 && rw.v[1].rpc_errors == 0);
-		OBS_CHECK(rw.v[2].calls == 0 && rw.v[2].err_vers_tx == 1 &&
-			  rw.v[2].err_chunk_tx == 0);
-		OBS_CHECK(rw.v[3].calls == 0 && rw.v[3].err_chunk_tx == 1 &&
-			  rw.v[3].err_vers_tx == 0);
-		OBS_CHECK(rw.v[2].inline_send == 1024 && rw.v[3].replies == 0);
+		CHECK(rw.v[1].calls == 1 && rw.v[1].replies == 1 && rw.v[1].short_msgs == 1);
+		CHECK(rw.v[1].read_chunks == 0 && rw.v[1].rpc_errors == 0);
+		CHECK(rw.v[2].calls == 0 && rw.v[2].err_vers_tx == 1 && rw.v[2].err_chunk_tx == 0);
+		CHECK(rw.v[3].calls == 0 && rw.v[3].err_chunk_tx == 1 && rw.v[3].err_vers_tx == 0);
+		CHECK(rw.v[2].inline_send == 1024 && rw.v[3].replies == 0);
 		check_totals(s, &rw);
 	}
-	OBS_CHECK(rpcrdma_svc_conn_foreach(s, stop_at_first, &calls) == 42 && calls == 1);
+	CHECK(rpcrdma_svc_conn_foreach(s, stop_at_first, &calls) == 42 && calls == 1);
 
 	/* B goes: its row leaves the list once the server has freed it. */
 	rpcrdma_clnt_destroy(b);
 	for (int i = 0; i < 100; i++) {
 		rw.n = 0;
-		OBS_CHECK(rpcrdma_svc_conn_foreach(s, collect, &rw) == 0);
+		CHECK(rpcrdma_svc_conn_foreach(s, collect, &rw) == 0);
 		if (rw.n == 3)
 			break;
 		usleep(20000);
 	}
-	OBS_CHECK(rw.n == 3 && rw.v[0].id == 1 && rw.v[1].id == 3 && rw.v[2].id == 4);
-	obs_raw_close(&rc);
-	obs_raw_close(&rd);
+	CHECK(rw.n == 3 && rw.v[0].id == 1 && rw.v[1].id == 3 && rw.v[2].id == 4);
+	raw_close(&rc);
+	raw_close(&rd);
 	rpcrdma_clnt_destroy(a);
 	rpcrdma_svc_destroy(s);
-	if (obs_failures)
+	if (failures)
 		return 1;
 	printf("ok\n");
 	return 0;

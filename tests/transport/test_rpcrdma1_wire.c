@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/hex.h"
 #include "rpcrdma/xdr.h"
 #include "transport/rpcrdma1_hdr.h"
 
@@ -96,17 +97,6 @@ static void push(struct tmsg *m, struct list *l, uint64_t v)
 		return;
 	}
 	l->v[l->n++] = v;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* The first "..." string on the line (tshark prints one per line). */
@@ -290,20 +280,12 @@ static void parse_line(struct tmsg *m, const char *line, int *want_raw)
 		*want_raw = 0;
 		if (quoted(line, val, sizeof(val)))
 			return;
-		size_t n = strlen(val);
-		if (n % 2 || n / 2 > sizeof(m->raw)) {
+		long n = tl_unhex(val, m->raw, sizeof(m->raw));
+		if (n < 0) {
 			m->overflow = 1;
 			return;
 		}
-		for (size_t i = 0; i < n / 2; i++) {
-			int hi = hexval(val[2 * i]), lo = hexval(val[2 * i + 1]);
-			if (hi < 0 || lo < 0) {
-				m->overflow = 1;
-				return;
-			}
-			m->raw[i] = (uint8_t)(hi << 4 | lo);
-		}
-		m->raw_len = n / 2;
+		m->raw_len = (size_t)n;
 		m->have_raw = 1;
 		return;
 	}

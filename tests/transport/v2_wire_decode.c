@@ -16,40 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hex.h"
 #include "rpcrdma2_print.h"
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Hex digits (any ':' skipped) into @out; the byte count, or -1. */
-static long unhex(const char *s, uint8_t *out, size_t cap)
-{
-	size_t n = 0;
-
-	while (*s && *s != '\n') {
-		int hi, lo;
-
-		if (*s == ':') {
-			s++;
-			continue;
-		}
-		hi = hexval(s[0]);
-		lo = hi < 0 ? -1 : hexval(s[1]);
-		if (lo < 0 || n == cap)
-			return -1;
-		out[n++] = (uint8_t)(hi << 4 | lo);
-		s += 2;
-	}
-	return (long)n;
-}
 
 static uint32_t be32(const uint8_t *p)
 {
@@ -107,7 +75,7 @@ int main(void)
 
 		if (sscanf(line, "%lu %lu %n", &frame, &port, &off) != 2 || !off)
 			continue;
-		n = unhex(line + off, msg, sizeof(msg));
+		n = tl_unhex(line + off, msg, sizeof(msg));
 		printf("frame=%lu port=%lu len=%ld", frame, port, n);
 		if (n < 0) {
 			printf(" error=hex\n");

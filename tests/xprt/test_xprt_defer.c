@@ -15,7 +15,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -24,38 +23,18 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/check.h"
 #include "rpcrdma/provider.h"
 
 #define NMSG   16
 #define MSGLEN 200
 
-static int failures;
-
 /* Each macro evaluates @cond exactly once (it may post or connect). */
-#define CHECK(cond, ...) (void)check_((cond), #cond, __LINE__, __VA_ARGS__)
 #define REQUIRE(cond, ...)                                                                         \
 	do {                                                                                       \
-		if (!check_((cond), #cond, __LINE__, __VA_ARGS__))                                 \
+		if (!check_msg_(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__))                 \
 			exit(1);                                                                   \
 	} while (0)
-
-static bool check_(bool ok, const char *expr, int line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static bool check_(bool ok, const char *expr, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok)
-		return true;
-	fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, line, expr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	failures++;
-	return false;
-}
 
 static struct rpcrdma_dev *dev;
 static struct rpcrdma_pd *pd;
@@ -184,21 +163,23 @@ static void expect_received(uint32_t first, uint32_t last)
 		(void)rpcrdma_dev_progress(dev, 1);
 		n = rpcrdma_cq_poll(cqb, wc, 16);
 		for (int i = 0; i < n; i++) {
-			CHECK(wc[i].status == RPCRDMA_WC_SUCCESS && wc[i].opcode == RPCRDMA_WC_RECV,
-			      "recv status %d opcode %d", (int)wc[i].status, (int)wc[i].opcode);
-			CHECK(wc[i].wr_id == next_rx, "receive %u completed as #%u (order)",
-			      (unsigned)wc[i].wr_id, next_rx);
-			CHECK(wc[i].byte_len == MSGLEN, "length %u", wc[i].byte_len);
-			CHECK(memcmp(bufb[wc[i].wr_id], bufa[wc[i].wr_id], MSGLEN) == 0,
-			      "payload of message %u differs", (unsigned)wc[i].wr_id);
+			CHECK_MSG(wc[i].status == RPCRDMA_WC_SUCCESS &&
+				      wc[i].opcode == RPCRDMA_WC_RECV,
+				  "recv status %d opcode %d", (int)wc[i].status, (int)wc[i].opcode);
+			CHECK_MSG(wc[i].wr_id == next_rx, "receive %u completed as #%u (order)",
+				  (unsigned)wc[i].wr_id, next_rx);
+			CHECK_MSG(wc[i].byte_len == MSGLEN, "length %u", wc[i].byte_len);
+			CHECK_MSG(memcmp(bufb[wc[i].wr_id], bufa[wc[i].wr_id], MSGLEN) == 0,
+				  "payload of message %u differs", (unsigned)wc[i].wr_id);
 			next_rx++;
 		}
 		n = rpcrdma_cq_poll(cqa, wc, 16);
 		for (int i = 0; i < n; i++) {
-			CHECK(wc[i].status == RPCRDMA_WC_SUCCESS && wc[i].opcode == RPCRDMA_WC_SEND,
-			      "send status %d", (int)wc[i].status);
-			CHECK(wc[i].wr_id == next_tx, "send %u completed as #%u (order)",
-			      (unsigned)wc[i].wr_id, next_tx);
+			CHECK_MSG(wc[i].status == RPCRDMA_WC_SUCCESS &&
+				      wc[i].opcode == RPCRDMA_WC_SEND,
+				  "send status %d", (int)wc[i].status);
+			CHECK_MSG(wc[i].wr_id == next_tx, "send %u completed as #%u (order)",
+				  (unsigned)wc[i].wr_id, next_tx);
 			next_tx++;
 		}
 	}
@@ -255,8 +236,8 @@ static void send_recv(void)
 
 	for (uint32_t k = 0; k < MSGLEN; k++)
 		bufa[11][k] = (uint8_t)(11u * 31u + k * 7u + 1u);
-	CHECK(rpcrdma_post_send_recv(epa, &wr, rw, 2, &np) == 0 && np == 2,
-	      "send with 2 receives: %u posted", np);
+	CHECK_MSG(rpcrdma_post_send_recv(epa, &wr, rw, 2, &np) == 0 && np == 2,
+		  "send with 2 receives: %u posted", np);
 	expect_received(11, 11);
 	post_b(12);
 	post_b(13);
@@ -267,19 +248,22 @@ static void send_recv(void)
 		(void)rpcrdma_dev_progress(dev, 1);
 		n = rpcrdma_cq_poll(cqa, wc, 8);
 		for (int i = 0; i < n; i++) {
-			CHECK(wc[i].status == RPCRDMA_WC_SUCCESS && wc[i].opcode == RPCRDMA_WC_RECV,
-			      "A: status %d opcode %d", (int)wc[i].status, (int)wc[i].opcode);
-			CHECK(wc[i].wr_id == next_rx, "A: receive %u completed as #%u (order)",
-			      (unsigned)wc[i].wr_id, next_rx);
-			CHECK(wc[i].byte_len == MSGLEN &&
-				  memcmp(bufa[next_rx], bufb[next_rx], MSGLEN) == 0,
-			      "A: message %u arrived wrong (%u bytes)", next_rx, wc[i].byte_len);
+			CHECK_MSG(wc[i].status == RPCRDMA_WC_SUCCESS &&
+				      wc[i].opcode == RPCRDMA_WC_RECV,
+				  "A: status %d opcode %d", (int)wc[i].status, (int)wc[i].opcode);
+			CHECK_MSG(wc[i].wr_id == next_rx, "A: receive %u completed as #%u (order)",
+				  (unsigned)wc[i].wr_id, next_rx);
+			CHECK_MSG(wc[i].byte_len == MSGLEN &&
+				      memcmp(bufa[next_rx], bufb[next_rx], MSGLEN) == 0,
+				  "A: message %u arrived wrong (%u bytes)", next_rx,
+				  wc[i].byte_len);
 			next_rx++;
 		}
 		n = rpcrdma_cq_poll(cqb, wc, 8);
 		for (int i = 0; i < n; i++) {
-			CHECK(wc[i].status == RPCRDMA_WC_SUCCESS && wc[i].opcode == RPCRDMA_WC_SEND,
-			      "B: send status %d", (int)wc[i].status);
+			CHECK_MSG(wc[i].status == RPCRDMA_WC_SUCCESS &&
+				      wc[i].opcode == RPCRDMA_WC_SEND,
+				  "B: send status %d", (int)wc[i].status);
 			sends_b++;
 		}
 	}
@@ -293,11 +277,11 @@ static void send_recv(void)
 
 		s0 = stats(epa);
 		np = 99;
-		CHECK(rpcrdma_post_send_recv(epa, &wr, bad, 2, &np) == -EINVAL && np == 1,
-		      "bad second receive: %u posted", np);
+		CHECK_MSG(rpcrdma_post_send_recv(epa, &wr, bad, 2, &np) == -EINVAL && np == 1,
+			  "bad second receive: %u posted", np);
 		s1 = stats(epa);
-		CHECK(s1.tx_fpdus == s0.tx_fpdus, "the Send left after a bad receive");
-		CHECK(rpcrdma_cq_poll(cqa, wc, 8) == 0, "a completion after the refused post");
+		CHECK_MSG(s1.tx_fpdus == s0.tx_fpdus, "the Send left after a bad receive");
+		CHECK_MSG(rpcrdma_cq_poll(cqa, wc, 8) == 0, "a completion after the refused post");
 	}
 	/* receives alone (no Send): the receive of 14 above, then 15 */
 	{
@@ -306,10 +290,10 @@ static void send_recv(void)
 		struct rpcrdma_recv_wr r15 = {15, &s15, 1};
 
 		np = 99;
-		CHECK(rpcrdma_post_send_recv(epa, NULL, &r15, 1, &np) == 0 && np == 1,
-		      "receives only: %u posted", np);
-		CHECK(rpcrdma_post_send_recv(NULL, NULL, &r15, 1, &np) == -EINVAL && np == 0,
-		      "NULL endpoint accepted");
+		CHECK_MSG(rpcrdma_post_send_recv(epa, NULL, &r15, 1, &np) == 0 && np == 1,
+			  "receives only: %u posted", np);
+		CHECK_MSG(rpcrdma_post_send_recv(NULL, NULL, &r15, 1, &np) == -EINVAL && np == 0,
+			  "NULL endpoint accepted");
 		post_b(14);
 		post_b(15);
 		next_rx = 14;
@@ -321,11 +305,11 @@ static void send_recv(void)
 			(void)rpcrdma_dev_progress(dev, 1);
 			n = rpcrdma_cq_poll(cqa, wc, 8);
 			for (int i = 0; i < n; i++) {
-				CHECK(wc[i].status == RPCRDMA_WC_SUCCESS &&
-					  wc[i].wr_id == next_rx &&
-					  memcmp(bufa[next_rx], bufb[next_rx], MSGLEN) == 0,
-				      "A: receive %u: status %d wr_id %u", next_rx,
-				      (int)wc[i].status, (unsigned)wc[i].wr_id);
+				CHECK_MSG(wc[i].status == RPCRDMA_WC_SUCCESS &&
+					      wc[i].wr_id == next_rx &&
+					      memcmp(bufa[next_rx], bufb[next_rx], MSGLEN) == 0,
+					  "A: receive %u: status %d wr_id %u", next_rx,
+					  (int)wc[i].status, (unsigned)wc[i].wr_id);
 				next_rx++;
 			}
 			sends_b += (uint32_t)rpcrdma_cq_poll(cqb, wc, 8);
@@ -348,20 +332,20 @@ int main(void)
 	for (uint32_t i = 0; i < 5; i++)
 		post(i, RPCRDMA_SEND_DEFER);
 	s1 = stats(epa);
-	CHECK(s1.tx_bytes == s0.tx_bytes && s1.tx_fpdus == s0.tx_fpdus,
-	      "DEFER Sends went to TCP before the doorbell (%llu bytes, %llu FPDUs)",
-	      (unsigned long long)(s1.tx_bytes - s0.tx_bytes),
-	      (unsigned long long)(s1.tx_fpdus - s0.tx_fpdus));
-	CHECK(rpcrdma_cq_poll(cqa, wc, 4) == 0, "a held Send completed");
+	CHECK_MSG(s1.tx_bytes == s0.tx_bytes && s1.tx_fpdus == s0.tx_fpdus,
+		  "DEFER Sends went to TCP before the doorbell (%llu bytes, %llu FPDUs)",
+		  (unsigned long long)(s1.tx_bytes - s0.tx_bytes),
+		  (unsigned long long)(s1.tx_fpdus - s0.tx_fpdus));
+	CHECK_MSG(rpcrdma_cq_poll(cqa, wc, 4) == 0, "a held Send completed");
 
 	/* 2. the doorbell: all five handed to TCP by the flush itself */
-	CHECK(rpcrdma_ep_flush(epa) == 0, "flush");
+	CHECK_MSG(rpcrdma_ep_flush(epa) == 0, "flush");
 	s1 = stats(epa);
-	CHECK(s1.tx_fpdus - s0.tx_fpdus == 5 && s1.sends - s0.sends == 5,
-	      "flush sent %llu FPDUs / %llu Sends, expected 5",
-	      (unsigned long long)(s1.tx_fpdus - s0.tx_fpdus),
-	      (unsigned long long)(s1.sends - s0.sends));
-	CHECK(rpcrdma_ep_flush(epa) == 0, "flush with nothing held");
+	CHECK_MSG(s1.tx_fpdus - s0.tx_fpdus == 5 && s1.sends - s0.sends == 5,
+		  "flush sent %llu FPDUs / %llu Sends, expected 5",
+		  (unsigned long long)(s1.tx_fpdus - s0.tx_fpdus),
+		  (unsigned long long)(s1.sends - s0.sends));
+	CHECK_MSG(rpcrdma_ep_flush(epa) == 0, "flush with nothing held");
 	expect_received(0, 4);
 
 	/* 3. a plain post takes the held ones along, in posting order */
@@ -370,8 +354,8 @@ int main(void)
 		post(i, RPCRDMA_SEND_DEFER);
 	post(8, 0);
 	s1 = stats(epa);
-	CHECK(s1.tx_fpdus - s0.tx_fpdus == 4, "plain post after 3 held: %llu FPDUs sent, not 4",
-	      (unsigned long long)(s1.tx_fpdus - s0.tx_fpdus));
+	CHECK_MSG(s1.tx_fpdus - s0.tx_fpdus == 4, "plain post after 3 held: %llu FPDUs sent, not 4",
+		  (unsigned long long)(s1.tx_fpdus - s0.tx_fpdus));
 	expect_received(5, 8);
 
 	/* 4. progress pushes held work before it would wait */
@@ -380,8 +364,8 @@ int main(void)
 	post(10, RPCRDMA_SEND_DEFER);
 	(void)rpcrdma_dev_progress(dev, 0);
 	s1 = stats(epa);
-	CHECK(s1.tx_fpdus - s0.tx_fpdus == 2, "progress pushed %llu held Sends, not 2",
-	      (unsigned long long)(s1.tx_fpdus - s0.tx_fpdus));
+	CHECK_MSG(s1.tx_fpdus - s0.tx_fpdus == 2, "progress pushed %llu held Sends, not 2",
+		  (unsigned long long)(s1.tx_fpdus - s0.tx_fpdus));
 	expect_received(9, 10);
 
 	/* 5. an unknown flag is still refused */
@@ -390,7 +374,7 @@ int main(void)
 		struct rpcrdma_send_wr wr = {
 		    .opcode = RPCRDMA_WR_SEND, .flags = 1u << 20, .sg = &sg, .num_sge = 1};
 
-		CHECK(rpcrdma_post_send(epa, &wr) == -EINVAL, "unknown send flag accepted");
+		CHECK_MSG(rpcrdma_post_send(epa, &wr) == -EINVAL, "unknown send flag accepted");
 	}
 
 	/* 6. receives and a Send in one post */
@@ -404,7 +388,7 @@ int main(void)
 	rpcrdma_cq_destroy(cqa);
 	rpcrdma_cq_destroy(cqb);
 	rpcrdma_pd_free(pd);
-	CHECK(rpcrdma_dev_close(dev) == 0, "dev_close (everything released)");
+	CHECK_MSG(rpcrdma_dev_close(dev) == 0, "dev_close (everything released)");
 	printf("test_xprt_defer: %s\n", failures ? "FAILED" : "ok");
 	return failures ? 1 : 0;
 }

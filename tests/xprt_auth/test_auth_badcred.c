@@ -22,127 +22,13 @@
  * the two 401-byte cases got no reply at all (the server dropped the
  * call as undecodable).
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <string.h>
-#include <time.h>
 
+#include "xprt/raw_peer.h"
 #include "xprt_auth/authx_test.h"
 
-#define RFC   "RFC 5531 §9 (AUTH_ERROR)"
-#define NRECV 4
-
-struct raw {
-	struct rpcrdma_dev *dev;
-	struct rpcrdma_pd *pd;
-	struct rpcrdma_cq *cq;
-	struct rpcrdma_evch *ch;
-	struct rpcrdma_ep *ep;
-	struct rpcrdma_mr *mr;
-	uint8_t buf[NRECV + 1][1024]; /* receives, then the send buffer */
-};
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static int post_recv(struct raw *r, uint64_t i)
-{
-	struct rpcrdma_sge s = {(uint64_t)(uintptr_t)r->buf[i], 1024, rpcrdma_mr_stag(r->mr)};
-
-	return rpcrdma_post_recv(r->ep, i, &s, 1);
-}
-
-static int raw_open(struct raw *r, uint16_t port)
-{
-	struct rpcrdma_cq_attr ca = {.cqe = 32};
-	struct rpcrdma_ep_attr ea = {0};
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
-	struct rpcrdma_event ev;
-	uint64_t end = now_ms() + 10000;
-
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (rpcrdma_dev_open(NULL, NULL, &r->dev) || rpcrdma_pd_alloc(r->dev, &r->pd) ||
-	    rpcrdma_cq_create(r->dev, &ca, &r->cq) || rpcrdma_evch_create(r->dev, NULL, &r->ch) ||
-	    rpcrdma_mr_reg(r->pd, r->buf, sizeof(r->buf), RPCRDMA_ACCESS_LOCAL_WRITE, &r->mr))
-		return -1;
-	ea.send_cq = ea.recv_cq = r->cq;
-	ea.evch = r->ch;
-	if (rpcrdma_ep_create(r->pd, &ea, &r->ep))
-		return -1;
-	for (uint64_t i = 0; i < NRECV; i++)
-		if (post_recv(r, i))
-			return -1;
-	/* No private data: 1024-byte thresholds both ways (RFC 8797 §4.1). */
-	if (rpcrdma_connect(r->ep, (struct sockaddr *)&sin, sizeof(sin), NULL, 0))
-		return -1;
-	while (now_ms() < end) {
-		if (rpcrdma_evch_get(r->ch, &ev) == 0)
-			return ev.type == RPCRDMA_EV_ESTABLISHED ? 0 : -1;
-		rpcrdma_dev_progress(r->dev, 20);
-	}
-	return -1;
-}
-
-static void raw_close(struct raw *r)
-{
-	if (r->ep)
-		rpcrdma_ep_destroy(r->ep);
-	if (r->mr)
-		rpcrdma_mr_dereg(r->mr);
-	if (r->ch)
-		rpcrdma_evch_destroy(r->ch);
-	if (r->cq)
-		rpcrdma_cq_destroy(r->cq);
-	if (r->pd)
-		rpcrdma_pd_free(r->pd);
-	if (r->dev)
-		rpcrdma_dev_close(r->dev);
-}
-
-/* Send @n words; then wait up to 3 s for one message (words into @out):
- * its length in words, or -1. */
-static int exchange(struct raw *r, const uint32_t *w, size_t n, uint32_t *out, size_t max)
-{
-	struct rpcrdma_sge s = {(uint64_t)(uintptr_t)r->buf[NRECV], (uint32_t)(4 * n),
-				rpcrdma_mr_stag(r->mr)};
-	struct rpcrdma_send_wr wr = {
-	    .wr_id = 100, .opcode = RPCRDMA_WR_SEND, .sg = &s, .num_sge = 1};
-	struct rpcrdma_wc wc;
-	uint64_t end = now_ms() + 3000;
-
-	for (size_t i = 0; i < n; i++) {
-		uint32_t v = htonl(w[i]);
-
-		memcpy(r->buf[NRECV] + 4 * i, &v, 4);
-	}
-	if (rpcrdma_post_send(r->ep, &wr))
-		return -1;
-	while (now_ms() < end) {
-		if (rpcrdma_cq_poll(r->cq, &wc, 1) != 1) {
-			rpcrdma_dev_progress(r->dev, 5);
-			continue;
-		}
-		if (wc.opcode != RPCRDMA_WC_RECV || wc.status != RPCRDMA_WC_SUCCESS)
-			return -1;
-		size_t k = wc.byte_len / 4;
-
-		for (size_t i = 0; i < k && i < max; i++) {
-			uint32_t v;
-
-			memcpy(&v, r->buf[wc.wr_id] + 4 * i, 4);
-			out[i] = ntohl(v);
-		}
-		post_recv(r, wc.wr_id);
-		return (int)k;
-	}
-	return -1;
-}
+#define RFC "RFC 5531 §9 (AUTH_ERROR)"
 
 /* A call message: RDMA_MSG header, RPC call header of XTEST NULL, then the
  * credential and verifier words @auth (@n words). */
@@ -160,7 +46,7 @@ static void expect_denied(struct raw *r, uint32_t xid, const uint32_t *auth, siz
 {
 	uint32_t m[256], rep[64];
 	size_t len = build(m, xid, auth, n);
-	int k = exchange(r, m, len, rep, 64);
+	int k = raw_send_recv(r, m, len, rep, 64);
 	/* RFC 8166 §4.2 header (RDMA_MSG, three empty lists), then RFC 5531 §9
 	 * rejected_reply: xid REPLY MSG_DENIED AUTH_ERROR auth_stat. */
 	int ok = k == 12 && rep[0] == xid && rep[1] == 1 && rep[3] == 0 && rep[4] == 0 &&
@@ -276,7 +162,7 @@ int main(void)
 		n = authsys(a, 255, 16, 0);
 		a[n++] = 0, a[n++] = 0;
 		len = build(m, ++xid, a, n);
-		k = exchange(&r, m, len, rep, 64);
+		k = raw_send_recv(&r, m, len, rep, 64);
 		XT_CHECK(k == 13 && rep[7] == xid && rep[8] == 1 && rep[9] == 0 && rep[10] == 0 &&
 			 rep[11] == 0 && rep[12] == 0);
 		if (k != 13)
