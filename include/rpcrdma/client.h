@@ -189,6 +189,11 @@ struct rpcrdma_xprt_stats {
 	/* server: most RDMA Reads outstanding at once on one connection
 	 * (monotonic); never above the client's IRD (RFC 6581 §9) */
 	uint32_t max_reads_outstanding;
+	/* server, duplicate request cache (RPCRDMA_SVC_OPT_DRC): calls
+	 * answered from it; duplicates of a call still running that were
+	 * dropped (replaced by a newer one, or its reply could not be kept);
+	 * replies evicted to stay within its bounds */
+	uint64_t drc_hits, drc_inprogress_drops, drc_evictions;
 };
 
 /* ------------------------------------------------------------------ */
