@@ -46,11 +46,13 @@
  * with one); further calls wait in the client, counted as credit stalls.
  *
  * Errors: every function returns 0 or a negative errno. A call fails with
- *   -ETIMEDOUT         no reply within the call timeout (after retries); the
- *                      timeout also bounds the wait for a free slot and for
- *                      a reconnect, whatever the server does
- *   -ECONNRESET        the connection was lost and could not be re-made
- *                      within the configured retries
+ *   -ETIMEDOUT         no reply within the call timeout; the timeout also
+ *                      bounds the wait for a free slot and for a reconnect,
+ *                      whatever the server does (a lost connection is made
+ *                      again until then: the call result's conn_error says
+ *                      why it could not be)
+ *   -ECONNRESET        the call was lost with its connection more than
+ *                      `retries` times (see struct rpcrdma_clnt_opts)
  *   -ECANCELED         the client is being destroyed
  *   -EPROTONOSUPPORT   the server sent RDMA_ERROR / ERR_VERS (RFC 8166 §4.5.1)
  *   -EREMOTEIO         the server sent RDMA_ERROR / ERR_CHUNK (RFC 8166 §4.5.2)
@@ -187,6 +189,11 @@ struct rpcrdma_xprt_stats {
 	/* server: most RDMA Reads outstanding at once on one connection
 	 * (monotonic); never above the client's IRD (RFC 6581 §9) */
 	uint32_t max_reads_outstanding;
+	/* server, duplicate request cache (RPCRDMA_SVC_OPT_DRC): calls
+	 * answered from it; duplicates of a call still running that were
+	 * dropped (replaced by a newer one, or its reply could not be kept);
+	 * replies evicted to stay within its bounds */
+	uint64_t drc_hits, drc_inprogress_drops, drc_evictions;
 };
 
 /* ------------------------------------------------------------------ */
@@ -252,13 +259,17 @@ struct rpcrdma_clnt_opts {
 	 * made again (stats: timeout_resets). */
 	uint32_t timeout_ms;
 	uint32_t connect_timeout_ms; /* default 10000 */
-	/* Reconnect attempts after a connection is lost, before outstanding
-	 * calls fail with -ECONNRESET (default 3; each attempt, and the pause
-	 * of 100 ms x attempts before the next, ends early when a waiting
-	 * call reaches its timeout). Calls are retransmitted with
-	 * the same XID on the new connection; a call whose connection was lost
-	 * more than this many times fails with -ECONNRESET. A later call on a
-	 * client whose attempts ran out starts connecting again. */
+	/* Retransmissions of one call (default 3): a call is sent again, with
+	 * the same XID (RFC 8166 §3.3), on each new connection after the one
+	 * it was on is lost; a call lost with more than this many connections
+	 * fails with -ECONNRESET (a call that breaks every connection it is
+	 * sent on ends instead of looping). retries does not bound connection
+	 * attempts: after a loss the client connects again for as long as
+	 * calls wait, pausing 100 ms doubled per failed attempt up to 2 s
+	 * (+-25% jitter), and each call fails only at its own timeout
+	 * (-ETIMEDOUT, result conn_error = the last attempt's error). With a
+	 * timeout of 0 a call waits for a connection until the client is
+	 * destroyed. When no call waits, nothing reconnects until the next. */
 	uint32_t retries;
 	/* Bulk items of at least this many bytes move by chunk; smaller ones
 	 * go inline (default 1024). */
@@ -355,6 +366,10 @@ struct rpcrdma_call_result {
 	uint32_t reply_chunk;                     /* 1 when a Reply chunk was offered */
 	uint32_t recv_bulk_len[RPCRDMA_MAX_BULK]; /* bytes that arrived per result bulk item */
 	uint32_t remote_invalidated;              /* 1: the server invalidated our STag */
+	/* A call that timed out while its connection was down and could not
+	 * be re-established: the last connection attempt's error (-errno,
+	 * e.g. -ECONNREFUSED); else 0. */
+	int32_t conn_error;
 };
 
 /* A receive buffer for one result bulk item. */

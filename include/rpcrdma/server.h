@@ -76,6 +76,7 @@ enum rpcrdma_svc_opt_mask {
 	RPCRDMA_SVC_OPT_RPCBIND = 1u << 13,          /* rpcbind */
 	RPCRDMA_SVC_OPT_RDMA_VERSION = 1u << 14,     /* rdma_version, rdma_props */
 	RPCRDMA_SVC_OPT_PRIVATE_DATA = 1u << 15,     /* private_data */
+	RPCRDMA_SVC_OPT_DRC = 1u << 17,              /* drc, drc_max_entries, drc_max_bytes */
 };
 
 /* Server options; a zeroed struct (or NULL) means all defaults. */
@@ -145,6 +146,24 @@ struct rpcrdma_svc_opts {
 	 * 4096 once Version Two is negotiated, until transport properties
 	 * raise it. */
 	int private_data;
+	/* Duplicate request cache (default off). A client sends a call again
+	 * only on a new connection, with its XID (RFC 8166 §3.3), when the
+	 * reply to the first may have been lost with the old one. With drc
+	 * set, a call that matches one seen before (same XID, client address
+	 * without the port, program, version, procedure and CRC32c of the
+	 * whole call) does not reach dispatch: while the first still runs it
+	 * waits and gets the first one's reply; afterwards it is answered
+	 * from the cache. Every reply of every program is kept, up to
+	 * drc_max_entries replies (default 1024) and drc_max_bytes of encoded
+	 * results (default 16 MiB; a reply over an eighth of it is not kept),
+	 * least recently used out first. Stats: drc_hits,
+	 * drc_inprogress_drops, drc_evictions. Off by default: it costs a
+	 * CRC32c of every call and a copy of every reply, which only
+	 * programs with non-idempotent procedures need; clients behind one
+	 * address share its XID space (XIDs start at random values). */
+	int drc;
+	uint32_t drc_max_entries;
+	uint64_t drc_max_bytes;
 };
 
 /*

@@ -83,6 +83,8 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 			return -EINVAL;
 		s->max_wchunks = o->max_write_chunks;
 	}
+	if ((m & RPCRDMA_SVC_OPT_DRC) && o->drc)
+		return svc_drc_new(o->drc_max_entries, o->drc_max_bytes, &s->drc);
 	return 0;
 }
 
@@ -222,6 +224,14 @@ int rpcrdma_svc_stats(struct rpcrdma_svc *s, struct rpcrdma_xprt_stats *st)
 	st->inline_recv = s->inline_recv;
 	st->remote_invalidate = s->remote_inv;
 	futex_mutex_unlock(&s->lock);
+	if (s->drc) {
+		struct svc_drc_stats ds;
+
+		svc_drc_stats(s->drc, &ds);
+		st->drc_hits = ds.hits;
+		st->drc_inprogress_drops = ds.inprogress_drops;
+		st->drc_evictions = ds.evictions;
+	}
 	return 0;
 }
 

@@ -384,6 +384,9 @@ static void send_mpa_request(struct siw_ep *ep)
 			  enh ? MPA_REV2 : MPA_REV1, enh, ird_w, ord_w, ep->pdata, ep->pdata_len);
 	ep->tx.mpa_off = 0;
 	(void)siw_cm_flush_mpa_out(ep);
+#ifdef RPCRDMA_TEST_HOOKS
+	siw_fault_setup(ep);
+#endif
 }
 
 void siw_cm_ep_ready(struct siw_ep *ep, uint32_t events)

@@ -68,9 +68,13 @@ bool siw_fault_parse(const char *s, struct siw_fault_cfg *f)
 		const char *name;
 		enum siw_fault_kind kind;
 	} names[] = {
-	    {"cut:", SIW_FAULT_CUT},       {"corrupt:", SIW_FAULT_CORRUPT},
-	    {"delay:", SIW_FAULT_DELAY},   {"drop:", SIW_FAULT_DROP},
-	    {"cut-op:", SIW_FAULT_CUT_OP}, {"refuse-reg:", SIW_FAULT_REFUSE_REG},
+	    {"cut:", SIW_FAULT_CUT},
+	    {"corrupt:", SIW_FAULT_CORRUPT},
+	    {"delay:", SIW_FAULT_DELAY},
+	    {"drop:", SIW_FAULT_DROP},
+	    {"cut-op:", SIW_FAULT_CUT_OP},
+	    {"refuse-reg:", SIW_FAULT_REFUSE_REG},
+	    {"cut-setup:", SIW_FAULT_CUT_SETUP},
 	};
 	uint64_t a, b;
 	char *end;
@@ -95,6 +99,12 @@ bool siw_fault_parse(const char *s, struct siw_fault_cfg *f)
 			if (*end != ':' || !parse_u64(end + 1, &end, &b) || b > 60000)
 				return false;
 			f->delay_ms = (uint32_t)b;
+		}
+		if (names[i].kind == SIW_FAULT_CUT_SETUP) {
+			if (!a || *end != ':' || !parse_u64(end + 1, &end, &b) || !b ||
+			    b > UINT32_MAX)
+				return false;
+			f->count = (uint32_t)b;
 		}
 		if (*end)
 			return false;
@@ -302,6 +312,19 @@ int siw_fault_reg(struct siw_dev *dev)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+void siw_fault_setup(struct siw_ep *ep)
+{
+	struct siw_dev *dev = ep->dev;
+	const struct siw_fault_cfg *f = &dev->tun.fault;
+	uint64_t n;
+
+	if (f->kind != SIW_FAULT_CUT_SETUP)
+		return;
+	n = ++dev->fault_setups;
+	if (n >= f->at && n - f->at < f->count)
+		(void)shutdown(ep->fd, SHUT_RDWR);
 }
 
 #endif /* RPCRDMA_TEST_HOOKS */

@@ -17,11 +17,17 @@
  *   cut-op:K       the K-th work request posted (1 = the first) shuts the
  *                  socket down before it is queued
  *   refuse-reg:K   the K-th memory registration fails with -ENOMEM
+ *   cut-setup:N:K  connection setups N..N+K-1 (1 = the first connect of
+ *                  the device) are cut in the MPA exchange: the request
+ *                  goes out, then the socket is shut down both ways, so
+ *                  the connect fails before ESTABLISHED (a reconnect that
+ *                  keeps failing, then gets through)
  *   seed:S:SPAN    one of the above, picked by seed S: byte positions in
  *                  [0, SPAN), FPDU/op/registration numbers below 16
  * Byte and FPDU positions count what one endpoint sends after its MPA
  * exchange. A fault fires once per device (the first endpoint to get
- * there), so a reconnect over the same device goes through clean.
+ * there), so a reconnect over the same device goes through clean;
+ * cut-setup fires K times, on consecutive setups. seed: never picks it.
  */
 #ifndef RPCRDMA_SIW_FAULT_H
 #define RPCRDMA_SIW_FAULT_H
@@ -39,12 +45,14 @@ enum siw_fault_kind {
 	SIW_FAULT_DROP,
 	SIW_FAULT_CUT_OP,
 	SIW_FAULT_REFUSE_REG,
+	SIW_FAULT_CUT_SETUP,
 };
 
 struct siw_fault_cfg {
 	enum siw_fault_kind kind;
 	uint64_t at;       /* byte, FPDU, op or registration number */
 	uint32_t delay_ms; /* SIW_FAULT_DELAY */
+	uint32_t count;    /* SIW_FAULT_CUT_SETUP: setups cut from `at` on */
 };
 
 /* Per endpoint: where its FPDU stream is (logical bytes handed to TCP or
@@ -72,5 +80,8 @@ ssize_t siw_fault_sendmsg(struct siw_ep *ep, struct msghdr *mh);
 void siw_fault_post(struct siw_ep *ep);
 /* A registration on @dev: -ENOMEM when the fault refuses it, else 0. */
 int siw_fault_reg(struct siw_dev *dev);
+/* The active side of @ep has just sent its MPA request: the fault may
+ * shut the socket down here (the connect then fails). */
+void siw_fault_setup(struct siw_ep *ep);
 
 #endif

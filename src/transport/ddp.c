@@ -73,6 +73,16 @@ static bool_t bulk_encode(XDR *xdrs, struct xprt_ddp *d, struct rpcrdma_bulk *b)
 
 	if (len && !b->base)
 		return FALSE;
+	if (d && d->role == XPRT_DDP_CAPTURE && i < RPCRDMA_MAX_WRITE_CHUNKS) {
+		/* The duplicate request cache (drc.c) keeps the first items
+		 * apart, to encode them again as a reply would. */
+		struct xprt_ddp_item *it = &d->items[d->nitems++];
+
+		it->pos = XDR_GETPOS(xdrs);
+		it->len = len;
+		it->base = b->base;
+		return TRUE;
+	}
 	if (!xdr_u_int(xdrs, &len))
 		return FALSE;
 	if (d && d->role == XPRT_DDP_CLNT_ENC && !d->no_ddp && len >= d->threshold && len &&

@@ -6,13 +6,17 @@
  *
  * Connection loss: slots on the wire are fenced (their STags invalidated)
  * and marked for retransmission; once a new connection is up they are
- * marshalled again (same XID, new STags) and sent, up to the new grant
- * (RFC 8166 §3.3.1 starts every connection at one credit). When the
- * configured retries are exhausted the outstanding calls fail with
- * -ECONNRESET; a later call starts connecting again.
+ * marshalled again (same XID, RFC 8166 §3.3; new STags) and sent, up to
+ * the new grant (§3.3.1 starts every connection at one credit). A call
+ * lost on more than `retries` connections fails with -ECONNRESET.
  *
- * A connection attempt (connect, MPA exchange, the pause between
- * attempts) ends at the earliest deadline of the calls waiting for it.
+ * Reconnecting is persistent: attempts go on, with a pause that doubles
+ * from 100 ms up to 2 s (+-25% jitter), for as long as calls wait for the
+ * connection. A connection attempt (connect, MPA exchange, the pause
+ * between attempts) ends at the earliest deadline of the calls waiting
+ * for it; a call fails at its deadline with -ETIMEDOUT, and its result's
+ * conn_error names the last attempt's error. When no call waits any more
+ * the connection stays down until the next call.
  * When calls that timed out on the wire hold every credit while another
  * call waits, the connection is closed and made again, which gives the
  * credits back (credits_held_by_dead, timeout_resets).
@@ -35,6 +39,43 @@ static void drain_cq(struct rpcrdma_clnt *c)
 
 	while (rpcrdma_cq_poll(c->cq, wc, 16) > 0)
 		;
+}
+
+/* The pause before connection attempt @n + 1 (@n failed so far): 100 ms
+ * doubled per failure up to 2 s, then +-25% so that clients that lost the
+ * same server do not all come back at the same moment. Leader only. */
+#define CONN_BACKOFF_MIN_NS 100000000ull
+#define CONN_BACKOFF_MAX_NS 2000000000ull
+
+static uint64_t conn_backoff_ns(struct rpcrdma_clnt *c, uint32_t n)
+{
+	uint64_t b = CONN_BACKOFF_MIN_NS, x;
+
+	for (uint32_t i = 1; i < n && b < CONN_BACKOFF_MAX_NS; i++)
+		b <<= 1;
+	if (b > CONN_BACKOFF_MAX_NS)
+		b = CONN_BACKOFF_MAX_NS;
+	if (!c->jitter)
+		c->jitter = monotonic_ns() ^ ((uint64_t)(uintptr_t)c << 16) ^ 0x9e3779b97f4a7c15ull;
+	/* xorshift64 */
+	x = c->jitter;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	c->jitter = x;
+	return b - b / 4 + x % (b / 2);
+}
+
+/* Lock not held: does a call still wait for the connection (queued or
+ * lost on the wire, not completed)? */
+static bool conn_wanted(struct rpcrdma_clnt *c)
+{
+	bool w;
+
+	futex_mutex_lock(&c->lock);
+	w = c->txq_head != NULL || c->nslot_wait > 0;
+	futex_mutex_unlock(&c->lock);
+	return w;
 }
 
 /* Lock not held: pause @ns between connection attempts, or less when a
@@ -145,6 +186,10 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 			rc = -ETIMEDOUT;
 			goto fail;
 		}
+		if (c->stop) {
+			rc = -ECANCELED;
+			goto fail;
+		}
 		rc = rpcrdma_dev_progress(c->dev, 20);
 		if (rc < 0 && rc != -EINTR)
 			goto fail;
@@ -243,15 +288,16 @@ void clnt_fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl)
 	}
 }
 
-/* Leader, lock held, connection down: re-connect with the configured
- * number of attempts, then retransmit; or fail what is outstanding. Drops
- * the lock while connecting. When a call reaches its deadline first, that
- * call fails with -ETIMEDOUT and the connection stays down (attempts
- * counted on: the next pass goes on for the calls still waiting). */
+/* Leader, lock held, connection down: connect again, with a growing pause
+ * between attempts, then retransmit. Drops the lock while connecting.
+ * Stops when a waiting call reaches its deadline (that call fails with
+ * -ETIMEDOUT, the connection stays down and attempts are counted on: the
+ * next pass goes on for the calls still waiting), when no call waits any
+ * more, or when the client is being destroyed. */
 void clnt_reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	struct rpcrdma_ep *old = c->ep;
-	uint32_t gen = c->gen;
+	uint32_t gen = c->gen, attempts = c->attempts;
 	int rc = -ECONNRESET;
 	bool expired = false;
 
@@ -261,35 +307,37 @@ void clnt_reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		rpcrdma_ep_destroy(old);
 		drain_cq(c);
 	}
-	while (c->attempts < c->retries && !c->stop) {
+	while (!c->stop) {
 		rc = clnt_conn_open(c, gen);
 		if (!rc)
 			break;
-		c->attempts++;
-		expired = clnt_deadline_passed(c, monotonic_ns());
-		if (!expired && c->attempts < c->retries)
-			expired = conn_backoff(c, 100000000ull * c->attempts);
-		if (expired)
+		attempts++;
+		futex_mutex_lock(&c->lock);
+		c->attempts = attempts;
+		/* An attempt cut short by a call's deadline says less than
+		 * the failure before it. */
+		if (rc != -ETIMEDOUT || !c->last_conn_err)
+			c->last_conn_err = rc;
+		futex_mutex_unlock(&c->lock);
+		expired = clnt_deadline_passed(c, monotonic_ns()) ||
+			  conn_backoff(c, conn_backoff_ns(c, attempts));
+		if (expired || !conn_wanted(c))
 			break;
 	}
 	futex_mutex_lock(&c->lock);
 	if (!rc) {
+		if (c->attempts)
+			RLOG_PEER(RPCRDMA_LOG_INFO, "clnt", &c->addr,
+				  "reconnected after %u failed attempts", c->attempts);
+		else
+			RLOG_PEER(RPCRDMA_LOG_INFO, "clnt", &c->addr, "reconnected");
 		c->attempts = 0;
+		c->last_conn_err = 0;
 		c->state = C_UP;
 		c->st.reconnects++;
-		RLOG_PEER(RPCRDMA_LOG_INFO, "clnt", &c->addr, "reconnected");
 		clnt_kick_tx(c, cbl);
 	} else if (expired && !c->stop) {
 		clnt_check_timeouts(c, cbl);
-	} else {
-		RLOG_PEER(RPCRDMA_LOG_ERR, "clnt", &c->addr, "gave up reconnecting: %s",
-			  rlog_errname(rc));
-		c->attempts = 0;
-		c->state = C_DEAD;
-		c->txq_head = c->txq_tail = NULL;
-		for (uint32_t i = 0; i < c->nslots; i++)
-			c->slots[i].need_tx = false;
-		clnt_fail_all(c, -ECONNRESET, cbl);
 	}
 }
 

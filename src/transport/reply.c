@@ -330,6 +330,8 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 	bool long_reply = false;
 	int rc;
 
+	if (r->drc)
+		svc_drc_req_done(r, rep, xres, res); /* keep it (svc_drc.c) */
 	rc = reply_send_buf(c, r, &sidx);
 	if (rc)
 		return rc;
@@ -439,8 +441,14 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 int svc_reply_results(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 {
 	struct rpcrdma_rpc_reply rep;
-	int rc = reply_short(r, xres, res);
+	int rc;
 
+	if (r->drc) {
+		/* keep it (svc_drc.c) */
+		rpcrdma_rpc_reply_accepted(&rep, r->call.xid, RPCRDMA_RPC_SUCCESS);
+		svc_drc_req_done(r, &rep, xres, res);
+	}
+	rc = reply_short(r, xres, res);
 	if (rc != 1)
 		return rc;
 

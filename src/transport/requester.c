@@ -75,6 +75,14 @@ void clnt_slot_complete(struct rpcrdma_clnt *c, struct clnt_slot *s, int status,
 	s->done = true;
 	if (status == -ETIMEDOUT)
 		c->st.timeouts++;
+	if (status == -ETIMEDOUT && c->state != C_UP && c->last_conn_err) {
+		/* Timed out waiting for a connection: say why it is not up. */
+		s->result.conn_error = c->last_conn_err;
+		RLOG_PEER(RPCRDMA_LOG_ERR, "clnt", &c->addr,
+			  "call xid %#x timed out: connection not re-established after %u "
+			  "attempts, last error %s",
+			  s->call.xid, c->attempts, rlog_errname(c->last_conn_err));
+	}
 	xprt_slot_final(&s->call, &s->result, status);
 	if (s->async) {
 		c->nasync--;

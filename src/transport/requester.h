@@ -130,6 +130,8 @@ struct rpcrdma_clnt {
 	enum clnt_state state;
 	uint32_t gen;      /* connection generation, in every wr_id */
 	uint32_t attempts; /* failed reconnect attempts since the last connection (leader) */
+	int last_conn_err; /* the latest failed attempt's error, 0 once connected */
+	uint64_t jitter;   /* backoff jitter state (reconnect.c, leader) */
 	struct xprt_credits cr;
 	struct clnt_slot *slots;
 	struct clnt_slot *txq_head, *txq_tail; /* FIFO of need_tx slots */

@@ -49,6 +49,7 @@
 #include <time.h>
 
 #include "rpcrdma/server.h"
+#include "transport/drc.h"
 #include "transport/evloop.h"
 #include "transport/respond.h"
 #include "transport/xprt.h"
@@ -134,6 +135,8 @@ struct rpcrdma_svc_req {
 	struct xprt_lbuf lrep;
 	uint32_t writes_pending;
 	struct rpcrdma_svc_req *next; /* work queue */
+	/* its duplicate request cache entry while it runs (svc_drc.c) */
+	struct svc_drc_entry *drc;
 };
 
 struct svc_conn {
@@ -199,6 +202,7 @@ struct rpcrdma_svc {
 	uint16_t port;
 	struct svc_prog progs[SVC_MAX_PROGS];
 	uint32_t nprogs;
+	struct svc_drc *drc; /* RPCRDMA_SVC_OPT_DRC, else NULL (drc.h) */
 	/* Runs a program registered with rpcrdma_svc_register_tirpc() (the
 	 * SVCXPRT adapter, set by the API layer). */
 	void (*tirpc_run)(struct rpcrdma_svc_req *r, rpcrdma_svc_tirpc_dispatch_t fn);
@@ -413,6 +417,18 @@ static inline const uint8_t *svc_call_cursor(struct rpcrdma_svc_req *r, size_t *
 	rpcrdma_xdr_init(&r->cur, base, *len, RPCRDMA_XDR_DECODE);
 	return base;
 }
+
+/* ---- svc_drc.c: the duplicate request cache around a call (drc.h) ---- */
+
+/* No lock held, before dispatch (@msg/@len: the RPC call): true when
+ * the call was answered from the cache or parked there. */
+bool svc_drc_admit(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r, const uint8_t *msg,
+		   size_t len);
+/* No lock held: @r (r->drc set) is answered with @rep + @xres/@res. */
+void svc_drc_req_done(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep,
+		      xdrproc_t xres, void *res);
+/* Lock held: @r (r->drc set) ends without a reply. */
+void svc_drc_req_abandon(struct rpcrdma_svc_req *r);
 
 /* ---- reply.c (no lock held) ---- */
 

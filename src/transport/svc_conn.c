@@ -152,6 +152,8 @@ void svc_req_end(struct rpcrdma_svc_req *r, bool repost)
 	if (!r->held)
 		return;
 	r->held = false;
+	if (r->drc)
+		svc_drc_req_abandon(r); /* ended without a reply (svc_drc.c) */
 	if (r->pull_need)
 		svc_pull_release(c->svc, r);
 	if (c->svc->pull_kick_needed && !c->svc->in_pull_kick)
@@ -656,6 +658,8 @@ void svc_teardown(struct rpcrdma_svc *s)
 	if (s->dev)
 		rpcrdma_dev_close(s->dev);
 	svc_pull_fini(s);
+	svc_drc_free(s->drc);
+	s->drc = NULL;
 	free(s->wthr);
 }
 

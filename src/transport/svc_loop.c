@@ -71,6 +71,9 @@ static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 		svc_reply_msg(r, &rep, NULL, NULL);
 		return;
 	}
+	/* A retransmission answered or parked by the cache (svc_drc.c). */
+	if (s->drc && svc_drc_admit(s, r, msg, mlen))
+		return;
 	rpcrdma_tirpc_xdr_create(&r->xdrs, &r->cur);
 	xprt_ddp_init(&r->ddp, XPRT_DDP_SVC_DEC);
 	xprt_ddp_attach(&r->xdrs, &r->ddp);

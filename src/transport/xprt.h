@@ -203,11 +203,13 @@ enum xprt_ddp_role {
 	XPRT_DDP_CLNT_DEC,     /* reply results: bulk item i may be in Write chunk i */
 	XPRT_DDP_SVC_DEC,      /* call args: zero-copy view of the spliced stream */
 	XPRT_DDP_SVC_ENC,      /* reply results: bulk item i may go by Write chunk i */
+	XPRT_DDP_CAPTURE,      /* drc.c: bulk items kept apart, at their positions */
 };
 
 struct xprt_ddp_item {
 	/* CLNT_ENC: XDR position of the item's data (after its length word)
-	 * in the complete stream (RFC 8166 §3.4.5); SVC_ENC: Write chunk index */
+	 * in the complete stream (RFC 8166 §3.4.5); SVC_ENC: Write chunk
+	 * index; CAPTURE: stream position where its length word would be */
 	uint32_t pos;
 	uint32_t len;
 	const void *base;

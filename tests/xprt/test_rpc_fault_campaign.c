@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RPC-level seeded fault campaign (issue 20): `test_rpc_fault_campaign N
+ * FIRST` makes N runs, seeds FIRST..FIRST+N-1. Each run is a real server
+ * process (xprt_test.c, forked; duplicate request cache on) and a client
+ * in this process, one of them with one fault picked by the seed
+ * (RPCRDMA_SIW_FAULT=seed:S:SPAN, siw_fault.h: a cut, a corrupted byte, a
+ * delay, a dropped FPDU, a cut at a work request, a refused registration;
+ * odd seeds on the server's device, even seeds on the client's). The run
+ * makes a mix of calls over every chunk kind:
+ *   inline       a counting procedure (non-idempotent), twice
+ *   Read chunk   WRITE of 64 KiB (bulk argument by RDMA Read)
+ *   Write chunk  READ of 64 KiB (bulk result by RDMA Write)
+ *   Long Call + Reply chunk   ECHO of 8 KiB both ways
+ * and asserts: every call completes once with the right bytes, or fails
+ * with one of the transport's clear errors (client.h); the counting
+ * procedure never ran twice for one XID (the server counts by XID); the
+ * run ends within its bound; then a second, clean client is served
+ * (NULL, WRITE, the counters) and the server exits without a failure.
+ * Prints the totals of call outcomes. The backchannel is not in the mix.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "softiwarp/siw_fault.h"
+#include "xprt/xprt_test.h"
+
+#define CAMP_PROG 0x2000009cu
+#define SPAN      150000u /* bytes: faults land anywhere in a run's streams */
+#define WLEN      (64u << 10)
+#define ELEN      8192u
+#define CALL_MS   700u
+#define RUN_MS    20000u
+#define NXID      256
+
+/* ---- server child: CAMP proc 1 (u_int v -> v + 1, counted by XID),
+ * proc 2 (void -> most runs of one XID) ---- */
+
+static uint32_t xids[NXID], xruns[NXID];
+static int nxids;
+static pthread_mutex_t xlock = PTHREAD_MUTEX_INITIALIZER;
+
+static u_int count_xid(uint32_t xid)
+{
+	u_int n = 0;
+
+	pthread_mutex_lock(&xlock);
+	for (int i = 0; i < nxids; i++)
+		if (xids[i] == xid)
+			n = ++xruns[i];
+	if (!n && nxids < NXID) {
+		xids[nxids] = xid;
+		xruns[nxids++] = n = 1;
+	}
+	pthread_mutex_unlock(&xlock);
+	return n;
+}
+
+static void camp(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ctx)
+{
+	u_int v = 0;
+
+	(void)args;
+	(void)ctx;
+	if (proc == 1 && !rpcrdma_svc_getargs(req, (xdrproc_t)xdr_u_int, &v)) {
+		(void)count_xid(rpcrdma_svc_req_xid(req));
+		v++;
+		rpcrdma_svc_reply(req, (xdrproc_t)xdr_u_int, &v);
+		return;
+	}
+	if (proc == 2) {
+		pthread_mutex_lock(&xlock);
+		for (int i = 0; i < nxids; i++)
+			if (xruns[i] > v)
+				v = xruns[i];
+		pthread_mutex_unlock(&xlock);
+		rpcrdma_svc_reply(req, (xdrproc_t)xdr_u_int, &v);
+		return;
+	}
+	rpcrdma_svc_error(req, RPCRDMA_RPC_PROC_UNAVAIL);
+}
+
+static void extra(struct rpcrdma_svc *svc)
+{
+	if (rpcrdma_svc_register(svc, CAMP_PROG, 1, camp, NULL))
+		xt_failures++;
+}
+
+/* ---- client ---- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The errors a call may end with under a fault (client.h). */
+static bool clear_error(int rc)
+{
+	return rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -EREMOTEIO || rc == -EIO ||
+	       rc == -EBADMSG || rc == -EPROTO || rc == -ENOMEM;
+}
+
+static uint8_t wbuf[WLEN], rbuf[WLEN], rexp[WLEN], ebuf[ELEN];
+static unsigned long n_ok, n_err, n_bad, n_gap;
+/* The run's fault is a dropped FPDU: a dropped tagged FPDU (part of an
+ * RDMA Write or Read Response) is the one loss iWARP cannot see (RFC
+ * 5041 has no sequence numbers for tagged messages; test_siw_fault notes
+ * the same), so data placed by chunk may then be wrong with no error. */
+static bool run_drops;
+
+/* One call's outcome: ok, a clear error, or wrong. @chunk: its data
+ * moved by RDMA Write or Read. */
+static void outcome(uint32_t seed, const char *what, int rc, bool data_ok, bool chunk)
+{
+	if (rc == 0 && data_ok) {
+		n_ok++;
+	} else if (rc != 0 && clear_error(rc)) {
+		n_err++;
+	} else if (rc == 0 && chunk && run_drops) {
+		n_gap++;
+		printf("seed %u: %s: wrong data after a dropped FPDU (not detectable by iWARP)\n",
+		       seed, what);
+	} else {
+		n_bad++;
+		xt_failures++;
+		fprintf(stderr, "seed %u: %s: rc %d (%s)%s\n", seed, what, rc, rpcrdma_strerror(rc),
+			rc == 0 ? ", wrong data" : "");
+	}
+}
+
+static void mix(struct rpcrdma_clnt *c, struct rpcrdma_clnt *camp_c, uint32_t seed)
+{
+	struct rpcrdma_call_opts o = {0};
+	u_int v, r;
+	int rc;
+
+	for (int i = 0; i < 2; i++) {
+		v = seed + (u_int)i;
+		r = 0;
+		rc = rpcrdma_clnt_call(camp_c, 1, (xdrproc_t)xdr_u_int, &v, (xdrproc_t)xdr_u_int,
+				       &r, NULL);
+		outcome(seed, "inline", rc, r == v + 1, false);
+	}
+	{
+		struct xt_write_args a = {.seed = seed, .data = {wbuf, WLEN, 0}};
+		struct xt_write_res res = {0};
+
+		rc = rpcrdma_clnt_call(c, XT_WRITE, (xdrproc_t)xdr_xt_write_args, &a,
+				       (xdrproc_t)xdr_xt_write_res, &res, NULL);
+		outcome(seed, "Read chunk", rc,
+			res.len == WLEN && res.hash == (xt_hash(wbuf, WLEN) ^ seed), true);
+	}
+	{
+		struct xt_read_args a = {WLEN, seed};
+		rpcrdma_bulk b = {0};
+
+		memset(rbuf, 0, WLEN);
+		xt_fill(rexp, WLEN, seed);
+		o.comp_mask = RPCRDMA_CALL_OPT_RECV_BULK;
+		o.nrecv_bulk = 1;
+		o.recv_bulk[0].base = rbuf;
+		o.recv_bulk[0].len = WLEN;
+		rc = rpcrdma_clnt_call(c, XT_READ, (xdrproc_t)xdr_xt_read_args, &a,
+				       (xdrproc_t)xdr_rpcrdma_bulk, &b, &o);
+		outcome(seed, "Write chunk", rc, b.len == WLEN && memcmp(rbuf, rexp, WLEN) == 0,
+			true);
+	}
+	{
+		struct xt_opaque a = {(char *)ebuf, ELEN}, out = {0};
+
+		xt_fill(ebuf, ELEN, seed ^ 0x77);
+		o.comp_mask = RPCRDMA_CALL_OPT_REPLY_SIZE;
+		o.reply_size = ELEN + 64;
+		rc = rpcrdma_clnt_call(c, XT_ECHO, (xdrproc_t)xdr_xt_opaque, &a,
+				       (xdrproc_t)xdr_xt_opaque, &out, &o);
+		outcome(seed, "Long Call + Reply chunk", rc,
+			out.len == ELEN && out.val && memcmp(out.val, ebuf, ELEN) == 0, true);
+		xdr_free((xdrproc_t)xdr_xt_opaque, (char *)&out);
+	}
+	v = seed;
+	r = 0;
+	rc = rpcrdma_clnt_call(camp_c, 1, (xdrproc_t)xdr_u_int, &v, (xdrproc_t)xdr_u_int, &r, NULL);
+	outcome(seed, "inline", rc, r == v + 1, false);
+}
+
+/* The server still serves a clean client: NULL, WRITE, and no XID ran
+ * twice. */
+static void after(struct tl_server *srv, uint32_t seed)
+{
+	struct rpcrdma_clnt *c = NULL, *k = NULL;
+	struct xt_write_args a = {.seed = 1, .data = {wbuf, WLEN, 0}};
+	struct xt_write_res res = {0};
+	u_int most = 0;
+
+	/* A fault the mix did not reach may still fire once, on this
+	 * client's accept (a refused registration): one more try each. */
+	for (int i = 0; i < 2 && !c; i++)
+		if (rpcrdma_clnt_create("127.0.0.1", srv->port, XTEST_PROG, XTEST_VERS, NULL, &c))
+			c = NULL;
+	for (int i = 0; i < 2 && !k; i++)
+		if (rpcrdma_clnt_create("127.0.0.1", srv->port, CAMP_PROG, 1, NULL, &k))
+			k = NULL;
+	if (!c || !k) {
+		fprintf(stderr, "seed %u: the server does not take a clean client\n", seed);
+		xt_failures++;
+	} else {
+		XT_CHECK(rpcrdma_clnt_call(c, XT_NULL, NULL, NULL, NULL, NULL, NULL) == 0);
+		XT_CHECK(rpcrdma_clnt_call(c, XT_WRITE, (xdrproc_t)xdr_xt_write_args, &a,
+					   (xdrproc_t)xdr_xt_write_res, &res, NULL) == 0 &&
+			 res.hash == (xt_hash(wbuf, WLEN) ^ 1));
+		XT_CHECK(rpcrdma_clnt_call(k, 2, NULL, NULL, (xdrproc_t)xdr_u_int, &most, NULL) ==
+			 0);
+		if (most > 1) {
+			fprintf(stderr, "seed %u: a call ran %u times for one XID\n", seed, most);
+			xt_failures++;
+		}
+	}
+	rpcrdma_clnt_destroy(c);
+	rpcrdma_clnt_destroy(k);
+}
+
+static void run(uint32_t seed)
+{
+	struct rpcrdma_svc_opts so = {.comp_mask = RPCRDMA_SVC_OPT_DRC, .drc = 1};
+	struct rpcrdma_clnt_opts co = {.comp_mask = RPCRDMA_CLNT_OPT_TIMEOUT |
+						    RPCRDMA_CLNT_OPT_CONNECT_TIMEOUT |
+						    RPCRDMA_CLNT_OPT_RETRIES,
+				       .timeout_ms = CALL_MS,
+				       .connect_timeout_ms = CALL_MS,
+				       .retries = 3};
+	struct rpcrdma_clnt *c = NULL, *k = NULL;
+	bool on_server = seed & 1;
+	struct tl_server srv;
+	char f[64];
+	uint64_t t0 = now_ms();
+	int before = xt_failures;
+
+	struct siw_fault_cfg fc;
+
+	snprintf(f, sizeof(f), "seed:%u:%u", seed, SPAN);
+	run_drops = siw_fault_parse(f, &fc) && fc.kind == SIW_FAULT_DROP;
+	xt_failures = 0; /* the server child counts its own from 0 */
+	if (on_server)
+		setenv("RPCRDMA_SIW_FAULT", f, 1);
+	if (xt_server_start(&srv, &so, extra)) {
+		unsetenv("RPCRDMA_SIW_FAULT");
+		fprintf(stderr, "seed %u: server did not start\n", seed);
+		xt_failures = before + 1;
+		return;
+	}
+	if (!on_server)
+		setenv("RPCRDMA_SIW_FAULT", f, 1);
+	else
+		unsetenv("RPCRDMA_SIW_FAULT");
+	/* Both clients share the fault's device only by name: each opens its
+	 * own, so the fault may fire on either. */
+	if (rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, &co, &c) ||
+	    rpcrdma_clnt_create("127.0.0.1", srv.port, CAMP_PROG, 1, &co, &k)) {
+		/* A fault in connection setup may refuse the first connect
+		 * (create does not retry): a clear error, counted. */
+		n_err++;
+	} else {
+		mix(c, k, seed);
+	}
+	unsetenv("RPCRDMA_SIW_FAULT");
+	rpcrdma_clnt_destroy(c);
+	rpcrdma_clnt_destroy(k);
+	after(&srv, seed);
+	if (xt_server_stop(&srv) != 0) {
+		fprintf(stderr, "seed %u: the server child failed\n", seed);
+		xt_failures++;
+	}
+	if (now_ms() - t0 > RUN_MS) {
+		fprintf(stderr, "seed %u: the run took %llu ms\n", seed,
+			(unsigned long long)(now_ms() - t0));
+		xt_failures++;
+	}
+	if (xt_failures)
+		fprintf(stderr, "seed %u failed (RPCRDMA_SIW_FAULT=%s on the %s)\n", seed, f,
+			on_server ? "server" : "client");
+	xt_failures += before;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 50;
+	uint32_t first = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 0) : 1;
+	uint64_t t0 = now_ms();
+
+	signal(SIGPIPE, SIG_IGN);
+	xt_fill(wbuf, WLEN, 3);
+	for (uint32_t s = first; s < first + n; s++) {
+		alarm(RUN_MS / 1000 * 3); /* a hung run kills the test */
+		run(s);
+	}
+	alarm(0);
+	printf("%u runs in %llu ms: %lu calls ok, %lu failed clearly, %lu wrong, %lu wrong "
+	       "after a dropped FPDU\n",
+	       n, (unsigned long long)(now_ms() - t0), n_ok, n_err, n_bad, n_gap);
+	return xt_result();
+}
