@@ -332,6 +332,15 @@ RPCRDMA_API int rpcrdma_cq_req_notify(struct rpcrdma_cq *cq, bool solicited_only
 RPCRDMA_API int rpcrdma_cq_fd(const struct rpcrdma_cq *cq);
 /* Consume the fd's readiness (call after poll() reported it). */
 RPCRDMA_API int rpcrdma_cq_ack_notify(struct rpcrdma_cq *cq);
+/*
+ * Change @cq's capacity to @cqe (> 0), as ibv_resize_cq: one CQ shared by
+ * endpoints that come and go grows with them (a server's). Completions
+ * waiting in it stay. -EBUSY when more than @cqe wait (softiwarp: a
+ * smaller capacity is taken only while the CQ is empty), -EINVAL @cqe 0
+ * or beyond the provider's limit, -EOPNOTSUPP a provider that cannot
+ * (then create a CQ per endpoint).
+ */
+RPCRDMA_API int rpcrdma_cq_resize(struct rpcrdma_cq *cq, uint32_t cqe);
 
 /* ------------------------------------------------------------------ */
 /* Connection events                                                   */

@@ -220,6 +220,13 @@ RPCRDMA_API int rpcrdma_cq_ack_notify(struct rpcrdma_cq *cq)
 	return cq->dev->ops->cq_ack_notify(cq);
 }
 
+RPCRDMA_API int rpcrdma_cq_resize(struct rpcrdma_cq *cq, uint32_t cqe)
+{
+	if (!cq || cqe == 0)
+		return -EINVAL;
+	return cq->dev->ops->cq_resize(cq, cqe);
+}
+
 RPCRDMA_API int rpcrdma_evch_create(struct rpcrdma_dev *dev, const struct rpcrdma_evch_attr *attr,
 				    struct rpcrdma_evch **out)
 {

@@ -134,6 +134,13 @@ static int d_cq_get_fd(const struct rpcrdma_cq *cq)
 	return -EOPNOTSUPP;
 }
 
+static int d_cq_resize(struct rpcrdma_cq *cq, uint32_t cqe)
+{
+	(void)cq;
+	(void)cqe;
+	return -EOPNOTSUPP;
+}
+
 static int d_evch_create(struct rpcrdma_dev *dev, const struct rpcrdma_evch_attr *attr,
 			 struct rpcrdma_evch **out)
 {
@@ -291,6 +298,7 @@ void rpcrdma_prov_fill_dummies(struct rpcrdma_dev_ops *ops)
 	FILL(cq_req_notify, d_cq_req_notify);
 	FILL(cq_get_fd, d_cq_get_fd);
 	FILL(cq_ack_notify, d_cq_op);
+	FILL(cq_resize, d_cq_resize);
 	FILL(evch_create, d_evch_create);
 	FILL(evch_destroy, d_evch_destroy);
 	FILL(evch_get, d_evch_get);

@@ -2,9 +2,14 @@
 /*
  * Completion queues and connection event channels.
  *
- * A CQ is a ring preallocated to its capacity: pushing a completion never
- * allocates. Its fd is an eventfd written when an armed CQ gets a
- * completion (one-shot arming, like ibv_req_notify_cq). An event channel
+ * A CQ is a ring that starts small and doubles, up to its capacity, when a
+ * completion finds it full (siw_cq_grow): a server with one CQ per
+ * connection, or one CQ for thousands, holds memory for the completions
+ * that wait at once, not for the capacity. Growing is the only allocation
+ * of a push, and rare (the ring keeps its size). Its fd is an eventfd,
+ * made when first asked for or armed, written when an armed CQ gets a
+ * completion (one-shot arming, like ibv_req_notify_cq): CQs nobody waits
+ * on cost no descriptor. An event channel
  * is a list of heap nodes (events are rare) with an eventfd that stays
  * readable while events are queued.
  */
@@ -32,6 +37,41 @@ static void efd_drain(int fd)
 	(void)r; /* -EAGAIN when already drained */
 }
 
+/* The first ring: this many entries at most (768 bytes). */
+#define SIW_CQ_RING0 16u
+
+/* Device lock held: a full ring doubles (up to cap), its entries moved to
+ * the front in order. -ENOSPC at capacity or without memory. */
+static int siw_cq_grow(struct siw_cq *cq)
+{
+	uint32_t n = cq->ring_n > cq->cap / 2 ? cq->cap : cq->ring_n * 2;
+	struct rpcrdma_wc *r;
+
+	if (cq->ring_n >= cq->cap)
+		return -ENOSPC;
+	r = malloc((size_t)n * sizeof(*r));
+	if (!r)
+		return -ENOSPC;
+	for (uint32_t i = 0; i < cq->count; i++)
+		r[i] = cq->ring[(cq->head + i) % cq->ring_n];
+	free(cq->ring);
+	cq->ring = r;
+	cq->ring_n = n;
+	cq->head = 0;
+	return 0;
+}
+
+/* Device lock held: the eventfd, made on first use. */
+static int siw_cq_efd(struct siw_cq *cq)
+{
+	if (cq->efd < 0) {
+		cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (cq->efd < 0)
+			return -errno;
+	}
+	return cq->efd;
+}
+
 int siw_cq_push(struct siw_dev *dev, struct siw_cq *cq, const struct rpcrdma_wc *wc)
 {
 	if (cq == dev->reap_cq && !cq->count && dev->reap_n < dev->reap_cap) {
@@ -39,9 +79,9 @@ int siw_cq_push(struct siw_dev *dev, struct siw_cq *cq, const struct rpcrdma_wc 
 		 * order, as nothing older waits in the ring */
 		dev->reap_wc[dev->reap_n++] = *wc;
 	} else {
-		if (cq->count == cq->cap)
+		if (cq->count == cq->ring_n && siw_cq_grow(cq))
 			return -ENOSPC;
-		cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
+		cq->ring[(cq->head + cq->count) % cq->ring_n] = *wc;
 		/* read without the lock by siw_cq_poll() */
 		__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELAXED);
 	}
@@ -49,7 +89,7 @@ int siw_cq_push(struct siw_dev *dev, struct siw_cq *cq, const struct rpcrdma_wc 
 	if (cq->armed && (!cq->solicited_only || wc->status != RPCRDMA_WC_SUCCESS ||
 			  (wc->wc_flags & RPCRDMA_WC_F_SOLICITED))) {
 		cq->armed = false;
-		if (!cq->fd_signaled) {
+		if (!cq->fd_signaled && cq->efd >= 0) {
 			cq->fd_signaled = true;
 			efd_signal(cq->efd);
 		}
@@ -63,22 +103,18 @@ int siw_cq_create(struct rpcrdma_dev *d, const struct rpcrdma_cq_attr *attr,
 	struct siw_dev *dev = to_siw_dev(d);
 	struct siw_cq *cq;
 
-	if (attr->cqe > (1u << 24))
+	if (attr->cqe > SIW_MAX_CQE)
 		return -EINVAL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -ENOMEM;
-	cq->ring = calloc(attr->cqe, sizeof(*cq->ring));
-	cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!cq->ring || cq->efd < 0) {
-		int rc = cq->efd < 0 ? -errno : -ENOMEM;
-
-		if (cq->efd >= 0)
-			close(cq->efd);
-		free(cq->ring);
+	cq->ring_n = attr->cqe < SIW_CQ_RING0 ? attr->cqe : SIW_CQ_RING0;
+	cq->ring = malloc((size_t)cq->ring_n * sizeof(*cq->ring));
+	if (!cq->ring) {
 		free(cq);
-		return rc;
+		return -ENOMEM;
 	}
+	cq->efd = -1;
 	cq->cap = attr->cqe;
 	cq->base.dev = d;
 	if (attr->comp_mask & RPCRDMA_CQ_ATTR_CONTEXT)
@@ -102,7 +138,8 @@ int siw_cq_destroy(struct rpcrdma_cq *c)
 	}
 	dev->nobjs--;
 	siw_dev_unlock(dev);
-	close(cq->efd);
+	if (cq->efd >= 0)
+		close(cq->efd);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -115,7 +152,7 @@ int siw_cq_take(struct siw_cq *cq, struct rpcrdma_wc *wc, int n)
 
 	while (got < n && cq->count) {
 		wc[got++] = cq->ring[cq->head];
-		cq->head = cq->head + 1u == cq->cap ? 0u : cq->head + 1u;
+		cq->head = cq->head + 1u == cq->ring_n ? 0u : cq->head + 1u;
 		__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
 	}
 	return got;
@@ -143,16 +180,54 @@ int siw_cq_req_notify(struct rpcrdma_cq *c, bool solicited_only)
 	struct siw_cq *cq = to_siw_cq(c);
 	struct siw_dev *dev = to_siw_dev(c->dev);
 
+	int rc;
+
 	siw_dev_lock(dev);
-	cq->armed = true;
-	cq->solicited_only = solicited_only;
+	rc = siw_cq_efd(cq); /* arming promises a signal there */
+	if (rc >= 0) {
+		cq->armed = true;
+		cq->solicited_only = solicited_only;
+	}
 	siw_dev_unlock(dev);
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 int siw_cq_get_fd(const struct rpcrdma_cq *c)
 {
-	return container_of(c, const struct siw_cq, base)->efd;
+	/* the CQ itself is never const: the fd is made on demand */
+	struct siw_cq *cq = container_of((struct rpcrdma_cq *)(uintptr_t)c, struct siw_cq, base);
+	struct siw_dev *dev = to_siw_dev(c->dev);
+	int fd;
+
+	siw_dev_lock(dev);
+	fd = siw_cq_efd(cq);
+	siw_dev_unlock(dev);
+	return fd;
+}
+
+/* rpcrdma_cq_resize(): only the capacity moves (the ring follows the
+ * completions waiting); never below what waits now. */
+int siw_cq_resize(struct rpcrdma_cq *c, uint32_t cqe)
+{
+	struct siw_cq *cq = to_siw_cq(c);
+	struct siw_dev *dev = to_siw_dev(c->dev);
+	int rc = 0;
+
+	if (!cqe || cqe > SIW_MAX_CQE)
+		return -EINVAL;
+	siw_dev_lock(dev);
+	if (cqe < cq->count)
+		rc = -EBUSY;
+	else if (cqe < cq->ring_n && cq->count)
+		rc = -EBUSY; /* keep it simple: shrink the ring only when empty */
+	else
+		cq->cap = cqe;
+	if (!rc && cq->ring_n > cqe) {
+		cq->ring_n = cqe; /* empty: the first cqe entries serve */
+		cq->head = 0;
+	}
+	siw_dev_unlock(dev);
+	return rc;
 }
 
 int siw_cq_ack_notify(struct rpcrdma_cq *c)

@@ -35,6 +35,7 @@
 
 #define SIW_MAX_QP_WR   16384u
 #define SIW_MAX_SGE     16u
+#define SIW_MAX_CQE     (1u << 24)
 #define SIW_MAX_IRD_ORD MPA_V2_IRD_ORD_MASK
 #define SIW_MAX_MR      (1u << 20)
 #define SIW_DEF_WR      128u
@@ -356,8 +357,10 @@ struct siw_mr *siw_mem_lookup(struct siw_dev *dev, uint32_t stag);
 
 struct siw_cq {
 	struct rpcrdma_cq base;
+	/* ring_n entries (<= cap, grown on demand: cq.c), count waiting
+	 * from head */
 	struct rpcrdma_wc *ring;
-	uint32_t cap, head, count;
+	uint32_t cap, ring_n, head, count;
 	int efd;
 	bool armed, solicited_only, fd_signaled;
 	uint32_t refs; /* endpoints using it */
@@ -576,6 +579,7 @@ struct siw_ep {
 	struct siw_cq *scq, *rcq;
 	struct siw_evch *evch;
 	struct siw_ep *next; /* dev->eps */
+	size_t map_len;      /* the mapping it and its queues live in (verbs.c) */
 	int fd;
 	enum siw_ep_state state;
 	bool active;
@@ -825,6 +829,7 @@ int siw_cq_take(struct siw_cq *cq, struct rpcrdma_wc *wc, int n);
 int siw_cq_req_notify(struct rpcrdma_cq *c, bool solicited_only);
 int siw_cq_get_fd(const struct rpcrdma_cq *c);
 int siw_cq_ack_notify(struct rpcrdma_cq *c);
+int siw_cq_resize(struct rpcrdma_cq *c, uint32_t cqe);
 int siw_evch_create(struct rpcrdma_dev *d, const struct rpcrdma_evch_attr *attr,
 		    struct rpcrdma_evch **out);
 int siw_evch_destroy(struct rpcrdma_evch *c);

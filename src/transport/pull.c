@@ -304,9 +304,9 @@ void svc_pull_read_done(struct svc_conn *c, uint32_t idx, bool ok, struct rpcrdm
 {
 	if (c->rd_inflight)
 		c->rd_inflight--;
-	if (idx < c->nrecv) {
-		struct rpcrdma_svc_req *r = &c->reqs[idx];
+	struct rpcrdma_svc_req *r = svc_req_of(c, idx);
 
+	if (r) {
 		if (!ok)
 			r->read_err = true;
 		if (r->reads_pending && --r->reads_pending == 0) {

@@ -24,11 +24,12 @@ void svc_flush_held(struct rpcrdma_svc *s)
 {
 	futex_mutex_lock(&s->lock);
 	s->nheld = 0;
-	for (struct svc_conn *c = s->conns; c; c = c->next) {
-		if (c->tx_held) {
-			c->tx_held = false;
-			(void)rpcrdma_ep_flush(c->ep);
-		}
+	while (s->held_conns) {
+		struct svc_conn *c = s->held_conns;
+
+		s->held_conns = c->held_next;
+		c->tx_held = false;
+		(void)rpcrdma_ep_flush(c->ep);
 	}
 	futex_mutex_unlock(&s->lock);
 }

@@ -15,12 +15,18 @@
  *               (RDMA_NOMSG), held replies flushed per batch
  *   svc_loop.c  the progress thread, worker threads and dispatch
  *
- * Structure. One device, one listener, one event channel. Each connection
- * has its own CQ, a receive pool of `credits` buffers (all posted: RFC 8166
+ * Structure. One device, one listener, one event channel, one CQ for every
+ * connection (resized as they come: rpcrdma_cq_resize; a provider that
+ * cannot resize gets a CQ per connection): a pass of the progress thread
+ * then costs the same with 1 or 10,000 connections, and a connection no
+ * descriptor beyond its socket. Each connection has a receive pool of `credits` buffers (all posted: RFC 8166
  * §3.3.1, the grant is backed by posted receives) and a send pool of
  * credits + 8 buffers (replies and RDMA_ERRORs). Request i of a connection
  * is bound to receive buffer i: it owns that buffer, its pulled Read chunk
  * data and its MRs from the RECV completion until its reply is posted.
+ * Requests are allocated on the first message into their buffer (a
+ * request is some 6 kB: 64 of them were most of an idle connection's
+ * cost).
  *
  * Threads. The progress thread accepts connections, reaps completions,
  * parses transport headers, answers the ones it refuses (RDMA_ERROR),
@@ -151,7 +157,10 @@ struct svc_conn {
 	uint32_t *sinfl;
 	uint32_t infl_head, ninfl, unsig;
 	struct xprt_limits lim;
-	struct rpcrdma_svc_req *reqs;
+	/* request i (bound to receive buffer i), allocated when a message
+	 * first lands in buffer i and kept until the connection goes: an
+	 * idle connection holds only the few it used (svc_req_of) */
+	struct rpcrdma_svc_req **reqs;
 	bool up, dead;
 	uint32_t held; /* requests between RECV and reply */
 	/* RFC 8167 §4.3.2: receives posted = credits + the backchannel's extra
@@ -174,6 +183,8 @@ struct svc_conn {
 	 * count it without the lock), and its number (1, 2, ...) */
 	struct rpcrdma_svc_conn_stats cst;
 	struct svc_conn *next;
+	struct svc_conn *held_next; /* s->held_conns while tx_held */
+	uint32_t cqe;               /* its share of the shared CQ */
 };
 
 struct rpcrdma_svc {
@@ -208,6 +219,14 @@ struct rpcrdma_svc {
 	void (*tirpc_run)(struct rpcrdma_svc_req *r, rpcrdma_svc_tirpc_dispatch_t fn);
 	struct svc_conn *conns;
 	uint32_t nconns;
+	/* The CQ of every connection (NULL: one each), its capacity and the
+	 * sum of the connections' shares (svc_conn.c) */
+	struct rpcrdma_cq *scq;
+	uint32_t scq_cap, scq_need;
+	/* connections with replies held (tx_held), flushed per batch */
+	struct svc_conn *held_conns;
+	/* connections freed since the allocator was last trimmed */
+	uint32_t freed_since_trim;
 	struct rpcrdma_svc_req *qhead, *qtail;
 	/* Pulled Read chunk memory: in use now, most at once (option), and
 	 * the calls waiting for some to be freed (FIFO). */
@@ -302,6 +321,30 @@ static inline uint32_t svc_nsend(const struct svc_conn *c)
 	return c->svc->credits + SVC_SEND_EXTRA;
 }
 
+/* Request @idx of @c, or NULL when no message ever landed in its
+ * receive buffer (then no work of it can be outstanding either). */
+static inline struct rpcrdma_svc_req *svc_req_of(const struct svc_conn *c, uint32_t idx)
+{
+	return idx < c->nrecv ? c->reqs[idx] : NULL;
+}
+
+/* The connection a completion belongs to (its endpoint's context). */
+static inline struct svc_conn *svc_wc_conn(const struct rpcrdma_wc *wc)
+{
+	return rpcrdma_ep_context(wc->ep);
+}
+
+/* Lock held: @c has a reply held (RPCRDMA_SEND_DEFER) for the flush at the
+ * end of the progress thread's batch (svc_flush_held). */
+static inline void svc_conn_hold_tx(struct svc_conn *c)
+{
+	if (!c->tx_held) {
+		c->tx_held = true;
+		c->held_next = c->svc->held_conns;
+		c->svc->held_conns = c;
+	}
+}
+
 static inline void svc_conn_fail(struct svc_conn *c)
 {
 	if (!c->dead)
@@ -356,7 +399,7 @@ bool svc_v2_nomsg_bad_dir(const struct rpcrdma_svc_req *r);
 void svc_refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err);
 /* Handle one completion of @c; complete calls go to @runnow. */
 void svc_conn_wc(struct svc_conn *c, const struct rpcrdma_wc *wc, struct rpcrdma_svc_req **runnow);
-/* Reap @c's completions; returns how many. */
+/* Reap @c's CQ (the shared one: every connection's); returns how many. */
 int svc_conn_poll(struct svc_conn *c, struct rpcrdma_svc_req **runnow);
 /* Connection events: accept, established, disconnected. */
 void svc_conn_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow);

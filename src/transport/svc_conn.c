@@ -12,6 +12,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +85,7 @@ int svc_post_send(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t inv_st
 	}
 	if (svc_on_progress_thread(c->svc) && !c->svc->batch_last) {
 		wr.flags |= RPCRDMA_SEND_DEFER; /* progress_main flushes */
-		c->tx_held = true;
+		svc_conn_hold_tx(c);
 		if (!c->svc->nheld++)
 			c->svc->held_since = monotonic_ns();
 	}
@@ -183,9 +184,9 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 			struct rpcrdma_svc_req **runnow)
 {
 	struct rpcrdma_svc *s = c->svc;
-	struct rpcrdma_svc_req *r = &c->reqs[idx];
+	struct rpcrdma_svc_req *r = c->reqs[idx];
 	const uint8_t *buf = xprt_pool_buf(&c->recvp, idx);
-	struct rpcrdma1_chunks *ch = &r->h.chunks;
+	struct rpcrdma1_chunks *ch;
 	uint64_t total = 0, w;
 	uint32_t nchunks = 0;
 	int rc;
@@ -197,6 +198,18 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		repost_recv(c, idx);
 		return;
 	}
+	if (!r) {
+		/* first message into this buffer (see responder.h) */
+		r = calloc(1, sizeof(*r));
+		if (!r) {
+			svc_conn_fail(c); /* the call cannot even be refused */
+			return;
+		}
+		r->conn = c;
+		r->ridx = idx;
+		c->reqs[idx] = r;
+	}
+	ch = &r->h.chunks;
 	r->held = true;
 	r->recv_len = len;
 	r->nrc = 0;
@@ -306,12 +319,8 @@ void svc_conn_wc(struct svc_conn *c, const struct rpcrdma_wc *wc, struct rpcrdma
 		svc_pull_read_done(c, idx, ok, runnow);
 		break;
 	case SVC_WR_WRITE:
-		if (idx < c->nrecv) {
-			struct rpcrdma_svc_req *r = &c->reqs[idx];
-
-			if (r->writes_pending)
-				r->writes_pending--;
-		}
+		if (svc_req_of(c, idx) && c->reqs[idx]->writes_pending)
+			c->reqs[idx]->writes_pending--;
 		svc_done_wake(s);
 		if (c->rdq_head)
 			svc_reads_post(c); /* the send queue has room again */
@@ -321,8 +330,8 @@ void svc_conn_wc(struct svc_conn *c, const struct rpcrdma_wc *wc, struct rpcrdma
 	}
 }
 
-/* Reap @c's completions; returns how many. A short batch means the CQ is
- * empty (no extra empty poll). */
+/* Reap @c's CQ (the shared one: every connection's); returns how many. A
+ * short batch means the CQ is empty (no extra empty poll). */
 int svc_conn_poll(struct svc_conn *c, struct rpcrdma_svc_req **runnow)
 {
 	struct rpcrdma_wc wc[32];
@@ -331,7 +340,7 @@ int svc_conn_poll(struct svc_conn *c, struct rpcrdma_svc_req **runnow)
 	do {
 		n = rpcrdma_cq_poll(c->cq, wc, 32);
 		for (int i = 0; i < n; i++)
-			svc_conn_wc(c, &wc[i], runnow);
+			svc_conn_wc(svc_wc_conn(&wc[i]), &wc[i], runnow);
 		if (n > 0)
 			total += n;
 	} while (n == 32);
@@ -342,23 +351,52 @@ int svc_conn_poll(struct svc_conn *c, struct rpcrdma_svc_req **runnow)
 /* Connections (progress thread)                                       */
 /* ------------------------------------------------------------------ */
 
+/* Destroying @c's endpoint flushed what it still had posted into the
+ * shared CQ: those completions go (their endpoint is gone), the other
+ * connections' are handled as usual. */
+static void shared_cq_purge(struct svc_conn *c)
+{
+	struct rpcrdma_svc *s = c->svc;
+	struct rpcrdma_wc wc[32];
+	int n;
+
+	do {
+		n = rpcrdma_cq_poll(s->scq, wc, 32);
+		for (int i = 0; i < n; i++)
+			if (wc[i].ep != c->ep)
+				svc_conn_wc(svc_wc_conn(&wc[i]), &wc[i], &s->runnow);
+	} while (n == 32);
+	s->scq_need -= c->cqe;
+}
+
 static void conn_destroy(struct svc_conn *c)
 {
 	struct rpcrdma_wc wc[32];
 
 	if (c->ep)
 		rpcrdma_ep_destroy(c->ep);
-	if (c->cq) {
+	if (c->cq && c->cq == c->svc->scq) {
+		shared_cq_purge(c);
+	} else if (c->cq) {
 		while (rpcrdma_cq_poll(c->cq, wc, 32) > 0)
 			;
 		rpcrdma_cq_destroy(c->cq);
+	}
+	if (c->tx_held) {
+		struct svc_conn **pp = &c->svc->held_conns;
+
+		while (*pp != c)
+			pp = &(*pp)->held_next;
+		*pp = c->held_next;
 	}
 	if (c->bc)
 		bc_svc_conn_free(c->bc);
 	if (c->reqs) {
 		for (uint32_t i = 0; i < c->nrecv; i++) {
-			struct rpcrdma_svc_req *r = &c->reqs[i];
+			struct rpcrdma_svc_req *r = c->reqs[i];
 
+			if (!r)
+				continue;
 			for (uint32_t k = 0; k < RPCRDMA_MAX_WRITE_CHUNKS; k++)
 				if (r->wmr[k])
 					rpcrdma_mr_dereg(r->wmr[k]);
@@ -369,6 +407,7 @@ static void conn_destroy(struct svc_conn *c)
 			if (r->pull_need)
 				svc_pull_release(c->svc, r);
 			xprt_lbuf_fini(&r->lrep);
+			free(r);
 		}
 		free(c->reqs);
 	}
@@ -379,10 +418,30 @@ static void conn_destroy(struct svc_conn *c)
 	free(c);
 }
 
+/* @c's CQ: a share of @cqe entries in the shared CQ (grown to the sum of
+ * the shares: RPCRDMA_WC overruns are fatal), or a CQ of its own. */
+static int conn_cq(struct rpcrdma_svc *s, struct svc_conn *c, uint32_t cqe)
+{
+	struct rpcrdma_cq_attr ca = {.cqe = cqe};
+	int rc;
+
+	if (!s->scq)
+		return rpcrdma_cq_create(s->dev, &ca, &c->cq);
+	if (s->scq_need + cqe > s->scq_cap) {
+		rc = rpcrdma_cq_resize(s->scq, s->scq_need + cqe);
+		if (rc)
+			return rc;
+		s->scq_cap = s->scq_need + cqe;
+	}
+	s->scq_need += cqe;
+	c->cqe = cqe;
+	c->cq = s->scq;
+	return 0;
+}
+
 static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 {
 	struct svc_conn *c;
-	struct rpcrdma_cq_attr ca = {0};
 	struct rpcrdma_ep_attr ea = {0};
 	uint8_t pdata[RPCRDMA1_CM_SIZE];
 	uint32_t nsend = s->credits + SVC_SEND_EXTRA;
@@ -418,8 +477,7 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	ea.max_recv_sge = 1;
 	ea.mpa_crc = s->mpa_crc;
 	ea.context = c;
-	ca.cqe = ea.max_send_wr + ea.max_recv_wr + 16;
-	rc = rpcrdma_cq_create(s->dev, &ca, &c->cq);
+	rc = conn_cq(s, c, ea.max_send_wr + ea.max_recv_wr + 16);
 	ea.send_cq = c->cq;
 	ea.recv_cq = c->cq;
 	ea.evch = s->evch;
@@ -438,11 +496,8 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	}
 	for (uint32_t i = 0; !rc && i < nsend; i++)
 		c->sfree[c->nsfree++] = i;
-	for (uint32_t i = 0; !rc && i < c->nrecv; i++) {
-		c->reqs[i].conn = c;
-		c->reqs[i].ridx = i;
+	for (uint32_t i = 0; !rc && i < c->nrecv; i++)
 		rc = xprt_pool_post_recv(&c->recvp, c->ep, i, svc_wrid(SVC_WR_RECV, i));
-	}
 	if (!rc)
 		rc = xprt_pdata_build(pdata, sizeof(pdata), s->inline_send, s->inline_recv,
 				      s->remote_inv);
@@ -472,6 +527,9 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	s->nconns++;
 }
 
+/* The connection of an event's endpoint, found by search, not by its
+ * context: an event may outlive its endpoint (one accept failed on), and
+ * then matches nothing. Events are per connection, not per call. */
 static struct svc_conn *conn_of(struct rpcrdma_svc *s, struct rpcrdma_ep *ep)
 {
 	for (struct svc_conn *c = s->conns; c; c = c->next)
@@ -491,9 +549,19 @@ void svc_conn_reap(struct rpcrdma_svc *s)
 			*pp = c->next;
 			s->nconns--;
 			conn_destroy(c);
+			s->freed_since_trim++;
 			continue;
 		}
 		pp = &c->next;
+	}
+	/* Memory comes back: glibc returns the free pages inside its heaps
+	 * (the progress thread allocates from an arena of its own, whose
+	 * free chunks stay resident) only when asked. Once as many
+	 * connections were freed as remain (and at least 64): amortised, a
+	 * burst of closes costs one walk of the heaps, not one per close. */
+	if (s->freed_since_trim >= 64 && s->freed_since_trim >= s->nconns) {
+		s->freed_since_trim = 0;
+		malloc_trim(0);
 	}
 }
 
@@ -609,6 +677,23 @@ static int listen_addr(const char *host, uint16_t port, bool v4, struct sockaddr
 	return 0;
 }
 
+/* The CQ every connection shares, when the provider can resize one. */
+static int shared_cq_create(struct rpcrdma_svc *s)
+{
+	struct rpcrdma_cq_attr ca = {.cqe = 1};
+	int rc = rpcrdma_cq_create(s->dev, &ca, &s->scq);
+
+	if (rc)
+		return rc;
+	rc = rpcrdma_cq_resize(s->scq, 1);
+	if (rc) {
+		rpcrdma_cq_destroy(s->scq);
+		s->scq = NULL; /* a CQ per connection (conn_cq) */
+	}
+	s->scq_cap = 1;
+	return 0;
+}
+
 int svc_listen(struct rpcrdma_svc *s, const char *host, uint16_t port, const char *provider)
 {
 	struct sockaddr_storage ss = {0}, la;
@@ -622,6 +707,8 @@ int svc_listen(struct rpcrdma_svc *s, const char *host, uint16_t port, const cha
 		rc = rpcrdma_pd_alloc(s->dev, &s->pd);
 	if (!rc)
 		rc = rpcrdma_evch_create(s->dev, NULL, &s->evch);
+	if (!rc)
+		rc = shared_cq_create(s);
 	if (!rc)
 		rc = rpcrdma_listen(s->dev, s->evch, (struct sockaddr *)&ss, sl, s->backlog, s,
 				    &s->lst);
@@ -649,6 +736,8 @@ void svc_teardown(struct rpcrdma_svc *s)
 		conn_destroy(c);
 	}
 	bc_svc_free(s->bc);
+	if (s->scq)
+		rpcrdma_cq_destroy(s->scq);
 	if (s->lst)
 		rpcrdma_listener_destroy(s->lst);
 	if (s->evch)

@@ -151,27 +151,30 @@ static void run_list(struct rpcrdma_svc *s, struct rpcrdma_svc_req *list)
  * connections reaped. */
 #define SVC_TICK_NS 5000000ull
 
-/* The CQ the loop reaps with progress: the first connection's (the list
- * of connections changes only on the progress thread). Lock held. */
+/* The CQ the loop reaps with progress: the shared one, or the first
+ * connection's (the list of connections changes only on the progress
+ * thread). Lock held. */
 static void loop_set_cq(struct rpcrdma_svc *s)
 {
-	s->loop.cq = s->conns ? s->conns->cq : NULL;
+	s->loop.cq = s->scq ? s->scq : s->conns ? s->conns->cq : NULL;
 }
 
-/* evloop step 2, progress thread: handle the completions of the first
- * connection that came with progress, reap the other CQs and, when
+/* evloop step 2, progress thread: handle the completions that came with
+ * progress, reap the rest (the shared CQ, or every connection's) and, when
  * progress counted more than completions, the connection events.
  * Complete calls go to s->runnow. */
 static bool loop_reap(struct evloop *l, int n, struct rpcrdma_wc *wc, int m)
 {
 	struct rpcrdma_svc *s = l->ctx;
-	struct svc_conn *c0 = s->conns;
 
 	futex_mutex_lock(&s->lock);
 	for (int i = 0; i < m; i++)
-		svc_conn_wc(c0, &wc[i], &s->runnow);
-	for (struct svc_conn *c = s->conns; c; c = c->next)
-		m += svc_conn_poll(c, &s->runnow);
+		svc_conn_wc(svc_wc_conn(&wc[i]), &wc[i], &s->runnow);
+	if (s->scq && s->conns)
+		m += svc_conn_poll(s->conns, &s->runnow);
+	else
+		for (struct svc_conn *c = s->conns; c; c = c->next)
+			m += svc_conn_poll(c, &s->runnow);
 	/* progress counts completions and events */
 	if (n > m)
 		svc_conn_events(s, &s->runnow);

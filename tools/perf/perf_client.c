@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rpcrdma.h>
@@ -678,7 +679,10 @@ static int connections_mode(const struct perf_client_opts *o, struct perf_conn_r
 	struct conn_wait w = {0};
 	int rc = 0;
 
+	struct timespec t0, t1;
+
 	memset(rep, 0, sizeof(*rep));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rep->connections = n;
 	rep->size = o->workload == PERF_W_NULL ? 0 : size;
 	if (!c || !wa || !wr) {
@@ -707,6 +711,9 @@ static int connections_mode(const struct perf_client_opts *o, struct perf_conn_r
 			fprintf(stderr, "rpcrdma-perf: NULL on connection %u: %s\n", i + 1,
 				rpcrdma_strerror(rc));
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rep->connect_us = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000u +
+			  (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000);
 	if (!rc) {
 		memset(&info, 0, sizeof(info));
 		rc = rpcrdma_clnt_call(c[0], PERF_INFO, NULL, NULL, (xdrproc_t)xdr_perf_info, &info,
@@ -750,6 +757,12 @@ static int connections_mode(const struct perf_client_opts *o, struct perf_conn_r
 		}
 	}
 	rep->client_rss_kb = self_rss_kb();
+	if (!rc && o->hold_s) {
+		/* others measure the server meanwhile (scripts/robustness.sh) */
+		printf("holding %u connections for %u s\n", n, o->hold_s);
+		fflush(stdout);
+		sleep(o->hold_s);
+	}
 out:
 	if (c && !atomic_load(&w.left))
 		for (uint32_t i = 0; i < n; i++)
@@ -831,8 +844,11 @@ int perf_client_main(const struct perf_client_opts *o)
 				       "%llu kB)",
 				       (unsigned long long)conn.rss_kb_n_active, conn.size,
 				       (unsigned long long)conn.hwm_kb);
-			printf("; server saw %u connections; client RSS %llu kB\n",
-			       conn.server_conns_seen, (unsigned long long)conn.client_rss_kb);
+			printf(
+			    "; server saw %u connections; client RSS %llu kB; connected (and one "
+			    "NULL each) in %.3f s\n",
+			    conn.server_conns_seen, (unsigned long long)conn.client_rss_kb,
+			    (double)conn.connect_us / 1e6);
 		}
 		return rc ? 1 : 0;
 	}

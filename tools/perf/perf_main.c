@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <rpcrdma.h>
@@ -30,7 +31,7 @@ static void usage(FILE *f)
 	    "                           [--tcp-server svc|fork|both] [--tcp-port P]\n"
 	    "                           [--tcp-fork-port P] [--csv FILE] [--json]\n"
 	    "                           [--plot FILE.png] [--no-progress] [--busy-poll] [--crc]\n"
-	    "                           [--verify-every N] [--connections N]\n"
+	    "                           [--verify-every N] [--connections N [--hold S]]\n"
 	    "                           [--rdma-version 1|2|auto] [--inline BYTES]\n"
 	    "                           [--no-private-data]\n"
 	    "       rpcrdma-perf -h | --help | --version\n"
@@ -56,7 +57,11 @@ static void usage(FILE *f)
 	    "  (--verify-every N checks every Nth READ only). --count N: N calls per thread\n"
 	    "  instead of --duration (default 3 s after --warmup 0.3 s). --connections N:\n"
 	    "  open N RDMA connections (then one WRITE of --size on each if --workload\n"
-	    "  write) and report the server's RSS. MPA CRC32c is off unless --crc. The\n"
+	    "  write) and report the server's RSS and the time to connect them all;\n"
+	    "  --hold S keeps them open S seconds more (after a line \"holding N\").\n"
+	    "  Each connection takes a few file descriptors: the open-files limit is\n"
+	    "  raised to its hard limit, beyond that run several clients. MPA CRC32c\n"
+	    "  is off unless --crc. The\n"
 	    "  progress line (on stderr) is shown only when stderr is a terminal;\n"
 	    "  --no-progress turns it off there too. A case that cannot connect prints\n"
 	    "  the error, not a row; the exit status is then 1. --rdma-version: 1 (default),\n"
@@ -167,6 +172,7 @@ enum {
 	O_NO_PROGRESS,
 	O_VERIFY,
 	O_CONNECTIONS,
+	O_HOLD,
 	O_HELP,
 	O_VERSION,
 	O_BIND,
@@ -203,6 +209,7 @@ static const struct option longopts[] = {
     {"no-progress", no_argument, NULL, O_NO_PROGRESS},
     {"verify-every", required_argument, NULL, O_VERIFY},
     {"connections", required_argument, NULL, O_CONNECTIONS},
+    {"hold", required_argument, NULL, O_HOLD},
     {"help", no_argument, NULL, O_HELP},
     {"version", no_argument, NULL, O_VERSION},
     {"bind", required_argument, NULL, O_BIND},
@@ -214,6 +221,18 @@ static const struct option longopts[] = {
     {"device", required_argument, NULL, O_DEVICE},
     {NULL, 0, NULL, 0},
 };
+
+/* Many connections need many descriptors (a socket and the provider's
+ * eventfds each): the soft open-files limit goes up to the hard one. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
 
 static int bad(const char *opt, const char *val)
 {
@@ -255,6 +274,7 @@ int main(int argc, char **argv)
 		printf("rpcrdma-perf (rpcrdma) %s\n", rpcrdma_version());
 		return 0;
 	}
+	raise_nofile();
 	/* \r progress lines only where someone watches them */
 	co.progress = isatty(STDERR_FILENO) == 1;
 	role = argv[1];
@@ -412,9 +432,14 @@ int main(int argc, char **argv)
 			co.verify_every = v;
 			break;
 		case O_CONNECTIONS:
-			if (parse_u32(optarg, &v) || !v || v > 4096)
+			if (parse_u32(optarg, &v) || !v || v > PERF_MAX_CONNECTIONS)
 				return bad("connections", optarg);
 			co.connections = v;
+			break;
+		case O_HOLD:
+			if (parse_u32(optarg, &v))
+				return bad("hold", optarg);
+			co.hold_s = v;
 			break;
 		case O_CORRUPT:
 			so.corrupt = true;

@@ -194,11 +194,12 @@ void perf_report_json(FILE *f, const struct perf_client_opts *o, const struct pe
 		    "  \"connections\": {\"n\": %u, \"server_rss_kb_1\": %llu, "
 		    "\"server_rss_kb_n\": %llu, \"server_rss_kb_n_active\": %llu, "
 		    "\"server_hwm_kb\": %llu, \"server_connections_seen\": %u, \"credits\": %u, "
-		    "\"write_size\": %u, \"client_rss_kb\": %llu},\n",
+		    "\"write_size\": %u, \"client_rss_kb\": %llu, \"connect_us\": %llu},\n",
 		    conn->connections, (unsigned long long)conn->rss_kb_1,
 		    (unsigned long long)conn->rss_kb_n, (unsigned long long)conn->rss_kb_n_active,
 		    (unsigned long long)conn->hwm_kb, conn->server_conns_seen, conn->credits,
-		    conn->size, (unsigned long long)conn->client_rss_kb);
+		    conn->size, (unsigned long long)conn->client_rss_kb,
+		    (unsigned long long)conn->connect_us);
 	}
 	fprintf(f, "  \"results\": [");
 	for (size_t i = 0; i < n; i++) {

@@ -423,7 +423,9 @@ int perf_server_main(const struct perf_server_opts *o)
 	pthread_sigmask(SIG_BLOCK, &ss, NULL);
 
 	so.comp_mask = RPCRDMA_SVC_OPT_CREDITS | RPCRDMA_SVC_OPT_WORKERS | RPCRDMA_SVC_OPT_MPA_CRC |
-		       RPCRDMA_SVC_OPT_PROGRESS;
+		       RPCRDMA_SVC_OPT_PROGRESS | RPCRDMA_SVC_OPT_MAX_CONNS;
+	/* as many as clients can open (--connections), not the library's 1024 */
+	so.max_conns = PERF_MAX_CONNECTIONS;
 	so.credits = o->credits;
 	so.workers = o->threads;
 	so.mpa_crc = o->crc;

@@ -95,6 +95,7 @@ struct perf_client_opts {
 	bool json;
 	uint32_t verify_every; /* check every Nth payload of each slot (1: all) */
 	uint32_t connections;  /* --connections N mode */
+	uint32_t hold_s;       /* --hold S: keep them open S s more */
 	const char *csv, *plot;
 };
 
@@ -120,12 +121,17 @@ struct perf_result {
 	uint64_t credit_stalls, read_chunks, write_chunks, long_calls, remote_inv;
 };
 
+/* --connections N at most: a bound on what one process can hold (the
+ * open-files limit stops it sooner; it says so). */
+#define PERF_MAX_CONNECTIONS 20000u
+
 /* Server RSS by connection count (--connections). */
 struct perf_conn_report {
 	uint32_t connections;
 	uint64_t rss_kb_1, rss_kb_n, rss_kb_n_active, hwm_kb;
 	uint32_t server_conns_seen, credits, size;
 	uint64_t client_rss_kb;
+	uint64_t connect_us; /* all N connected (each with its first call) */
 };
 
 int perf_client_main(const struct perf_client_opts *o);
