@@ -407,9 +407,9 @@ static int bt_child_start(void *arg, struct rpcrdma_svc **svc)
 
 	sv_conn_wait_ms = bo.conn_wait_ms;
 	if (cfg && cfg->port)
-		rc = rpcrdma_svc_create("127.0.0.1", cfg->port, &so, svc);
+		rc = rpcrdma_svc_create(tl_addr(), cfg->port, &so, svc);
 	else
-		rc = rpcrdma_svc_create_any("127.0.0.1", &so, svc);
+		rc = rpcrdma_svc_create_any(tl_addr(), &so, svc);
 	if (!rc)
 		rc = rpcrdma_svc_register(*svc, BT_PROG, BT_VERS, dispatch, NULL);
 	if (!rc)
@@ -537,7 +537,7 @@ int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t cre
 	    .rdma_version = vers,
 	    .rdma_props = 1,
 	};
-	int rc = rpcrdma_clnt_create_bc("127.0.0.1", port, BT_PROG, BT_VERS, &co, bc, out);
+	int rc = rpcrdma_clnt_create_bc(tl_addr(), port, BT_PROG, BT_VERS, &co, bc, out);
 
 	if (!rc)
 		rc = rpcrdma_clnt_bc_register(*out, CB_PROG, CB_VERS, cb_dispatch, NULL);

@@ -89,6 +89,13 @@ static int parse_port(const char *s, uint16_t *port)
 	return 0;
 }
 
+const char *iop_addr(void)
+{
+	const char *a = getenv("RPCRDMA_INTEROP_ADDR");
+
+	return a && *a ? a : "127.0.0.1";
+}
+
 int iop_env_get(struct iop_env *e)
 {
 	const char *st = getenv("RPCRDMA_INTEROP_STATE");
@@ -298,14 +305,14 @@ int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const 
 {
 	struct rpcrdma_cq_attr ca = {.cqe = 256};
 	struct rpcrdma_ep_attr ea = {0};
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
+	const char *prov = getenv("RPCRDMA_INTEROP_PROVIDER");
 	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->xid = 0x1f000000u ^ (uint32_t)(getpid() << 8);
-	IOP_CHECK((rc = rpcrdma_dev_open("softiwarp", NULL, &c->dev)) == 0);
+	IOP_CHECK(inet_pton(AF_INET, iop_addr(), &sin.sin_addr) == 1);
+	IOP_CHECK((rc = rpcrdma_dev_open(prov && *prov ? prov : "softiwarp", NULL, &c->dev)) == 0);
 	IOP_CHECK(rpcrdma_pd_alloc(c->dev, &c->pd) == 0);
 	IOP_CHECK(rpcrdma_cq_create(c->dev, &ca, &c->cq) == 0);
 	IOP_CHECK(rpcrdma_evch_create(c->dev, NULL, &c->evch) == 0);
@@ -332,13 +339,14 @@ int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const 
 	IOP_CHECK(rpcrdma_connect(c->ep, (struct sockaddr *)&sin, sizeof(sin), pd, pdlen) == 0);
 	rc = wait_event(c, &c->est, TIMEOUT_MS);
 	if (rc) {
-		fprintf(stderr, "connect to 127.0.0.1:%u: no event (%d)\n", port, rc);
+		fprintf(stderr, "connect to %s:%u: no event (%d)\n", iop_addr(), port, rc);
 		return rc;
 	}
 	if (c->est.type != RPCRDMA_EV_ESTABLISHED) {
-		printf("connect to 127.0.0.1:%u (MPA rev %u): %s status %d, %u bytes of private "
+		printf("connect to %s:%u (MPA rev %u): %s status %d, %u bytes of private "
 		       "data\n",
-		       port, rev, ev_name(c->est.type), c->est.status, c->est.private_data_len);
+		       iop_addr(), port, rev, ev_name(c->est.type), c->est.status,
+		       c->est.private_data_len);
 		return c->est.status ? c->est.status : -ECONNREFUSED;
 	}
 	rpcrdma1_cm_private_decode(c->est.private_data, c->est.private_data_len, &c->pp);
@@ -642,9 +650,7 @@ int iop_nfs_null(struct iop_conn *c, bool retry)
 
 int iop_mount(uint16_t port, const char *path, uint8_t *fh, uint32_t *fhlen)
 {
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
 	int sock = RPC_ANYSOCK;
 	struct timeval tv = {20, 0};
 	mountres3 res;
@@ -655,6 +661,8 @@ int iop_mount(uint16_t port, const char *path, uint8_t *fh, uint32_t *fhlen)
 
 	/* A port in the address: libtirpc connects straight to mountd, no
 	 * rpcbind query (the guest's rpcbind is not forwarded). */
+	if (inet_pton(AF_INET, iop_addr(), &sin.sin_addr) != 1)
+		return -1;
 	cl = clnttcp_create(&sin, MOUNT_PROGRAM, MOUNT_V3, &sock, 0, 0);
 	if (!cl) {
 		fprintf(stderr, "%s\n", clnt_spcreateerror("clnttcp_create(mountd)"));

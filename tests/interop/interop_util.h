@@ -69,6 +69,12 @@ struct iop_env {
  */
 int iop_env_get(struct iop_env *e);
 
+/* The server's address: $RPCRDMA_INTEROP_ADDR, else 127.0.0.1 (the host's
+ * forward to the guest). Inside the guest (verbs-guest-test.sh) it is the
+ * guest's own eth0 address, and $RPCRDMA_INTEROP_PROVIDER (default
+ * softiwarp) names the provider iop_connect() opens, e.g. "verbs:siw0". */
+const char *iop_addr(void);
+
 /* Record that the message with @xid is deliberately not a valid Version
  * One header (STATE/invalid-xids): the capture check lets exactly those
  * Sends go undecoded by Wireshark's rpcordma dissector. */

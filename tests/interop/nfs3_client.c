@@ -465,7 +465,7 @@ int iop_nfs3_setup(struct iop_env *env, struct iop_conn *c, struct iop_fh *root,
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	t0 = iop_now_ms();
 	if (iop_mount(env->mount_port, "/export", root->data, &root->len) != 0) {
-		printf("FAIL: MOUNT /export over TCP (127.0.0.1:%u)\n", env->mount_port);
+		printf("FAIL: MOUNT /export over TCP (%s:%u)\n", iop_addr(), env->mount_port);
 		return IOP_FAIL;
 	}
 	printf("MOUNT /export (TCP, libtirpc): %u-byte root handle (%llu ms)\n", root->len,
@@ -473,7 +473,7 @@ int iop_nfs3_setup(struct iop_env *env, struct iop_conn *c, struct iop_fh *root,
 	t0 = iop_now_ms();
 	if (iop_connect(c, env->rdma_port, 2, crc, iop_linux_client_pdata,
 			sizeof(iop_linux_client_pdata)) != 0) {
-		printf("FAIL: no RDMA connection to 127.0.0.1:%u\n", env->rdma_port);
+		printf("FAIL: no RDMA connection to %s:%u\n", iop_addr(), env->rdma_port);
 		return IOP_FAIL;
 	}
 	if (iop_nfs_null(c, true) != 0) {

@@ -5,9 +5,11 @@
 # env: VERBS_TESTS  the test programs in /peer/bin to run on each device,
 #      comma-separated (GUEST_ENV splits on spaces)
 # Devices sit on eth0 and are reached at 10.0.2.15: rdma_cm routes neither
-# siw on lo nor rxe for 127.0.0.1 (a first run: -ENOENT and -ENODEV), and
-# the e2e programs connect to 127.0.0.1, so they fail until they can be
-# given another address.
+# siw on lo nor rxe for 127.0.0.1 (a first run: -ENOENT and -ENODEV). The
+# e2e programs listen and connect on $RPCRDMA_TEST_ADDR (tests/lib/
+# test_server.c). One device at a time: with siw and rxe both on eth0,
+# rdma_cm binds 10.0.2.15 to the first one added (rxe refuses a VLAN
+# device, the only other netdev this guest's modules can make).
 set -u
 out=/peer/out
 bin=/peer/bin
@@ -67,7 +69,7 @@ for kind in siw rxe; do
 	tools "$kind" "$addr"
 	tl=${VERBS_TESTS:-}
 	for t in ${tl//,/ }; do
-		step "$kind-$t" 300 "$bin/$t"
+		step "$kind-$t" 300 env RPCRDMA_TEST_ADDR="$addr" "$bin/$t"
 	done
 	unset RPCRDMA_PROVIDER
 	rdma link delete "$dev" >/dev/null 2>&1

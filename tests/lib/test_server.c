@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,13 @@ void tl_fill(void *p, size_t n, uint32_t seed)
 		x ^= x << 17;
 		b[i] = (uint8_t)x;
 	}
+}
+
+const char *tl_addr(void)
+{
+	const char *a = getenv("RPCRDMA_TEST_ADDR");
+
+	return a && *a ? a : "127.0.0.1";
 }
 
 /* Control pipes of the servers running now: a later child must not hold

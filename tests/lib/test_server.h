@@ -20,6 +20,12 @@ uint64_t tl_hash(const void *p, size_t n);
 /* @n pseudo-random bytes (xorshift) from @seed: the same on both sides. */
 void tl_fill(void *p, size_t n, uint32_t seed);
 
+/* The address the e2e servers listen on and their clients connect to:
+ * $RPCRDMA_TEST_ADDR, else 127.0.0.1. rdma_cm (the verbs provider) routes
+ * no loopback address to siw or rxe: in the interop guest the tests are
+ * given the address of the device's netdev (eth0). */
+const char *tl_addr(void);
+
 struct tl_server {
 	pid_t pid;
 	int ctl; /* write end of the control pipe: closing it stops the child */

@@ -315,7 +315,7 @@ int main(void)
 		fprintf(stderr, "server start: %d\n", rc);
 		return 1;
 	}
-	rc = rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, &co, &c);
+	rc = rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, &co, &c);
 	if (rc) {
 		fprintf(stderr, "clnt_create: %s\n", strerror(-rc));
 		xt_server_stop(&srv);

@@ -228,8 +228,7 @@ static void t_bounds(struct rpcrdma_clnt *c)
 	 * (RFC 8166 §4.5.2). */
 	if (xt_server_start(&srv2, &so, NULL))
 		return;
-	XT_CHECK(rpcrdma_clnt_create("127.0.0.1", srv2.port, XTEST_PROG, XTEST_VERS, NULL, &c2) ==
-		 0);
+	XT_CHECK(rpcrdma_clnt_create(tl_addr(), srv2.port, XTEST_PROG, XTEST_VERS, NULL, &c2) == 0);
 	if (c2) {
 		rc = rpcrdma_clnt_call(c2, XT_READN, (xdrproc_t)xdr_xt_readn_args, &a,
 				       (xdrproc_t)xdr_xt_readn_res, &res, &o);
@@ -259,7 +258,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	if (xt_server_start(&srv, NULL, NULL))
 		return 1;
-	if (rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, NULL, &c)) {
+	if (rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, NULL, &c)) {
 		xt_server_stop(&srv);
 		return 1;
 	}

@@ -51,7 +51,7 @@ int main(void)
 		 * periodic pass (every 5 ms) once all its buffers are
 		 * back: retry the connection until then (20 s at most) */
 		do {
-			rc = rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, &co,
+			rc = rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, &co,
 						 &c);
 			if (rc)
 				usleep(100000);

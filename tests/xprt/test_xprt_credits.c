@@ -47,7 +47,7 @@ int main(void)
 	rc = xt_server_start(&srv, &so, NULL);
 	if (rc)
 		return 1;
-	rc = rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, NULL, &c);
+	rc = rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, NULL, &c);
 	if (rc) {
 		xt_server_stop(&srv);
 		return 1;

@@ -246,7 +246,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	if (xt_server_start(&srv, NULL, NULL))
 		return 1;
-	rc = rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, NULL, &c);
+	rc = rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, NULL, &c);
 	if (rc) {
 		xt_server_stop(&srv);
 		return 1;

@@ -142,8 +142,8 @@ int main(void)
 	xt_fill(exp, rlen, 6);
 	if (xt_server_start(&srv, NULL, extra))
 		return 1;
-	if (rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, &co, &c) ||
-	    rpcrdma_clnt_create("127.0.0.1", srv.port, FAULTCTL_PROG, 1, NULL, &ctl)) {
+	if (rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, &co, &c) ||
+	    rpcrdma_clnt_create(tl_addr(), srv.port, FAULTCTL_PROG, 1, NULL, &ctl)) {
 		xt_server_stop(&srv);
 		return 1;
 	}

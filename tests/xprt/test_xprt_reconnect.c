@@ -69,7 +69,7 @@ int main(void)
 	xt_fill(exp, len, 9);
 	if (xt_server_start(&srv, NULL, NULL))
 		return 1;
-	if (rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, &co, &c)) {
+	if (rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, &co, &c)) {
 		xt_server_stop(&srv);
 		return 1;
 	}

@@ -81,7 +81,7 @@ int main(void)
 	xt_fill(b.data.base, len, 5);
 	if (xt_server_start(&srv, NULL, reg))
 		return 1;
-	if (rpcrdma_clnt_create("127.0.0.1", srv.port, CALC_PROG, CALC_V1, NULL, &c)) {
+	if (rpcrdma_clnt_create(tl_addr(), srv.port, CALC_PROG, CALC_V1, NULL, &c)) {
 		xt_server_stop(&srv);
 		return 1;
 	}

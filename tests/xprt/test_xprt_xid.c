@@ -174,7 +174,7 @@ static void against_our_server(void)
 		xt_failures++;
 		return;
 	}
-	XT_CHECK(rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, NULL, &c) == 0);
+	XT_CHECK(rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, NULL, &c) == 0);
 	if (c) {
 		struct xt_opaque in = {malloc(6000), 6000}, out = {0};
 		struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_TIMEOUT |

@@ -250,8 +250,8 @@ static int xt_child_start(void *arg, struct rpcrdma_svc **svc)
 	struct xt_child *x = arg;
 	int rc;
 
-	rc = x->port ? rpcrdma_svc_create("127.0.0.1", x->port, x->opts, svc)
-		     : rpcrdma_svc_create_any("127.0.0.1", x->opts, svc);
+	rc = x->port ? rpcrdma_svc_create(tl_addr(), x->port, x->opts, svc)
+		     : rpcrdma_svc_create_any(tl_addr(), x->opts, svc);
 	if (!rc)
 		rc = rpcrdma_svc_register(*svc, XTEST_PROG, XTEST_VERS, dispatch, NULL);
 	if (!rc && x->extra)

@@ -15,7 +15,9 @@
  * the endpoint's receives and signaled Sends into the CQ (the contract
  * orders it after the flushes), or after VERBS_DOWN_WAIT_MS at most.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -351,11 +353,31 @@ out:
 	return rc;
 }
 
+/* The address to listen on. Linux siw takes an IPv4 connection on an IPv6
+ * wildcard listener's socket, but rdma_cm then refuses it (seen in the
+ * guest: ECONNREFUSED for every client of a "::" listener, none with
+ * 0.0.0.0): so on iWARP the IPv6 wildcard becomes the IPv4 one, same port.
+ * InfiniBand and RoCE match IPv4 requests to "::" themselves. */
+static const struct sockaddr *listen_addr(const struct vdev *d, const struct sockaddr *addr,
+					  struct sockaddr_in *any4)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)(const void *)addr;
+
+	if (!d->iwarp || addr->sa_family != AF_INET6 || !IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr))
+		return addr;
+	memset(any4, 0, sizeof(*any4));
+	any4->sin_family = AF_INET;
+	any4->sin_port = s6->sin6_port;
+	any4->sin_addr.s_addr = htonl(INADDR_ANY);
+	return (const struct sockaddr *)any4;
+}
+
 int verbs_listen(struct rpcrdma_dev *dev, struct rpcrdma_evch *evch, const struct sockaddr *addr,
 		 socklen_t addrlen, int backlog, void *context, struct rpcrdma_listener **out)
 {
 	struct vdev *d = vdev_of(dev);
 	struct vlistener *l = calloc(1, sizeof(*l));
+	struct sockaddr_in any4;
 	int rc;
 
 	(void)addrlen;
@@ -370,6 +392,7 @@ int verbs_listen(struct rpcrdma_dev *dev, struct rpcrdma_evch *evch, const struc
 		rc = verbs_errno(ENOMEM);
 		goto fail;
 	}
+	addr = listen_addr(d, addr, &any4);
 	if (rdma_bind_addr(l->id, (struct sockaddr *)(uintptr_t)addr) ||
 	    rdma_listen(l->id, backlog > 0 ? backlog : 64)) {
 		rc = verbs_errno(EADDRNOTAVAIL);

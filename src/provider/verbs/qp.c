@@ -305,15 +305,15 @@ static int hw_post_send(struct vep *e, uint32_t seq, const struct rpcrdma_send_w
 	to_ibv_sges(e->dev, w->sg, w->num_sge, sge, &total);
 	switch (w->opcode) {
 	case RPCRDMA_WR_SEND:
+		/* Always a plain Send, even when asked to invalidate: the
+		 * peer's chunks are ibv_reg_mr regions (ours, or any verbs
+		 * user's), and devices invalidate only fast-registered ones
+		 * remotely. rxe fails the receive; Linux siw answers with a
+		 * Terminate (RDMAP, remote operation error) and the
+		 * connection is lost, seen in the guest for every Write
+		 * chunk. The requester then invalidates locally, which RFC
+		 * 8797 §4 allows: Send With Invalidate is an optimisation. */
 		wr.opcode = IBV_WR_SEND;
-		/* InfiniBand and RoCE cannot invalidate an ibv_reg_mr region
-		 * remotely (only fast-registered ones: rxe fails the receive,
-		 * RNICs the connection), so there the peer invalidates
-		 * locally: RFC 8797 §4 lets a responder use a plain Send. */
-		if ((w->flags & RPCRDMA_SEND_INVALIDATE) && e->dev->iwarp) {
-			wr.opcode = IBV_WR_SEND_WITH_INV;
-			wr.invalidate_rkey = w->invalidate_stag;
-		}
 		break;
 	case RPCRDMA_WR_RDMA_WRITE:
 		wr.opcode = IBV_WR_RDMA_WRITE;
