@@ -38,6 +38,10 @@ static void our_props(const struct rpcrdma_clnt *c, struct rpcrdma2_props *p)
 	p->recv_buf_size = c->inline_recv;
 	p->reverse_dir = c->bc ? RPCRDMA2_RVRSDIR_GENL : RPCRDMA2_RVRSDIR_NONE;
 	p->remote_inv = c->remote_inv;
+	if (c->rr) {
+		p->present |= RPCRDMA2_PROPF_RESP_READ;
+		p->resp_read = true;
+	}
 }
 
 /*

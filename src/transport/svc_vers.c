@@ -40,6 +40,10 @@ static void our_props(const struct rpcrdma_svc *s, struct rpcrdma2_props *p)
 	p->recv_buf_size = s->inline_recv;
 	p->reverse_dir = s->bc ? RPCRDMA2_RVRSDIR_GENL : RPCRDMA2_RVRSDIR_NONE;
 	p->remote_inv = s->remote_inv;
+	if (s->rr) {
+		p->present |= RPCRDMA2_PROPF_RESP_READ;
+		p->resp_read = true;
+	}
 }
 
 /* The client's properties: take them (sizes above the current thresholds
@@ -61,6 +65,7 @@ static uint32_t props_call(struct svc_conn *c, struct rpcrdma_svc_req *r, const 
 	if (vi->optdir != RPCRDMA2_CALL)
 		return 0; /* a requester's properties travel as a call; dropped */
 	c->v2_props_seen = true;
+	c->rr_peer = peer.resp_read;
 	v2_first(c);
 	if (peer.recv_buf_size > c->lim.inline_send)
 		c->lim.inline_send =
@@ -92,13 +97,15 @@ static int optional_msg(struct svc_conn *c, struct rpcrdma_svc_req *r, const uin
 		err = props_call(c, r, buf, vi);
 		break;
 	case RPCRDMA2_OPTTYPE_PULL_DONE:
-		/* We never offer responder-provided Read chunks, so there is
-		 * no chunk to release: the notification is dropped. A Call
-		 * riding along runs as an RDMA2_MSG without chunks. */
+		/* The exposed reply it names is released (exposed.c; an
+		 * unknown xid is dropped). A Call riding along runs as an
+		 * RDMA2_MSG without chunks. */
 		if (rpcrdma2_pull_done_decode(buf + vi->optinfo_off, vi->optinfo_len, &xid)) {
 			err = RPCRDMA2_ERR_BAD_HEADER;
 			break;
 		}
+		if (s->rr)
+			svc_rr_done(c, xid, c->rr_inv);
 		if (r->h.hdr_len >= len)
 			break; /* no payload */
 		if (rpcrdma2_payload_msg_type(buf + r->h.hdr_len, len - r->h.hdr_len, &mt) ||

@@ -293,6 +293,10 @@ struct xprt_call {
 	bool reply_offered;
 	uint64_t reply_cap;
 	uint32_t hdr_len, msg_len;
+	/* A reply pulled from a responder-provided Read chunk (rr_pull.c):
+	 * the RPC message is here instead of in the Reply chunk, else NULL */
+	const uint8_t *rr_msg;
+	size_t rr_len;
 	struct rpcrdma1_chunks chunks; /* scratch for the header */
 };
 
