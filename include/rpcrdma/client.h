@@ -194,6 +194,17 @@ struct rpcrdma_xprt_stats {
 	 * dropped (replaced by a newer one, or its reply could not be kept);
 	 * replies evicted to stay within its bounds */
 	uint64_t drc_hits, drc_inprogress_drops, drc_evictions;
+	/* Reliable replies (docs/reliable-replies.md). Client: replies pulled
+	 * from a responder-provided Read chunk, pull completions sent (also
+	 * for calls it no longer waits for). Server: replies exposed in a
+	 * Read chunk, pull completions that released one, exposed replies
+	 * reclaimed on the timeout; and, current, the replies and bytes
+	 * exposed now (0 once every requester has notified). */
+	uint64_t rr_replies;
+	uint64_t rr_notifications;
+	uint64_t rr_reclaimed;
+	uint64_t rr_exposed_bytes; /* current */
+	uint32_t rr_exposed;       /* current */
 };
 
 /* ------------------------------------------------------------------ */
@@ -227,6 +238,7 @@ enum rpcrdma_clnt_opt_mask {
 	RPCRDMA_CLNT_OPT_TIRPC_REPLY = 1u << 12,    /* tirpc_reply_size */
 	RPCRDMA_CLNT_OPT_RDMA_VERSION = 1u << 13,   /* rdma_version, rdma_props */
 	RPCRDMA_CLNT_OPT_PRIVATE_DATA = 1u << 14,   /* private_data */
+	RPCRDMA_CLNT_OPT_RELIABLE_REPLY = 1u << 15, /* reliable_reply */
 };
 
 /* Default Reply chunk of the TI-RPC CLIENT adapter (rpcrdma_clnt_tirpc):
@@ -318,6 +330,14 @@ struct rpcrdma_clnt_opts {
 	 * then assumes 1024 bytes each way, and 4096 once Version Two is
 	 * negotiated, until transport properties raise it. */
 	int private_data;
+	/* Reliable replies (draft-cel-nfsv4-rpcrdma-reliable-reply,
+	 * docs/reliable-replies.md; default false): accept a reply the
+	 * server exposes in a responder-provided Read chunk, pull it with
+	 * RDMA Reads and notify pull completion. Version One: RFC 5666's
+	 * RDMA_DONE, for servers configured the same way; Version Two: the
+	 * transport property is advertised, and the server uses the chunks
+	 * only when its own says it supports them too. */
+	int reliable_reply;
 };
 
 /*
@@ -387,6 +407,11 @@ enum rpcrdma_call_opt_mask {
 	RPCRDMA_CALL_OPT_AUTH = 1u << 5,        /* auth, auth_len */
 	RPCRDMA_CALL_OPT_RECV_BULK_V = 1u << 6, /* recv_bulk_v, nrecv_bulk_v, recv_bulk_len_v */
 	RPCRDMA_CALL_OPT_WRITE_SEG = 1u << 7,   /* write_seg_max */
+	/* The reply's size is unknown: offer no Reply chunk whatever
+	 * reply_size says. With reliable replies in use on the connection a
+	 * large reply comes in a responder-provided Read chunk; without, it
+	 * fails as any reply too large for what was offered. */
+	RPCRDMA_CALL_OPT_UNKNOWN_REPLY = 1u << 8,
 };
 
 enum rpcrdma_call_flags {

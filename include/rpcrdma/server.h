@@ -77,6 +77,9 @@ enum rpcrdma_svc_opt_mask {
 	RPCRDMA_SVC_OPT_RDMA_VERSION = 1u << 14,     /* rdma_version, rdma_props */
 	RPCRDMA_SVC_OPT_PRIVATE_DATA = 1u << 15,     /* private_data */
 	RPCRDMA_SVC_OPT_DRC = 1u << 17,              /* drc, drc_max_entries, drc_max_bytes */
+	/* reliable_reply, exposed_timeout_ms, max_exposed_conn_bytes,
+	 * max_exposed_bytes */
+	RPCRDMA_SVC_OPT_RELIABLE_REPLY = 1u << 16,
 };
 
 /* Server options; a zeroed struct (or NULL) means all defaults. */
@@ -164,6 +167,25 @@ struct rpcrdma_svc_opts {
 	int drc;
 	uint32_t drc_max_entries;
 	uint64_t drc_max_bytes;
+	/* Reliable replies (draft-cel-nfsv4-rpcrdma-reliable-reply,
+	 * docs/reliable-replies.md; default false). A reply that fits neither
+	 * the inline threshold nor the Reply chunk offered (Write chunks are
+	 * still filled first) is exposed in a responder-provided Read chunk
+	 * (RDMA_NOMSG, Position-Zero Read chunk) for the client to pull, and
+	 * freed when it notifies pull completion. Version One: with every
+	 * client (RFC 5666 behaviour; only for clients configured the same
+	 * way); Version Two: with clients whose transport properties say
+	 * they take such chunks. An exposed reply nobody notified is
+	 * reclaimed after exposed_timeout_ms (default 10000; a later Read of
+	 * it ends the connection). At most max_exposed_conn_bytes per
+	 * connection (default 128 MiB) and max_exposed_bytes over all
+	 * (default 512 MiB) are exposed at once, and at most one reply per
+	 * credit per connection; beyond, the reply fails with ERR_CHUNK as
+	 * without the option. */
+	int reliable_reply;
+	uint32_t exposed_timeout_ms;
+	uint64_t max_exposed_conn_bytes;
+	uint64_t max_exposed_bytes;
 };
 
 /*

@@ -87,6 +87,8 @@ static int apply_opts(struct rpcrdma_clnt *c, const struct rpcrdma_clnt_opts *o)
 		c->remote_inv = o->remote_invalidate != 0;
 	if (m & RPCRDMA_CLNT_OPT_MPA_CRC)
 		c->mpa_crc = o->mpa_crc != 0;
+	if (m & RPCRDMA_CLNT_OPT_RELIABLE_REPLY)
+		c->rr_opt = o->reliable_reply != 0;
 	c->tirpc_reply =
 	    (m & RPCRDMA_CLNT_OPT_TIRPC_REPLY) ? o->tirpc_reply_size : RPCRDMA_TIRPC_REPLY_SIZE;
 	if ((m & RPCRDMA_CLNT_OPT_AUTH) && o->auth_flavor != RPCRDMA_RPC_AUTH_NONE) {

@@ -78,6 +78,18 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 		s->rpcbind = o->rpcbind != 0;
 	if (m & RPCRDMA_SVC_OPT_BACKLOG)
 		s->backlog = o->backlog > 0 ? o->backlog : 128;
+	s->rr_timeout_ms = 10000;
+	s->rr_max_conn = 128u << 20;
+	s->rr_max = 512u << 20;
+	if (m & RPCRDMA_SVC_OPT_RELIABLE_REPLY) {
+		s->rr = o->reliable_reply != 0;
+		if (o->exposed_timeout_ms)
+			s->rr_timeout_ms = o->exposed_timeout_ms;
+		if (o->max_exposed_conn_bytes)
+			s->rr_max_conn = o->max_exposed_conn_bytes;
+		if (o->max_exposed_bytes)
+			s->rr_max = o->max_exposed_bytes;
+	}
 	if (m & RPCRDMA_SVC_OPT_MAX_WRITE_CHUNKS) {
 		if (o->max_write_chunks < 1 || o->max_write_chunks > RPCRDMA_MAX_WRITE_CHUNKS)
 			return -EINVAL;

@@ -51,7 +51,8 @@ static void props_send(struct rpcrdma_clnt *c)
 			break;
 		}
 	}
-	xprt_v2_props_ours(&p, c->inline_send, c->inline_recv, c->bc != NULL, c->remote_inv);
+	xprt_v2_props_ours(&p, c->inline_send, c->inline_recv, c->bc != NULL, c->remote_inv,
+			   c->rr != NULL);
 	if (!s || rpcrdma2_props_encode(opt, sizeof(opt), &p, &olen))
 		return;
 	if (s->call.mr_used)

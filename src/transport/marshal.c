@@ -196,6 +196,7 @@ static int expose_results(struct xprt_call *c, const struct xprt_limits *lim,
 	}
 	/* 4. A Reply chunk when the reply may not fit inline (§3.5.3.2). */
 	if ((c->opts.comp_mask & RPCRDMA_CALL_OPT_REPLY_SIZE) &&
+	    !(c->opts.comp_mask & RPCRDMA_CALL_OPT_UNKNOWN_REPLY) &&
 	    c->opts.reply_size > lim->inline_recv) {
 		struct rpcrdma1_segment seg;
 		size_t rlen = RPCRDMA_XDR_ROUNDUP((size_t)c->opts.reply_size);

@@ -116,7 +116,7 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 	 * Linux client advertises); we Read only a backchannel's reverse
 	 * Read chunks (ORD). */
 	ea.ird = CLNT_IRD;
-	ea.ord = c->bc ? CLNT_BC_ORD : 0;
+	ea.ord = c->bc || c->rr ? CLNT_BC_ORD : 0; /* and reliable replies' pulls */
 	ea.send_cq = c->cq;
 	ea.recv_cq = c->cq;
 	ea.evch = c->evch;

@@ -60,7 +60,11 @@ __attribute__((noinline)) static int reply_process_full(struct xprt_call *c, con
 		}
 		return xprt_rdma_err_status(h->err);
 	}
-	if (rpcrdma1_check_reply(h))
+	/* A pulled reply: RDMA_NOMSG with neither Read list (rr_pull.c took
+	 * it) nor Reply chunk, its message in the Read chunk. */
+	if (c->rr_msg ? h->proc != RPCRDMA1_NOMSG || h->chunks.nreads ||
+			    rpcrdma1_write_list_length(&h->chunks, &w)
+		      : rpcrdma1_check_reply(h) != 0)
 		return -EBADMSG;
 	if (h->chunks.nwrites > c->nwrite)
 		return -EBADMSG;
@@ -72,7 +76,10 @@ __attribute__((noinline)) static int reply_process_full(struct xprt_call *c, con
 		d.placed[i] = (uint32_t)w;
 	}
 	d.nplaced = h->chunks.nwrites;
-	if (h->proc == RPCRDMA1_NOMSG) {
+	if (h->proc == RPCRDMA1_NOMSG && c->rr_msg) {
+		msg = c->rr_msg; /* pulled from the responder's Read chunk */
+		mlen = c->rr_len;
+	} else if (h->proc == RPCRDMA1_NOMSG) {
 		if (!c->reply_offered || rpcrdma1_reply_chunk_length(&h->chunks, &w) ||
 		    w > c->reply_cap)
 			return -EBADMSG;

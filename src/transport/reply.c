@@ -13,6 +13,7 @@
  * the reverse responder of RFC 8167 too (bc_responder.c).
  */
 #include <errno.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "rpcrdma/tirpc.h"
@@ -327,7 +328,8 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 	struct rpcrdma1_chunks *rch = &r->h.chunks;
 	const struct xprt_reply rp = {rep, xres, res, &r->ddp, rch};
 	uint32_t sidx, inv;
-	size_t hsize, mlen = 0;
+	size_t hsize, mlen = 0, xcap = 0;
+	uint8_t *xbuf = NULL;
 	bool long_reply = false;
 	int rc;
 
@@ -344,8 +346,20 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 	hsize = xprt_hdr_fixed(r->h.vers) + rpcrdma1_chunks_size(rch);
 	rc = xprt_reply_marshal(&rp, UINT64_MAX, xprt_pool_buf(&c->sendp, sidx), hsize,
 				c->lim.inline_send, &r->lrep, &mlen, &long_reply);
+	/* Fits nowhere the requester offered: a responder-provided Read
+	 * chunk when reliable replies are on (exposed.c). */
+	if (rc == -EMSGSIZE && svc_rr_on(c, r->h.vers))
+		rc = svc_rr_encode(c, &rp, &xbuf, &xcap, &mlen);
 
 	futex_mutex_lock(&s->lock);
+	if (!rc && xbuf) {
+		xprt_reply_echo(rch, &r->ddp, false);
+		rc = c->dead ? -ENOTCONN : svc_rr_expose(c, r, xbuf, xcap, mlen);
+		if (rc && c->dead)
+			munmap(xbuf, xcap);
+		long_reply = true; /* RDMA_NOMSG, the message by Read chunk */
+		hsize = xprt_hdr_fixed(r->h.vers) + rpcrdma1_chunks_size(rch);
+	}
 	if (rc || c->dead) {
 		svc_send_buf_put(c, sidx);
 		if (!c->dead) {
@@ -357,8 +371,9 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 		futex_mutex_unlock(&s->lock);
 		return c->dead ? -ENOTCONN : -EMSGSIZE;
 	}
-	xprt_reply_echo(rch, &r->ddp, long_reply);
-	rc = reply_writes(c, r, mlen, long_reply);
+	if (!xbuf)
+		xprt_reply_echo(rch, &r->ddp, long_reply);
+	rc = reply_writes(c, r, mlen, long_reply && !xbuf);
 	if (rc) {
 		/* The send queue is full or the connection failed mid-reply:
 		 * the requester cannot trust partial placement; drop the

@@ -372,6 +372,10 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	}
 	s = slot_by_xid(c, h->xid);
 	if (!s) {
+		/* The draft: a reply in a Read chunk is notified even for an
+		 * XID we do not know. */
+		if (!rc && clnt_rr_reply(c, h))
+			clnt_rr_notify_hdr(c, h);
 		/* Not fatal: count and drop. */
 		c->st.unmatched_replies++;
 		return false;
@@ -401,6 +405,15 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		rlog_emit_peer(RPCRDMA_LOG_INFO, "clnt", &c->addr, "credits granted %u (was %u)",
 			       c->cr.grant, c->st.credits);
 	c->st.credits = c->cr.grant;
+	if (__builtin_expect(!rc && clnt_rr_reply(c, h), 0) && h->vers == c->rx_vers) {
+		/* In a responder-provided Read chunk (rr_pull.c): pulled for a
+		 * call still waiting, else only notified. */
+		if (!s->zombie && !s->done) {
+			clnt_rr_start(c, s, h, cbl);
+			return true;
+		}
+		clnt_rr_notify_hdr(c, h);
+	}
 	s->on_wire = false;
 	xprt_credits_done(&c->cr);
 	c->st.outstanding = c->cr.on_wire;
@@ -456,6 +469,10 @@ void clnt_handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct 
 	}
 	if (kind == BC_WR_KIND) {
 		bc_clnt_wc(c->bc, wc); /* the backchannel's Sends and Reads */
+		return;
+	}
+	if (kind == CLNT_WR_RR_READ || kind == CLNT_WR_RR_DONE) {
+		clnt_rr_wc(c, wc, cbl); /* reliable replies' Reads and notifications */
 		return;
 	}
 	if (kind != CLNT_WR_RECV || idx >= c->nrecv)
@@ -676,6 +693,7 @@ void clnt_free(struct rpcrdma_clnt *c)
 	bc_clnt_free(c->bc);
 	if (c->ep)
 		rpcrdma_ep_destroy(c->ep);
+	clnt_rr_fini(c);
 	if (c->slots) {
 		for (uint32_t i = 0; i < c->nslots; i++) {
 			xprt_call_fini(&c->slots[i].call);
@@ -714,6 +732,14 @@ int clnt_setup(struct rpcrdma_clnt *c, const char *provider, const struct rpcrdm
 	 * once (handle_wc), instead of the peer's Send finding no buffer. */
 	c->nrecv = c->nslots + 1 + (bc ? bc_clnt_extra_recvs(bc) : 0);
 	c->bc_wrs = bc ? bc_clnt_extra_wrs(bc) : 0;
+	if (!rc && c->rr_opt) {
+		/* reliable replies' Reads and notifications: counted with the
+		 * backchannel's work requests */
+		uint32_t w = 0;
+
+		rc = clnt_rr_init(c, &w);
+		c->bc_wrs += w;
+	}
 	ca.cqe = 2 * c->nslots + 16 + (c->nrecv - c->nslots) + c->bc_wrs;
 	if (!rc)
 		rc = rpcrdma_cq_create(c->dev, &ca, &c->cq);

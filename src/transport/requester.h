@@ -57,7 +57,7 @@ struct clnt_testhook {
 
 enum clnt_state { C_DOWN = 0, C_UP, C_DEAD };
 
-enum { CLNT_WR_SEND = 1, CLNT_WR_RECV = 2 };
+enum { CLNT_WR_SEND = 1, CLNT_WR_RECV = 2, CLNT_WR_RR_READ = 5, CLNT_WR_RR_DONE = 6 };
 
 enum { CLNT_NEG_DONE = 0, CLNT_NEG_PROBE = 1 };
 
@@ -82,6 +82,7 @@ struct clnt_slot {
 	rpcrdma_clnt_cb_t cb;
 	void *cb_arg;
 	struct clnt_slot *qnext; /* transmit queue */
+	struct clnt_rr_pull *rr; /* reliable replies: its pull (rr_pull.c), or NULL */
 	struct rpcrdma_call_result result;
 	struct futex_cond cv;
 };
@@ -170,6 +171,10 @@ struct rpcrdma_clnt {
 	struct bc_clnt *bc;
 	uint32_t nrecv;
 	uint32_t bc_wrs; /* send work requests it may have posted at once */
+	/* RPCRDMA_CLNT_OPT_RELIABLE_REPLY: asked for; its state (rr_pull.c),
+	 * or NULL */
+	bool rr_opt;
+	struct clnt_rr *rr;
 };
 
 /* Completed async calls whose callbacks run after the lock is dropped. */
@@ -279,6 +284,27 @@ bool clnt_v2_reply_vers(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
  * next call (it ended a call on the wire), 2 when the caller re-posts it. */
 int clnt_v2_decode(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t len,
 		   struct rpcrdma1_hdr *h);
+
+/* ---- rr_pull.c: reliable replies, the requester's side ---- */
+
+/* Set up @c->rr (option on; clnt_setup, after the PD); send work
+ * requests it may add at once (*@wrs). */
+int clnt_rr_init(struct rpcrdma_clnt *c, uint32_t *wrs);
+void clnt_rr_fini(struct rpcrdma_clnt *c);
+/* Is @h (decoded, no error) a reply in a responder-provided Read chunk? */
+static inline bool clnt_rr_reply(const struct rpcrdma_clnt *c, const struct rpcrdma1_hdr *h)
+{
+	return c->rr && h->proc == RPCRDMA1_NOMSG && h->chunks.nreads;
+}
+/* Lock held: @s's reply @h is in a Read chunk: start pulling it (@s
+ * stays on the wire, holding its credit, until the pull ends). */
+void clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
+		   struct cb_list *cbl);
+/* Lock held: notify pull completion of @h's reply without pulling it (no
+ * call waits for it any more). */
+void clnt_rr_notify_hdr(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr *h);
+/* Lock held: a completion of kind CLNT_WR_RR_READ or CLNT_WR_RR_DONE. */
+void clnt_rr_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_list *cbl);
 
 /* ---- reconnect.c ---- */
 

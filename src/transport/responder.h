@@ -171,6 +171,13 @@ struct svc_conn {
 	/* Version Two (svc_vers.c): a Version Two call came; the peer's
 	 * transport properties came */
 	bool v2_seen, v2_props_seen;
+	/* Reliable replies (exposed.c): the Version Two client's properties
+	 * said it takes responder-provided Read chunks; the STag the Send
+	 * being handled invalidated (Send With Invalidate), else 0; the
+	 * replies exposed now, by XID (NULL until the first). */
+	bool rr_peer;
+	uint32_t rr_inv;
+	struct svc_rr *rr;
 	/* RDMA Reads: at most rd_depth outstanding, our ORD bounded by the
 	 * client's IRD (RFC 6581 §9); calls whose Reads are
 	 * not all posted wait in the Read queue, oldest first. */
@@ -202,6 +209,11 @@ struct rpcrdma_svc {
 	/* RPCRDMA_SVC_OPT_RDMA_VERSION: Version Two capable (svc_vers.c);
 	 * answer transport properties with ours */
 	bool v2, v2_props;
+	/* RPCRDMA_SVC_OPT_RELIABLE_REPLY (exposed.c): on, reclaim timeout,
+	 * bounds per connection and overall, bytes exposed now */
+	bool rr;
+	uint32_t rr_timeout_ms;
+	uint64_t rr_max_conn, rr_max, rr_bytes;
 	/* RPCRDMA_SVC_OPT_RPCBIND, and whether our entries are in rpcbind
 	 * now (api/rpcbind.c) */
 	bool rpcbind, rpcb_set;
@@ -482,6 +494,38 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 		  void *res);
 /* Progress thread: send the held replies (one flush per connection). */
 void svc_flush_held(struct rpcrdma_svc *s);
+
+/* ---- exposed.c: reliable replies, the responder's side (lock held) ---- */
+
+/* Are replies exposed in Read chunks on @c for a call of version @vers? */
+static inline bool svc_rr_on(const struct svc_conn *c, uint32_t vers)
+{
+	return c->svc->rr && (vers == RPCRDMA1_VERSION || c->rr_peer);
+}
+/* Receives posted per connection beyond the credits: one for each reply
+ * that may be exposed at once, for its pull completion. */
+static inline uint32_t svc_rr_extra_recvs(const struct rpcrdma_svc *s)
+{
+	return s->rr ? s->credits : 0;
+}
+/* No lock: encode @rp (too large for inline and Reply chunk) into a new
+ * buffer *@buf (*@cap bytes, *@mlen used). 0, or -EMSGSIZE over the
+ * bounds, -ENOMEM. */
+int svc_rr_encode(struct svc_conn *c, const struct xprt_reply *rp, uint8_t **buf, size_t *cap,
+		  size_t *mlen);
+/* Expose @mlen bytes of @buf (taken over, freed on failure) for @r's
+ * reply: register it remotely readable, enter it in the table and make
+ * r->h.chunks's Read list its Position-Zero chunk. 0 or -ENOSPC (a
+ * bound), provider errors. */
+int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, size_t cap,
+		  size_t mlen);
+/* A pull completion for @xid arrived on @c (inv: the STag its Send
+ * invalidated, or 0): release that reply; unknown XIDs are dropped. */
+void svc_rr_done(struct svc_conn *c, uint32_t xid, uint32_t inv);
+/* Reclaim exposed replies past their timeout (the loop's tick). */
+void svc_rr_tick(struct rpcrdma_svc *s);
+/* Free every exposed reply of @c (its teardown). */
+void svc_rr_conn_free(struct svc_conn *c);
 
 /* ---- svc_loop.c ---- */
 

@@ -249,6 +249,8 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		svc_refuse(c, r, RPCRDMA1_ERR_VERS);
 		return;
 	}
+	if (r->h.proc == RPCRDMA1_DONE && !rc && s->rr)
+		svc_rr_done(c, r->h.xid, c->rr_inv); /* RFC 5666 pull completion */
 	if (r->h.proc == RPCRDMA1_DONE || r->h.proc == RPCRDMA1_ERROR) {
 		/* A requester's DONE/ERROR: dropped silently, as Linux does. */
 		s->st.dropped_msgs++;
@@ -306,6 +308,7 @@ void svc_conn_wc(struct svc_conn *c, const struct rpcrdma_wc *wc, struct rpcrdma
 	}
 	switch (kind) {
 	case SVC_WR_RECV:
+		c->rr_inv = (wc->wc_flags & RPCRDMA_WC_F_WITH_INV) ? wc->invalidated_stag : 0;
 		if (ok && idx < c->nrecv)
 			handle_call(c, idx, wc->byte_len, runnow);
 		break;
@@ -391,6 +394,7 @@ static void conn_destroy(struct svc_conn *c)
 	}
 	if (c->bc)
 		bc_svc_conn_free(c->bc);
+	svc_rr_conn_free(c);
 	if (c->reqs) {
 		for (uint32_t i = 0; i < c->nrecv; i++) {
 			struct rpcrdma_svc_req *r = c->reqs[i];
@@ -461,7 +465,7 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	c->svc = s;
 	c->peer = ev->peer;
 	c->cst.id = ++s->conn_ids;
-	c->nrecv = s->credits + bc_svc_extra_recvs(s->bc);
+	c->nrecv = s->credits + bc_svc_extra_recvs(s->bc) + svc_rr_extra_recvs(s);
 	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024. */
 	xprt_negotiate(ev->private_data, ev->private_data_len, s->inline_send, s->inline_recv,
 		       s->remote_inv, &c->lim);
@@ -470,7 +474,7 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	/* RFC 6581 §9: we issue the Reads (ORD); we serve Reads only for a
 	 * backchannel client (IRD), as Linux svcrdma answers IRD 0. */
 	ea.ord = SVC_ORD;
-	ea.ird = s->bc ? SVC_BC_IRD : 0;
+	ea.ird = s->bc || s->rr ? SVC_BC_IRD : 0; /* and for exposed replies */
 	ea.max_send_wr = 4 * s->credits + 256;
 	ea.max_recv_wr = c->nrecv;
 	ea.max_send_sge = 1;

@@ -49,9 +49,11 @@ static uint32_t props_call(struct svc_conn *c, struct rpcrdma_svc_req *r, const 
 	if (vi->optdir != RPCRDMA2_CALL)
 		return 0; /* a requester's properties travel as a call; dropped */
 	c->v2_props_seen = true;
+	c->rr_peer = peer.resp_read;
 	v2_first(c);
 	xprt_v2_props_apply(&c->lim, &peer, s->inline_send, s->inline_recv);
-	xprt_v2_props_ours(&ours, s->inline_send, s->inline_recv, s->bc != NULL, s->remote_inv);
+	xprt_v2_props_ours(&ours, s->inline_send, s->inline_recv, s->bc != NULL, s->remote_inv,
+			   s->rr);
 	if (rpcrdma2_props_encode(opt, sizeof(opt), &ours, &olen) || c->dead ||
 	    svc_send_buf_get(c, &sidx))
 		return 0;
@@ -75,13 +77,15 @@ static int optional_msg(struct svc_conn *c, struct rpcrdma_svc_req *r, const uin
 		err = props_call(c, r, buf, vi);
 		break;
 	case RPCRDMA2_OPTTYPE_PULL_DONE:
-		/* We never offer responder-provided Read chunks, so there is
-		 * no chunk to release: the notification is dropped. A Call
-		 * riding along runs as an RDMA2_MSG without chunks. */
+		/* The exposed reply it names is released (exposed.c; an
+		 * unknown xid is dropped). A Call riding along runs as an
+		 * RDMA2_MSG without chunks. */
 		if (rpcrdma2_pull_done_decode(buf + vi->optinfo_off, vi->optinfo_len, &xid)) {
 			err = RPCRDMA2_ERR_BAD_HEADER;
 			break;
 		}
+		if (s->rr)
+			svc_rr_done(c, xid, c->rr_inv);
 		if (r->h.hdr_len >= len)
 			break; /* no payload */
 		if (rpcrdma2_payload_msg_type(buf + r->h.hdr_len, len - r->h.hdr_len, &mt) ||

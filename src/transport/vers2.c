@@ -153,7 +153,7 @@ int xprt_decode_hdr(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h, bool
 }
 
 void xprt_v2_props_ours(struct rpcrdma2_props *p, uint32_t send, uint32_t recv, bool bc,
-			bool remote_inv)
+			bool remote_inv, bool resp_read)
 {
 	rpcrdma2_props_init(p);
 	p->present = RPCRDMA2_PROPF_MAX_SEND_SIZE | RPCRDMA2_PROPF_RECV_BUF_SIZE |
@@ -162,6 +162,10 @@ void xprt_v2_props_ours(struct rpcrdma2_props *p, uint32_t send, uint32_t recv, 
 	p->recv_buf_size = recv;
 	p->reverse_dir = bc ? RPCRDMA2_RVRSDIR_GENL : RPCRDMA2_RVRSDIR_NONE;
 	p->remote_inv = remote_inv;
+	if (resp_read) {
+		p->present |= RPCRDMA2_PROPF_RESP_READ;
+		p->resp_read = true;
+	}
 }
 
 void xprt_v2_props_apply(struct xprt_limits *lim, const struct rpcrdma2_props *p, uint32_t our_send,

@@ -148,9 +148,10 @@ int xprt_decode_hdr(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h, bool
 void xprt_v2_raise_inline(struct xprt_limits *lim, uint32_t our_send, uint32_t our_recv);
 struct rpcrdma2_props;
 /* Our transport properties (docs/rpcrdma2-extensions.md §3): the sizes we
- * send and receive, reverse-direction support, remote invalidation. */
+ * send and receive, reverse-direction support, remote invalidation, and
+ * with @resp_read responder-provided Read chunks (docs/reliable-replies.md). */
 void xprt_v2_props_ours(struct rpcrdma2_props *p, uint32_t send, uint32_t recv, bool bc,
-			bool remote_inv);
+			bool remote_inv, bool resp_read);
 /* The peer's properties @p: sizes above the thresholds in @lim raise them
  * for later messages, never past our own buffers (@our_send, @our_recv). */
 void xprt_v2_props_apply(struct xprt_limits *lim, const struct rpcrdma2_props *p, uint32_t our_send,
@@ -304,6 +305,10 @@ struct xprt_call {
 	bool reply_offered;
 	uint64_t reply_cap;
 	uint32_t hdr_len, msg_len;
+	/* A reply pulled from a responder-provided Read chunk (rr_pull.c):
+	 * the RPC message is here instead of in the Reply chunk, else NULL */
+	const uint8_t *rr_msg;
+	size_t rr_len;
 	struct rpcrdma1_chunks chunks; /* scratch for the header */
 };
 

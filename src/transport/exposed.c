@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reliable replies, the responder's side (draft-cel-nfsv4-rpcrdma-reliable-
+ * reply; docs/reliable-replies.md): a reply that fits neither the client's
+ * inline threshold nor the Reply chunk it offered is encoded into memory
+ * of its own, registered remotely readable (read-only) and sent as
+ * RDMA_NOMSG with a Position-Zero Read chunk; the client pulls it with RDMA
+ * Reads and notifies pull completion (RDMA_DONE, or our Version Two
+ * optional message), and the memory is invalidated and freed then.
+ *
+ * Each connection keeps its exposed replies in a small table searched by
+ * XID (one entry per credit: the extra receives the connection posts
+ * carry the notifications, svc_rr_extra_recvs). The bytes exposed are
+ * bounded per connection and per server; a reply nobody notified is
+ * reclaimed after the timeout, after which a Read of it fails at the
+ * provider (its STag is invalid) and the connection ends with a
+ * Terminate. Lock held unless said.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "transport/responder.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+struct svc_rr_ent {
+	bool used;
+	uint32_t xid;
+	uint8_t *buf;
+	size_t cap; /* bytes mapped */
+	size_t len; /* bytes exposed */
+	struct rpcrdma_mr *mr;
+	uint64_t deadline; /* monotonic ns */
+};
+
+struct svc_rr {
+	uint32_t n, cap; /* entries in use, entries */
+	uint64_t bytes;  /* bytes mapped for them */
+	struct svc_rr_ent ent[];
+};
+
+static void buf_free(uint8_t *buf, size_t cap)
+{
+	if (buf)
+		munmap(buf, cap);
+}
+
+/* Bytes one more reply may take on @c now. */
+static uint64_t room(const struct svc_conn *c)
+{
+	const struct rpcrdma_svc *s = c->svc;
+	uint64_t used = c->rr ? c->rr->bytes : 0;
+	uint64_t a = used < s->rr_max_conn ? s->rr_max_conn - used : 0;
+	uint64_t b = s->rr_bytes < s->rr_max ? s->rr_max - s->rr_bytes : 0;
+
+	return a < b ? a : b;
+}
+
+int svc_rr_encode(struct svc_conn *c, const struct xprt_reply *rp, uint8_t **buf, size_t *cap,
+		  size_t *mlen)
+{
+	struct rpcrdma_svc *s = c->svc;
+	size_t want = 256u << 10, max;
+	uint64_t limit;
+
+	futex_mutex_lock(&s->lock);
+	limit = room(c);
+	futex_mutex_unlock(&s->lock);
+	max = (size_t)(limit < SIZE_MAX ? limit : SIZE_MAX) & ~(size_t)4095u;
+	/* The size is known only once encoded: grow until it fits (each
+	 * size at most twice the last; the total work is at most twice the
+	 * final encoding's). */
+	for (;;) {
+		uint8_t *p;
+		int rc;
+
+		if (want > max)
+			want = max;
+		if (!want)
+			return -EMSGSIZE;
+		p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		rc = xprt_reply_encode(rp, p, want, mlen);
+		if (!rc) {
+			*buf = p;
+			*cap = want;
+			return 0;
+		}
+		munmap(p, want);
+		if (want == max || rc != -EMSGSIZE)
+			return -EMSGSIZE;
+		want = want * 2 > want ? want * 2 : max;
+	}
+}
+
+static struct svc_rr_ent *ent_free_slot(struct svc_conn *c)
+{
+	if (!c->rr) {
+		uint32_t n = c->svc->credits;
+
+		c->rr = calloc(1, sizeof(*c->rr) + n * sizeof(c->rr->ent[0]));
+		if (!c->rr)
+			return NULL;
+		c->rr->cap = n;
+	}
+	if (c->rr->n >= c->rr->cap)
+		return NULL;
+	for (uint32_t i = 0; i < c->rr->cap; i++)
+		if (!c->rr->ent[i].used)
+			return &c->rr->ent[i];
+	return NULL;
+}
+
+int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, size_t cap,
+		  size_t mlen)
+{
+	struct rpcrdma_svc *s = c->svc;
+	struct rpcrdma1_chunks *ch = &r->h.chunks;
+	struct svc_rr_ent *e;
+	int rc;
+
+	if (cap > room(c) || mlen > UINT32_MAX || !(e = ent_free_slot(c))) {
+		buf_free(buf, cap);
+		return -ENOSPC;
+	}
+	/* Read-only for the peer: RFC 5040 lets a Read Response source be
+	 * any local memory, remote read is the only right it needs. */
+	rc = rpcrdma_mr_reg(s->pd, buf, mlen, RPCRDMA_ACCESS_REMOTE_READ, &e->mr);
+	if (rc) {
+		buf_free(buf, cap);
+		return rc;
+	}
+	e->used = true;
+	e->xid = r->h.xid;
+	e->buf = buf;
+	e->cap = cap;
+	e->len = mlen;
+	e->deadline = monotonic_ns() + (uint64_t)s->rr_timeout_ms * 1000000ull;
+	c->rr->n++;
+	c->rr->bytes += cap;
+	s->rr_bytes += cap;
+	s->st.rr_replies++;
+	s->st.rr_exposed++;
+	s->st.rr_exposed_bytes += mlen;
+	/* The draft: one Position-Zero Read chunk, here of one segment (its
+	 * length is a uint32 and bounded above). */
+	ch->nreads = 1;
+	ch->reads[0].position = 0;
+	ch->reads[0].seg.handle = rpcrdma_mr_stag(e->mr);
+	ch->reads[0].seg.length = (uint32_t)mlen;
+	ch->reads[0].seg.offset = rpcrdma_mr_offset(e->mr);
+	return 0;
+}
+
+/* Invalidate (unless the peer did: @inv is its STag), deregister, free. */
+static void ent_release(struct svc_conn *c, struct svc_rr_ent *e, uint32_t inv)
+{
+	struct rpcrdma_svc *s = c->svc;
+
+	if (inv && inv == rpcrdma_mr_stag(e->mr)) {
+		s->st.remote_invalidations++;
+	} else {
+		rpcrdma_mr_invalidate(e->mr);
+		s->st.local_invalidations++;
+	}
+	rpcrdma_mr_dereg(e->mr);
+	buf_free(e->buf, e->cap);
+	c->rr->n--;
+	c->rr->bytes -= e->cap;
+	s->rr_bytes -= e->cap;
+	s->st.rr_exposed--;
+	s->st.rr_exposed_bytes -= e->len;
+	memset(e, 0, sizeof(*e));
+}
+
+void svc_rr_done(struct svc_conn *c, uint32_t xid, uint32_t inv)
+{
+	struct svc_rr_ent *e = NULL;
+
+	for (uint32_t i = 0; c->rr && i < c->rr->cap; i++) {
+		if (c->rr->ent[i].used && c->rr->ent[i].xid == xid) {
+			e = &c->rr->ent[i];
+			break;
+		}
+	}
+	/* The draft: Send With Invalidate names exactly the reply's STag. One
+	 * that named another STag of ours (the provider has invalidated it
+	 * already) ends the connection: that memory can no longer be used. */
+	if (inv && (!e || inv != rpcrdma_mr_stag(e->mr))) {
+		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer,
+			  "pull completion for xid %#x invalidated STag %#x: not the reply's", xid,
+			  inv);
+		c->svc->st.bad_headers++;
+		svc_conn_fail(c);
+	}
+	if (!e)
+		return; /* the draft: no chunk waiting, dropped silently */
+	c->svc->st.rr_notifications++;
+	ent_release(c, e, inv);
+}
+
+void svc_rr_tick(struct rpcrdma_svc *s)
+{
+	uint64_t now = monotonic_ns();
+
+	if (!s->rr_bytes)
+		return;
+	for (struct svc_conn *c = s->conns; c; c = c->next) {
+		for (uint32_t i = 0; c->rr && c->rr->n && i < c->rr->cap; i++) {
+			struct svc_rr_ent *e = &c->rr->ent[i];
+
+			if (e->used && now >= e->deadline) {
+				RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer,
+					  "exposed reply xid %#x reclaimed: no pull completion",
+					  e->xid);
+				s->st.rr_reclaimed++;
+				ent_release(c, e, 0);
+			}
+		}
+	}
+}
+
+void svc_rr_conn_free(struct svc_conn *c)
+{
+	for (uint32_t i = 0; c->rr && i < c->rr->cap; i++)
+		if (c->rr->ent[i].used)
+			ent_release(c, &c->rr->ent[i], 0);
+	free(c->rr);
+	c->rr = NULL;
+}

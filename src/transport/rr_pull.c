@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reliable replies, the requester's side (draft-cel-nfsv4-rpcrdma-reliable-
+ * reply; docs/reliable-replies.md): a reply that arrives as RDMA_NOMSG with
+ * a Position-Zero Read chunk is pulled with RDMA Reads into memory of the
+ * call slot's own, decoded as a Long Reply would be, and then the responder
+ * is told it may invalidate the chunk: RDMA_DONE (RFC 5666) in Version
+ * One, our pull-completion optional message in Version Two, with Send With
+ * Invalidate of the chunk's STag when both sides use remote invalidation.
+ * A reply for a call no longer waited for (timed out, abandoned, unknown
+ * XID) is notified without being pulled.
+ *
+ * Reads: at most our ORD (bounded by the responder's IRD, RFC 6581 §9) at
+ * once over all pulls, oldest reply first, as the server's pull.c keeps
+ * its Reads within the client's IRD; the work request is rdma_rw.c's.
+ * Credits: the call keeps its credit until its pull ends; notifications
+ * travel outside the credit window, each on one of the receives the
+ * responder posts per reply it may expose (docs/reliable-replies.md §5).
+ * Lock held throughout.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/requester.h"
+#include "transport/rpcrdma2_hdr.h"
+#include "transport/rpcrdma2_opt.h"
+
+/* Largest reply pulled (beyond: the call fails with -EMSGSIZE). */
+#define CLNT_RR_MAX (1ull << 30)
+/* Reads in flight at most (also bounded by the connection's ORD). */
+#define CLNT_RR_ORD 16u
+/* Notification buffers beyond one per slot (unknown XIDs). */
+#define CLNT_RR_SPARE 4u
+#define CLNT_RR_NBUF  64u
+
+/* One slot's pull. */
+struct clnt_rr_pull {
+	bool pulling;
+	uint32_t gen, xid, vers;
+	uint32_t stag; /* the chunk's one STag (Send With Invalidate), or 0 */
+	uint32_t nseg, next, pending;
+	uint64_t total, off;
+	struct rpcrdma1_segment seg[RPCRDMA1_MAX_READ_SEGS];
+	struct rpcrdma1_hdr h; /* the reply's header, Read list removed */
+	struct xprt_lbuf buf;
+	struct rpcrdma_mr *mr;
+	struct clnt_slot *qnext;
+};
+
+struct clnt_rr {
+	uint32_t gen; /* the connection the state below belongs to */
+	uint32_t ord, inflight;
+	bool ord_known;
+	struct clnt_slot *qhead, *qtail;
+	struct xprt_pool np; /* notification send buffers */
+	uint32_t nbuf, nfree;
+	uint32_t *free;
+};
+
+int clnt_rr_init(struct rpcrdma_clnt *c, uint32_t *wrs)
+{
+	struct clnt_rr *rr = calloc(1, sizeof(*rr));
+	int rc;
+
+	if (!rr)
+		return -ENOMEM;
+	rr->nbuf = c->nslots + CLNT_RR_SPARE;
+	rr->free = calloc(rr->nbuf, sizeof(*rr->free));
+	rc = rr->free ? xprt_pool_init(&rr->np, c->pd, rr->nbuf, CLNT_RR_NBUF) : -ENOMEM;
+	if (rc) {
+		free(rr->free);
+		free(rr);
+		return rc;
+	}
+	rr->gen = c->gen - 1u; /* the first connection resets the state */
+	c->rr = rr;
+	*wrs = rr->nbuf + CLNT_RR_ORD;
+	return 0;
+}
+
+void clnt_rr_fini(struct rpcrdma_clnt *c)
+{
+	for (uint32_t i = 0; c->slots && i < c->nslots; i++) {
+		struct clnt_rr_pull *p = c->slots[i].rr;
+
+		if (!p)
+			continue;
+		if (p->mr)
+			rpcrdma_mr_dereg(p->mr);
+		xprt_lbuf_fini(&p->buf);
+		free(p);
+		c->slots[i].rr = NULL;
+	}
+	if (!c->rr)
+		return;
+	xprt_pool_fini(&c->rr->np);
+	free(c->rr->free);
+	free(c->rr);
+	c->rr = NULL;
+}
+
+/* A new connection: what the last one had in flight is gone with it (its
+ * calls go again, reconnect.c). */
+static void sync_gen(struct rpcrdma_clnt *c)
+{
+	struct clnt_rr *rr = c->rr;
+
+	if (rr->gen == c->gen)
+		return;
+	rr->gen = c->gen;
+	rr->ord_known = false;
+	rr->inflight = 0;
+	rr->qhead = rr->qtail = NULL;
+	rr->nfree = rr->nbuf;
+	for (uint32_t i = 0; i < rr->nbuf; i++)
+		rr->free[i] = i;
+	for (uint32_t i = 0; i < c->nslots; i++)
+		if (c->slots[i].rr)
+			c->slots[i].rr->pulling = false;
+}
+
+/* The one STag of the Read list, or 0 when it names several. */
+static uint32_t only_stag(const struct rpcrdma1_chunks *ch)
+{
+	uint32_t h = ch->nreads ? ch->reads[0].seg.handle : 0;
+
+	for (uint32_t i = 1; i < ch->nreads; i++)
+		if (ch->reads[i].seg.handle != h)
+			return 0;
+	return h;
+}
+
+/* Pull completion for @xid, version @vers (the reply's). Sent outside the
+ * credit window; dropped (the responder reclaims) when no buffer is free. */
+static void notify(struct rpcrdma_clnt *c, uint32_t xid, uint32_t vers, uint32_t stag)
+{
+	struct clnt_rr *rr = c->rr;
+	struct rpcrdma_send_wr wr = {0};
+	struct rpcrdma_sge sge;
+	struct rpcrdma_xdr x;
+	uint8_t opt[RPCRDMA2_PULL_DONE_SIZE];
+	uint32_t i, olen;
+	int rc;
+
+	if (!rr->nfree || c->state != C_UP) {
+		c->st.dropped_msgs++;
+		return;
+	}
+	i = rr->free[--rr->nfree];
+	rpcrdma_xdr_init(&x, xprt_pool_buf(&rr->np, i), CLNT_RR_NBUF, RPCRDMA_XDR_ENCODE);
+	if (vers == RPCRDMA2_VERSION)
+		rc = rpcrdma2_pull_done_encode(opt, sizeof(opt), xid, &olen) ||
+		     rpcrdma2_encode_optional(&x, xid, c->nslots, RPCRDMA2_CALL,
+					      RPCRDMA2_OPTTYPE_PULL_DONE, opt, olen);
+	else
+		rc = rpcrdma1_encode_done(&x, xid, c->nslots);
+	sge = xprt_pool_sge(&rr->np, i, 0, rpcrdma_xdr_getpos(&x));
+	wr.wr_id = clnt_wrid(c->gen, CLNT_WR_RR_DONE, i);
+	wr.opcode = RPCRDMA_WR_SEND;
+	wr.flags = RPCRDMA_SEND_SIGNALED;
+	wr.sg = &sge;
+	wr.num_sge = 1;
+	/* The draft: with remote invalidation on both sides, exactly the
+	 * responder's STag. */
+	if (c->lim.remote_inv && stag) {
+		wr.flags |= RPCRDMA_SEND_INVALIDATE;
+		wr.invalidate_stag = stag;
+	}
+	if (!rc)
+		rc = rpcrdma_post_send(c->ep, &wr);
+	if (rc) {
+		rr->free[rr->nfree++] = i;
+		c->st.dropped_msgs++;
+		return;
+	}
+	c->st.rr_notifications++;
+}
+
+void clnt_rr_notify_hdr(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr *h)
+{
+	sync_gen(c);
+	notify(c, h->xid, h->vers, only_stag(&h->chunks));
+}
+
+/* The pull of @s ended with @st: the call leaves the wire, its reply is
+ * decoded (st 0) and it completes, as handle_reply does for other replies. */
+static void finish(struct rpcrdma_clnt *c, struct clnt_slot *s, int st, struct cb_list *cbl)
+{
+	struct clnt_rr_pull *p = s->rr;
+
+	s->on_wire = false;
+	xprt_credits_done(&c->cr);
+	c->st.outstanding = c->cr.on_wire;
+	if (s->zombie) {
+		clnt_slot_free(c, s);
+		return;
+	}
+	if (s->done)
+		return;
+	if (s->call.mr_used)
+		c->st.local_invalidations += xprt_call_fence(&s->call, false, 0);
+	if (!st) {
+		s->call.rr_msg = p->buf.buf;
+		s->call.rr_len = (size_t)p->total;
+		st = xprt_reply_process(&s->call, NULL, 0, &p->h, &s->result);
+		s->call.rr_msg = NULL;
+		c->st.rr_replies++;
+		c->st.read_bytes += p->total;
+		if (st == -EBADMSG)
+			c->st.decode_errors++;
+		else if (st)
+			c->st.rpc_errors++;
+	}
+	c->st.replies++;
+	clnt_slot_complete(c, s, st, cbl);
+}
+
+/* Post queued Reads, oldest reply first, within the Read depth. */
+static void reads_post(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	struct clnt_rr *rr = c->rr;
+
+	if (!rr->ord_known) {
+		struct rpcrdma_ep_conn_info ci;
+
+		rr->ord = rpcrdma_ep_query_conn(c->ep, &ci) ? 1u : ci.ord;
+		if (rr->ord > CLNT_RR_ORD)
+			rr->ord = CLNT_RR_ORD;
+		rr->ord_known = true;
+	}
+	while (rr->qhead && rr->inflight < rr->ord && c->state == C_UP) {
+		struct clnt_slot *s = rr->qhead;
+		struct clnt_rr_pull *p = s->rr;
+		const struct rpcrdma1_segment *sg = &p->seg[p->next];
+		struct rpcrdma_send_wr wr;
+		struct rpcrdma_sge sge;
+		int rc;
+
+		xprt_read_wr(&wr, &sge, clnt_wrid(c->gen, CLNT_WR_RR_READ, s->index), sg,
+			     p->buf.buf + p->off, rpcrdma_mr_stag(p->mr));
+		rc = rpcrdma_post_send(c->ep, &wr);
+		if (rc == -ENOMEM)
+			break; /* the send queue is full: a completion resumes */
+		if (rc) {
+			clnt_conn_lost(c, cbl);
+			return;
+		}
+		p->next++;
+		p->off += sg->length;
+		rr->inflight++;
+		if (p->next == p->nseg) {
+			rr->qhead = p->qnext;
+			if (!rr->qhead)
+				rr->qtail = NULL;
+			p->qnext = NULL;
+		}
+	}
+}
+
+/* Check the Read list of @h and set up @p's pull. 0 or the call's error. */
+static int pull_setup(struct rpcrdma_clnt *c, struct clnt_rr_pull *p, const struct rpcrdma1_hdr *h)
+{
+	const struct rpcrdma1_chunks *ch = &h->chunks;
+	uint64_t total = 0;
+	int rc;
+
+	/* The draft: one Position-Zero Read chunk carries the whole reply. */
+	for (uint32_t i = 0; i < ch->nreads; i++) {
+		if (ch->reads[i].position != 0)
+			return -EBADMSG;
+		total += ch->reads[i].seg.length;
+		p->seg[i] = ch->reads[i].seg;
+	}
+	if (total > CLNT_RR_MAX)
+		return -EMSGSIZE;
+	rc = xprt_lbuf_reserve(&p->buf, total ? (size_t)total : 1u);
+	if (!rc)
+		rc = xprt_mr_use(c->pd, &p->mr, p->buf.buf, (size_t)total,
+				 RPCRDMA_ACCESS_LOCAL_WRITE);
+	if (rc)
+		return rc;
+	p->h = *h;
+	p->h.chunks.nreads = 0;
+	p->nseg = ch->nreads;
+	p->next = 0;
+	p->pending = ch->nreads;
+	p->total = total;
+	p->off = 0;
+	p->xid = h->xid;
+	p->vers = h->vers;
+	p->stag = only_stag(ch);
+	p->gen = c->gen;
+	return 0;
+}
+
+void clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
+		   struct cb_list *cbl)
+{
+	struct clnt_rr *rr = c->rr;
+	struct clnt_rr_pull *p;
+	int rc;
+
+	sync_gen(c);
+	if (!s->rr)
+		s->rr = calloc(1, sizeof(*s->rr));
+	p = s->rr;
+	rc = p ? pull_setup(c, p, h) : -ENOMEM;
+	if (rc) {
+		/* The draft: notify even when nothing was pulled. */
+		notify(c, h->xid, h->vers, only_stag(&h->chunks));
+		finish(c, s, rc, cbl);
+		return;
+	}
+	p->pulling = true;
+	p->qnext = NULL;
+	if (rr->qtail)
+		rr->qtail->rr->qnext = s;
+	else
+		rr->qhead = s;
+	rr->qtail = s;
+	reads_post(c, cbl);
+}
+
+void clnt_rr_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_list *cbl)
+{
+	uint32_t kind = (uint32_t)(wc->wr_id >> 24) & 0xff;
+	uint32_t idx = (uint32_t)wc->wr_id & 0xffffff;
+	struct clnt_rr *rr = c->rr;
+	struct clnt_slot *s;
+	struct clnt_rr_pull *p;
+
+	sync_gen(c);
+	if (kind == CLNT_WR_RR_DONE) {
+		if (idx < rr->nbuf && rr->nfree < rr->nbuf)
+			rr->free[rr->nfree++] = idx;
+		return;
+	}
+	if (rr->inflight)
+		rr->inflight--;
+	s = idx < c->nslots ? &c->slots[idx] : NULL;
+	p = s ? s->rr : NULL;
+	if (p && p->pulling && p->gen == c->gen && --p->pending == 0) {
+		/* The draft: after the Reads, pull completion. */
+		p->pulling = false;
+		notify(c, p->xid, p->vers, p->stag);
+		finish(c, s, 0, cbl);
+	}
+	if (c->state == C_UP)
+		reads_post(c, cbl);
+}
