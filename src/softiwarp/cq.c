@@ -47,7 +47,7 @@ static int siw_cq_grow(struct siw_cq *cq)
 	uint32_t n = cq->ring_n > cq->cap / 2 ? cq->cap : cq->ring_n * 2;
 	struct rpcrdma_wc *r;
 
-	if (cq->ring_n >= cq->cap)
+	if (cq->ring_n >= cq->cap || !n)
 		return -ENOSPC;
 	r = malloc((size_t)n * sizeof(*r));
 	if (!r)
@@ -216,10 +216,9 @@ int siw_cq_resize(struct rpcrdma_cq *c, uint32_t cqe)
 	if (!cqe || cqe > SIW_MAX_CQE)
 		return -EINVAL;
 	siw_dev_lock(dev);
-	if (cqe < cq->count)
+	/* keep it simple: shrink the ring only when empty */
+	if (cqe < cq->count || (cqe < cq->ring_n && cq->count))
 		rc = -EBUSY;
-	else if (cqe < cq->ring_n && cq->count)
-		rc = -EBUSY; /* keep it simple: shrink the ring only when empty */
 	else
 		cq->cap = cqe;
 	if (!rc && cq->ring_n > cqe) {

@@ -64,6 +64,7 @@ int svc_drc_new(uint32_t max_entries, uint64_t max_bytes, struct svc_drc **out)
 	d->max_entry_bytes = d->max_bytes / 8;
 	while (n < d->max_entries && n < (1u << 20))
 		n <<= 1;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): a table of pointers */
 	d->tab = calloc(n, sizeof(*d->tab));
 	if (!d->tab) {
 		free(d);

@@ -492,6 +492,7 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	if (!rc)
 		rc = xprt_pool_init(&c->sendp, s->pd, nsend, s->inline_send);
 	if (!rc) {
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): a table of pointers */
 		c->reqs = calloc(c->nrecv, sizeof(*c->reqs));
 		c->sfree = calloc(nsend, sizeof(*c->sfree));
 		c->sinfl = calloc(nsend, sizeof(*c->sinfl));

@@ -539,7 +539,8 @@ static int raw_call(struct raw *r, uint32_t proc, const uint32_t *args, uint32_t
 	uint32_t w[32] = {++r->xid, 1,       8,       0,    0, 0, 0, r->xid, 0,
 			  2,        RR_PROG, RR_VERS, proc, 0, 0, 0, 0};
 
-	memcpy(w + 17, args, 4 * nargs);
+	if (nargs)
+		memcpy(w + 17, args, 4 * nargs);
 	return raw_send(r, w, 17 + nargs, 0);
 }
 
