@@ -144,16 +144,17 @@ static void path_recovers(struct rpcrdma_clnt *c, struct rpcrdma_clnt *ctl)
 	       r.conn_error);
 	XT_CHECK(atomic_load(&ncb) == 1 && atomic_load(&cb_rc) == 0);
 	XT_CHECK(r.transmissions >= 2 && r.conn_error == 0);
-	/* Every transmission reached the handler under one XID (no DRC on
-	 * this server): the reply to the first was lost with its connection
-	 * (a loaded machine may lose one more). */
-	XT_CHECK(got >= 2 && got == r.transmissions);
+	/* The handler ran under one XID (no DRC on this server) for the first
+	 * transmission, whose reply was lost with its connection, and for the
+	 * one answered; on a loaded machine a retransmission may itself be
+	 * lost with a connection before the server reads it. */
+	XT_CHECK(got >= 2 && got <= r.transmissions);
 	xid = r.xid;
 	XT_CHECK(rpcrdma_clnt_call(ctl, 2, (xdrproc_t)xdr_u_int, &xid, (xdrproc_t)xdr_u_int, &n,
 				   NULL) == 0);
 	XT_CHECK(n == got);
 	XT_CHECK(rpcrdma_clnt_stats(c, &st) == 0);
-	XT_CHECK(st.reconnects >= 1 && st.retransmits == got - 1);
+	XT_CHECK(st.reconnects >= 1 && st.retransmits == r.transmissions - 1);
 	usleep(100000);
 	XT_CHECK(atomic_load(&ncb) == 1); /* exactly one callback */
 }
