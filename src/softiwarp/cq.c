@@ -264,6 +264,31 @@ int siw_evch_push(struct siw_dev *dev, struct siw_evch *ch, const struct rpcrdma
 	return 0;
 }
 
+/* Device lock held: drop the events of @e not read yet. The endpoint's
+ * memory may be handed to the next endpoint created, and a late event of
+ * this one (a DISCONNECTED nobody read because the connection's loss was
+ * seen as flushed completions first) would then be taken for the new
+ * endpoint's (as rdma_destroy_id() discards the events of its id). */
+void siw_evch_purge(struct siw_evch *ch, const struct rpcrdma_ep *e)
+{
+	struct siw_ev_node **pp = &ch->head, *n;
+
+	ch->tail = NULL;
+	while ((n = *pp)) {
+		if (n->ev.ep == e) {
+			*pp = n->next;
+			free(n);
+			continue;
+		}
+		ch->tail = n;
+		pp = &n->next;
+	}
+	if (!ch->head && ch->fd_signaled) {
+		ch->fd_signaled = false;
+		efd_drain(ch->efd);
+	}
+}
+
 int siw_evch_create(struct rpcrdma_dev *d, const struct rpcrdma_evch_attr *attr,
 		    struct rpcrdma_evch **out)
 {

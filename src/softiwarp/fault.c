@@ -323,8 +323,14 @@ void siw_fault_setup(struct siw_ep *ep)
 	if (f->kind != SIW_FAULT_CUT_SETUP)
 		return;
 	n = ++dev->fault_setups;
-	if (n >= f->at && n - f->at < f->count)
+	if (n >= f->at && n - f->at < f->count) {
 		(void)shutdown(ep->fd, SHUT_RDWR);
+		/* Linux still hands out what arrives after SHUT_RD: an MPA
+		 * reply that came quickly would bring the endpoint up on a
+		 * socket that can no longer send. The cut is a failed connect,
+		 * every time. */
+		siw_ep_fail(ep, -ECONNRESET, RPCRDMA_WC_WR_FLUSH_ERR, 0);
+	}
 }
 
 #endif /* RPCRDMA_TEST_HOOKS */

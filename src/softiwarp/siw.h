@@ -393,6 +393,7 @@ static inline struct siw_evch *to_siw_evch(struct rpcrdma_evch *c)
 int siw_cq_push(struct siw_dev *dev, struct siw_cq *cq, const struct rpcrdma_wc *wc);
 /* Lock held. Allocates the event node (events are rare: not steady state). */
 int siw_evch_push(struct siw_dev *dev, struct siw_evch *ch, const struct rpcrdma_event *ev);
+void siw_evch_purge(struct siw_evch *ch, const struct rpcrdma_ep *e);
 
 /* ---------------- endpoints ---------------- */
 

@@ -422,8 +422,10 @@ static int siw_ep_destroy(struct rpcrdma_ep *e)
 		ep->scq->refs--;
 		ep->rcq->refs--;
 	}
-	if (ep->evch)
+	if (ep->evch) {
+		siw_evch_purge(ep->evch, e);
 		ep->evch->refs--;
+	}
 	ep->pd->refs--;
 	dev->nobjs--;
 	siw_timer_rearm(dev);
