@@ -3,7 +3,8 @@
 # per idle connection (1, 1000, 4000 and 10,000 connections to one
 # rpcrdma-perf server), the time to connect them, NULL round trip with one
 # connection against the same with 10,000 idle ones held, and server RSS
-# before and after bursts of connections that have closed.
+# before and after bursts of connections that have closed; a rogue
+# client's effect on a good one's p99 (test_xprt_rogue).
 #
 # usage: scripts/robustness.sh [BUILD_DIR] [--short] [--check]
 #   BUILD_DIR  default ./build (needs tools/perf/rpcrdma-perf)
@@ -186,6 +187,22 @@ awk -v d="$d" -v t=$M_RETURN_PCT -v a="$after" -v b="$before" -v k=$M_RETURN_KB 
 printf "%-46s %12s%% %12s%% %s\n" "RSS after all that and 3 bursts of $BURST closed" "$d" \
 	"<= +$T_RETURN_PCT" "$(verdict "$ok")"
 echo "  before $before kB, after $after kB"
+
+# A rogue client (tests/xprt/test_xprt_rogue.c): its device never answers
+# the server's RDMA Reads while it floods Long Calls with 4 MiB and 12 MiB
+# Read chunks; a good client's 256 KiB WRITEs go on. Target: their p99
+# moves less than 2x. Printed only (one short run on a shared machine is
+# noisy; the test itself checks that no good call waits a second).
+ROGUE=$BUILD/tests/xprt/test_xprt_rogue
+if [ -x "$ROGUE" ]; then
+	line=$("$ROGUE" 2>&1 | grep '^good client:')
+	x=$(echo "$line" | sed -n 's/.*(x\([0-9.]*\)).*/\1/p')
+	ok=$(awk -v x="${x:-99}" 'BEGIN { print x < 2 ? 1 : 0 }')
+	printf "%-46s %12sx %12s %s\n" "good client p99, rogue vs none" "${x:-?}" "< 2x" "$(verdict "$ok")"
+	echo "  $line"
+else
+	echo "rogue client: no $ROGUE (a test build: -DRPCRDMA_BUILD_TESTS=ON)"
+fi
 
 [ $MISSED = 1 ] && echo "MISSED: a target (--check allows $M_CONN_KB kB per connection, +$M_RETURN_PCT% or +$M_RETURN_KB kB after bursts)"
 [ $CHECK = 1 ] && [ $FAILED = 1 ] && exit 1

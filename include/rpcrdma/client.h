@@ -205,6 +205,11 @@ struct rpcrdma_xprt_stats {
 	uint64_t rr_reclaimed;
 	uint64_t rr_exposed_bytes; /* current */
 	uint32_t rr_exposed;       /* current */
+	/* server: connections ended because their RDMA Reads went unanswered
+	 * for pull_timeout_ms (server.h); pulled Read chunk memory held now
+	 * (current: 0 when no call is being pulled or run) */
+	uint64_t pull_timeouts;
+	uint64_t pull_bytes;
 };
 
 /* ------------------------------------------------------------------ */

@@ -77,6 +77,7 @@ enum rpcrdma_svc_opt_mask {
 	RPCRDMA_SVC_OPT_RDMA_VERSION = 1u << 14,     /* rdma_version, rdma_props */
 	RPCRDMA_SVC_OPT_PRIVATE_DATA = 1u << 15,     /* private_data */
 	RPCRDMA_SVC_OPT_DRC = 1u << 17,              /* drc, drc_max_entries, drc_max_bytes */
+	RPCRDMA_SVC_OPT_PULL_TIMEOUT = 1u << 18,     /* pull_timeout_ms */
 	/* reliable_reply, exposed_timeout_ms, max_exposed_conn_bytes,
 	 * max_exposed_bytes */
 	RPCRDMA_SVC_OPT_RELIABLE_REPLY = 1u << 16,
@@ -116,8 +117,11 @@ struct rpcrdma_svc_opts {
 	 * calls are answered; a call larger than this is pulled alone (the
 	 * largest call is bounded by max_chunk_bytes). So memory grows with
 	 * connections x credits x inline threshold (receive and send
-	 * buffers) plus at most max(this, one call), not with the payload
-	 * sizes in flight. */
+	 * buffers) plus at most this and one call larger than it, not with
+	 * the payload sizes in flight. One connection's calls hold at most a
+	 * quarter of it at once (beyond their first call), and one call
+	 * larger than it is pulled at a time, beside it: a client that does
+	 * not answer our RDMA Reads holds up only its own calls. */
 	uint64_t max_pull_bytes;
 	/* Most Write chunks a call's Write list may hold (default and at most
 	 * RPCRDMA_MAX_WRITE_CHUNKS of client.h, at least 1): a call with more
@@ -186,6 +190,11 @@ struct rpcrdma_svc_opts {
 	uint32_t exposed_timeout_ms;
 	uint64_t max_exposed_conn_bytes;
 	uint64_t max_exposed_bytes;
+	/* A connection whose RDMA Reads (pulling its calls' Read chunks)
+	 * get no answer for this long is ended (default 10000 ms; 0: never):
+	 * neither iWARP nor InfiniBand times out a Read toward a peer that
+	 * keeps the connection up. Stats: pull_timeouts. */
+	uint32_t pull_timeout_ms;
 };
 
 /*

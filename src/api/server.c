@@ -28,6 +28,7 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 	s->max_chunk = 64u << 20;
 	s->max_wchunks = RPCRDMA_MAX_WRITE_CHUNKS;
 	s->max_pull = 16u << 20;
+	s->pull_timeout_ns = 10000ull * 1000000ull;
 	s->max_conns = 1024;
 	s->mpa_crc = true;
 	s->pdata = !(m & RPCRDMA_SVC_OPT_PRIVATE_DATA) || o->private_data;
@@ -68,6 +69,8 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 		s->remote_inv = o->remote_invalidate != 0;
 	if (m & RPCRDMA_SVC_OPT_MAX_PULL)
 		s->max_pull = o->max_pull_bytes ? o->max_pull_bytes : 1;
+	if (m & RPCRDMA_SVC_OPT_PULL_TIMEOUT)
+		s->pull_timeout_ns = (uint64_t)o->pull_timeout_ms * 1000000ull;
 	if (m & RPCRDMA_SVC_OPT_MAX_CHUNK)
 		s->max_chunk = o->max_chunk_bytes;
 	if (m & RPCRDMA_SVC_OPT_MAX_CONNS)
@@ -235,6 +238,7 @@ int rpcrdma_svc_stats(struct rpcrdma_svc *s, struct rpcrdma_xprt_stats *st)
 	st->inline_send = s->inline_send;
 	st->inline_recv = s->inline_recv;
 	st->remote_invalidate = s->remote_inv;
+	st->pull_bytes = s->pull_inuse;
 	futex_mutex_unlock(&s->lock);
 	if (s->drc) {
 		struct svc_drc_stats ds;

@@ -75,6 +75,7 @@ bool siw_fault_parse(const char *s, struct siw_fault_cfg *f)
 	    {"cut-op:", SIW_FAULT_CUT_OP},
 	    {"refuse-reg:", SIW_FAULT_REFUSE_REG},
 	    {"cut-setup:", SIW_FAULT_CUT_SETUP},
+	    {"mute-reads:", SIW_FAULT_MUTE_READ},
 	};
 	uint64_t a, b;
 	char *end;
@@ -331,6 +332,15 @@ void siw_fault_setup(struct siw_ep *ep)
 		 * every time. */
 		siw_ep_fail(ep, -ECONNRESET, RPCRDMA_WC_WR_FLUSH_ERR, 0);
 	}
+}
+
+bool siw_fault_mute_read(struct siw_ep *ep)
+{
+	struct siw_dev *dev = ep->dev;
+
+	if (dev->tun.fault.kind != SIW_FAULT_MUTE_READ)
+		return false;
+	return ++dev->fault_reads >= dev->tun.fault.at;
 }
 
 #endif /* RPCRDMA_TEST_HOOKS */

@@ -83,6 +83,12 @@ void siw_rx_accept_read(struct siw_ep *ep)
 			return;
 		}
 	}
+#ifdef RPCRDMA_TEST_HOOKS
+	if (siw_fault_mute_read(ep)) {
+		ep->rx_msn[RDMAP_QN_READ_REQ]++;
+		return;
+	}
+#endif
 	ep->irq[ep->irq_tail++ % ep->irq_cap] = q;
 	ep->rx_msn[RDMAP_QN_READ_REQ]++;
 }

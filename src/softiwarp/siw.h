@@ -228,7 +228,7 @@ struct siw_dev {
 	/* fault injection (siw_fault.h): fired once; ops and registrations
 	 * counted toward it */
 	bool fault_fired;
-	uint64_t fault_ops, fault_regs, fault_setups;
+	uint64_t fault_ops, fault_regs, fault_setups, fault_reads;
 #endif
 
 	/* STag table (mem.c): index -> MR; slot 0 is never used so that

@@ -22,12 +22,17 @@
  *                  goes out, then the socket is shut down both ways, so
  *                  the connect fails before ESTABLISHED (a reconnect that
  *                  keeps failing, then gets through)
+ *   mute-reads:K   from the K-th RDMA Read Request received on (1 = the
+ *                  first), Read Requests are taken (their MSN counted) but
+ *                  never answered: a peer that keeps the connection up and
+ *                  leaves the other side's Reads hanging (a rogue client)
  *   seed:S:SPAN    one of the above, picked by seed S: byte positions in
  *                  [0, SPAN), FPDU/op/registration numbers below 16
  * Byte and FPDU positions count what one endpoint sends after its MPA
  * exchange. A fault fires once per device (the first endpoint to get
  * there), so a reconnect over the same device goes through clean;
- * cut-setup fires K times, on consecutive setups. seed: never picks it.
+ * cut-setup fires K times, on consecutive setups; mute-reads on every Read
+ * Request from the K-th on. seed: never picks either.
  */
 #ifndef RPCRDMA_SIW_FAULT_H
 #define RPCRDMA_SIW_FAULT_H
@@ -46,6 +51,7 @@ enum siw_fault_kind {
 	SIW_FAULT_CUT_OP,
 	SIW_FAULT_REFUSE_REG,
 	SIW_FAULT_CUT_SETUP,
+	SIW_FAULT_MUTE_READ,
 };
 
 struct siw_fault_cfg {
@@ -83,5 +89,8 @@ int siw_fault_reg(struct siw_dev *dev);
 /* The active side of @ep has just sent its MPA request: the fault may
  * shut the socket down here (the connect then fails). */
 void siw_fault_setup(struct siw_ep *ep);
+/* @ep received a valid RDMA Read Request: true when the fault leaves it
+ * unanswered. */
+bool siw_fault_mute_read(struct siw_ep *ep);
 
 #endif

@@ -16,6 +16,21 @@
  * larger than the whole budget is pulled alone, when nothing else is held.
  * The largest call is bounded by max_chunk_bytes (beyond: ERR_CHUNK, RFC
  * 8166 §4.5.2, chunks we cannot use). An idle server keeps no pull memory.
+ *
+ * A client whose RDMA Reads go unanswered (a broken or hostile one: iWARP
+ * and InfiniBand have no Read timeout of their own toward a peer that
+ * keeps its TCP connection or QP up) must not take the budget from the
+ * others (issue 20, rogue client):
+ * - one connection's calls hold at most max_pull / SVC_PULL_SHARE at once,
+ *   beyond the first call it holds; its calls over that share wait
+ *   without holding up other connections' calls queued behind them;
+ * - the one call larger than the whole budget that may be pulled at a
+ *   time has a place of its own next to the budget (so pull memory stays
+ *   within max_pull plus one such call), instead of being pulled alone
+ *   while every other call waits;
+ * - a connection whose Reads make no progress for pull_timeout_ms
+ *   (RPCRDMA_SVC_OPT_PULL_TIMEOUT, default 10 s) is ended, which flushes
+ *   its Reads and frees what its calls held (stats: pull_timeouts).
  */
 #include <errno.h>
 #include <string.h>
@@ -23,6 +38,8 @@
 
 #include "transport/responder.h"
 #include "transport/rpcrdma2_wire.h"
+#include "util/clock.h"
+#include "util/log.h"
 
 /* Staging memory comes from mmap, not malloc: freed buffers go back to the
  * system (glibc would keep large freed blocks in per-thread arenas and the
@@ -72,6 +89,11 @@ void svc_pull_release(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 {
 	if (r->stage) {
 		s->pull_inuse -= r->stage_cap;
+		r->conn->pull_held -= r->stage_cap;
+		if (r->pull_over) {
+			s->pull_over = 0;
+			r->pull_over = false;
+		}
 		stage_put(s, r->stage, r->stage_cap);
 	}
 	r->stage = NULL;
@@ -165,6 +187,8 @@ void svc_reads_post(struct svc_conn *c)
 		}
 		r->rd_next++;
 		r->rd_soff += sg->length;
+		if (!c->rd_inflight)
+			c->rd_progress_ns = monotonic_ns();
 		if (++c->rd_inflight > s->st.max_reads_outstanding)
 			s->st.max_reads_outstanding = c->rd_inflight;
 		if (r->rd_next == ch->nreads) {
@@ -189,6 +213,11 @@ static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
 		return -ENOMEM;
 	r->stage = st;
 	s->pull_inuse += r->stage_cap;
+	c->pull_held += r->stage_cap;
+	if (r->pull_need > s->max_pull) {
+		r->pull_over = true;
+		s->pull_over = r->stage_cap;
+	}
 	rc = xprt_mr_use(s->pd, &r->rdmr, st, r->pull_need, RPCRDMA_ACCESS_LOCAL_WRITE);
 	if (rc)
 		return rc;
@@ -216,13 +245,31 @@ static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
 
 static void pull_go(struct svc_conn *c, struct rpcrdma_svc_req *r);
 
-/* Start the pull of @r now, or queue it for budget (FIFO: behind calls
- * already waiting). */
+/* Can @r's pull start now? 1 yes; 0 no, and calls queued behind it wait
+ * too (the budget is full: first come, first served); -1 no, but only
+ * because of its own connection's share or the place of the one call over
+ * the budget: later calls may go ahead. */
+static int pull_fits(const struct rpcrdma_svc *s, const struct rpcrdma_svc_req *r)
+{
+	const struct svc_conn *c = r->conn;
+	uint64_t normal = s->pull_inuse - s->pull_over;
+
+	if (r->pull_need > s->max_pull)
+		return !s->pull_over && !c->pull_held ? 1 : -1;
+	if (normal && normal + r->pull_need > s->max_pull)
+		return 0;
+	if (c->pull_held && c->pull_held + r->pull_need > s->max_pull / SVC_PULL_SHARE)
+		return -1;
+	return 1;
+}
+
+/* Start the pull of @r now, or queue it for budget (behind calls already
+ * waiting, which may then go first). */
 void svc_pull_or_queue(struct svc_conn *c, struct rpcrdma_svc_req *r)
 {
 	struct rpcrdma_svc *s = c->svc;
 
-	if (s->pullq_head || (s->pull_inuse && s->pull_inuse + r->pull_need > s->max_pull)) {
+	if (s->pullq_head || pull_fits(s, r) != 1) {
 		r->deferred = true;
 		r->pnext = NULL;
 		if (s->pullq_tail)
@@ -231,12 +278,15 @@ void svc_pull_or_queue(struct svc_conn *c, struct rpcrdma_svc_req *r)
 			s->pullq_head = r;
 		s->pullq_tail = r;
 		s->st.credit_stalls++; /* server side: a call waited for pull memory */
+		/* calls ahead of it may wait for their connection's share
+		 * only: this one may fit */
+		if (s->pullq_head != r && !s->in_pull_kick)
+			svc_pull_kick(s);
 		return;
 	}
 	pull_go(c, r);
 }
 
-/* Start the pull of @r now; on failure end it (ERR_CHUNK). */
 static void pull_go(struct svc_conn *c, struct rpcrdma_svc_req *r)
 {
 	struct rpcrdma_svc *s = c->svc;
@@ -251,26 +301,67 @@ static void pull_go(struct svc_conn *c, struct rpcrdma_svc_req *r)
 	}
 }
 
-/* Memory was freed: start queued pulls that fit now (lock held). */
+/* Memory was freed: start queued pulls that fit now, in queue order, up
+ * to the first that waits for the budget itself (lock held). */
 void svc_pull_kick(struct rpcrdma_svc *s)
 {
+	struct rpcrdma_svc_req **pp = &s->pullq_head, *prev = NULL;
+
 	s->pull_kick_needed = false;
 	s->in_pull_kick = true;
-	while (s->pullq_head &&
-	       (!s->pull_inuse || s->pull_inuse + s->pullq_head->pull_need <= s->max_pull)) {
-		struct rpcrdma_svc_req *r = s->pullq_head;
+	while (*pp) {
+		struct rpcrdma_svc_req *r = *pp;
+		int fit = r->conn->dead || s->stopping ? 1 : pull_fits(s, r);
 
-		s->pullq_head = r->pnext;
-		if (!s->pullq_head)
-			s->pullq_tail = NULL;
+		if (fit == 0)
+			break;
+		if (fit < 0) {
+			prev = r;
+			pp = &r->pnext;
+			continue;
+		}
+		*pp = r->pnext;
+		if (s->pullq_tail == r)
+			s->pullq_tail = prev;
 		r->pnext = NULL;
 		r->deferred = false;
 		if (r->conn->dead || s->stopping)
 			svc_req_end(r, false);
 		else
 			pull_go(r->conn, r);
+		/* pull_go may end calls (ERR_CHUNK) and so change the queue:
+		 * start again from its head */
+		pp = &s->pullq_head;
+		prev = NULL;
 	}
 	s->in_pull_kick = false;
+}
+
+/* Loop tick: a connection with Reads outstanding and none answered for
+ * pull_timeout_ns is ended (its Reads are flushed, its calls end, what
+ * they held goes back). Looked at every quarter of the timeout (at most
+ * every 100 ms), and only while pull memory is held. */
+void svc_pull_tick(struct rpcrdma_svc *s)
+{
+	uint64_t now, every;
+
+	if (!s->pull_inuse || !s->pull_timeout_ns)
+		return;
+	now = monotonic_ns();
+	if (now < s->pull_check_ns)
+		return;
+	every = s->pull_timeout_ns / 4;
+	s->pull_check_ns = now + (every < 100000000ull ? every : 100000000ull);
+	for (struct svc_conn *c = s->conns; c; c = c->next) {
+		if (c->dead || !c->rd_inflight || now - c->rd_progress_ns < s->pull_timeout_ns)
+			continue;
+		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer,
+			  "%u RDMA Reads unanswered for %llu ms: connection ended", c->rd_inflight,
+			  (unsigned long long)((now - c->rd_progress_ns) / 1000000u));
+		s->st.pull_timeouts++;
+		c->rd_progress_ns = now; /* once */
+		svc_conn_fail(c);
+	}
 }
 
 /* A connection died: end its calls still waiting for pull memory, then
@@ -304,6 +395,7 @@ void svc_pull_read_done(struct svc_conn *c, uint32_t idx, bool ok, struct rpcrdm
 {
 	if (c->rd_inflight)
 		c->rd_inflight--;
+	c->rd_progress_ns = monotonic_ns();
 	struct rpcrdma_svc_req *r = svc_req_of(c, idx);
 
 	if (r) {

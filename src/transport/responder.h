@@ -63,8 +63,12 @@
 
 enum { SVC_WR_RECV = 1, SVC_WR_SEND, SVC_WR_READ, SVC_WR_WRITE };
 
-#define SVC_MAX_PROGS  32
-#define SVC_STASH      64 /* staging buffers kept for reuse, at most */
+#define SVC_MAX_PROGS 32
+#define SVC_STASH     64 /* staging buffers kept for reuse, at most */
+/* One connection's calls hold at most 1/SVC_PULL_SHARE of max_pull while
+ * pulling (beyond its first call): a client whose Reads go unanswered
+ * cannot take the pull budget from the others (pull.c). */
+#define SVC_PULL_SHARE 4u
 #define SVC_SEND_EXTRA 8
 /* RFC 6581 §9 IRD/ORD we advertise: ORD for the Reads that pull Read
  * chunks (as deep as Linux svcrdma's 128; the client's IRD bounds it), IRD
@@ -119,6 +123,7 @@ struct rpcrdma_svc_req {
 	uint32_t reads_pending;
 	bool read_err;
 	bool deferred;    /* waits in the pull queue for budget */
+	bool pull_over;   /* its staging is the server's one call over max_pull */
 	uint32_t msg_len; /* RPC message without the chunks: inline or Position-Zero */
 	uint32_t p0len;
 	struct xprt_rchunk rc[RPCRDMA_SVC_MAX_READ_CHUNKS]; /* respond.h */
@@ -183,6 +188,10 @@ struct svc_conn {
 	 * not all posted wait in the Read queue, oldest first. */
 	uint32_t rd_depth, rd_inflight;
 	bool rd_known;
+	/* pull memory its calls hold now (its share of pull_inuse); when its
+	 * Reads last made progress (pull_timeout_ms, svc_pull_tick) */
+	uint64_t pull_held;
+	uint64_t rd_progress_ns;
 	struct rpcrdma_svc_req *rdq_head, *rdq_tail;
 	/* the client's address (CONNECT_REQUEST), rpcrdma_svc_req_caller() */
 	struct sockaddr_storage peer;
@@ -244,6 +253,11 @@ struct rpcrdma_svc {
 	 * the calls waiting for some to be freed (FIFO). */
 	uint64_t pull_inuse, max_pull;
 	struct rpcrdma_svc_req *pullq_head, *pullq_tail;
+	/* the staging of the one call larger than max_pull held now (0: none;
+	 * included in pull_inuse); Reads unanswered this long end their
+	 * connection (0: never), looked at from pull_check_ns on */
+	uint64_t pull_over;
+	uint64_t pull_timeout_ns, pull_check_ns;
 	/* Staging buffers kept for reuse (no page faults per call); with
 	 * pull_inuse their bytes stay within max_pull. */
 	struct {
@@ -433,6 +447,9 @@ void svc_pull_kick(struct rpcrdma_svc *s);
 void svc_pull_drop_conn(struct rpcrdma_svc *s, struct svc_conn *c);
 /* Post queued Reads within the connection's Read depth. */
 void svc_reads_post(struct svc_conn *c);
+/* Loop tick: end connections whose Reads went unanswered for
+ * pull_timeout_ms. */
+void svc_pull_tick(struct rpcrdma_svc *s);
 /* An RDMA Read of request @idx completed (@ok: successfully). */
 void svc_pull_read_done(struct svc_conn *c, uint32_t idx, bool ok, struct rpcrdma_svc_req **runnow);
 /* Unmap the kept staging buffers (no lock: the server is going). */

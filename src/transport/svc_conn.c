@@ -217,6 +217,7 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	r->stage = NULL;
 	r->stage_len = 0;
 	r->pull_need = 0;
+	r->pull_over = false;
 	c->held++;
 	s->st.outstanding++;
 	if (s->st.outstanding > s->st.max_outstanding)

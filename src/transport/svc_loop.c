@@ -191,6 +191,7 @@ static void loop_tick(struct evloop *l)
 	futex_mutex_lock(&s->lock);
 	svc_conn_events(s, &s->runnow);
 	svc_rr_tick(s);
+	svc_pull_tick(s);
 	svc_conn_reap(s);
 	loop_set_cq(s);
 	futex_mutex_unlock(&s->lock);
