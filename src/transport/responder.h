@@ -63,9 +63,12 @@
 
 enum { SVC_WR_RECV = 1, SVC_WR_SEND, SVC_WR_READ, SVC_WR_WRITE };
 
-#define SVC_MAX_PROGS  32
-#define SVC_STASH      64 /* staging buffers kept for reuse, at most */
-#define SVC_SEND_EXTRA 8
+#define SVC_MAX_PROGS 32
+#define SVC_STASH     64 /* staging buffers kept for reuse, at most */
+/* buffers of exposed replies kept for reuse, at most, and the largest kept */
+#define SVC_RR_CACHE     8
+#define SVC_RR_CACHE_MAX (4u << 20)
+#define SVC_SEND_EXTRA   8
 /* RFC 6581 §9 IRD/ORD we advertise: ORD for the Reads that pull Read
  * chunks (as deep as Linux svcrdma's 128; the client's IRD bounds it), IRD
  * only for a backchannel's client pulling our reverse calls' Read chunks. */
@@ -214,6 +217,13 @@ struct rpcrdma_svc {
 	bool rr;
 	uint32_t rr_timeout_ms;
 	uint64_t rr_max_conn, rr_max, rr_bytes;
+	/* buffers of released exposed replies kept for the next ones (their
+	 * pages stay mapped and touched); exposed.c */
+	struct {
+		uint8_t *buf;
+		size_t cap;
+	} rr_cache[SVC_RR_CACHE];
+	uint32_t rr_ncache;
 	/* RPCRDMA_SVC_OPT_RPCBIND, and whether our entries are in rpcbind
 	 * now (api/rpcbind.c) */
 	bool rpcbind, rpcb_set;
@@ -526,6 +536,8 @@ void svc_rr_done(struct svc_conn *c, uint32_t xid, uint32_t inv);
 void svc_rr_tick(struct rpcrdma_svc *s);
 /* Free every exposed reply of @c (its teardown). */
 void svc_rr_conn_free(struct svc_conn *c);
+/* Free the buffers kept for exposed replies (the server's teardown). */
+void svc_rr_fini(struct rpcrdma_svc *s);
 
 /* ---- svc_loop.c ---- */
 
