@@ -198,7 +198,20 @@ int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, s
 	/* Read-only for the peer: RFC 5040 lets a Read Response source be
 	 * any local memory, remote read is the only right it needs. */
 	rc = rpcrdma_mr_reg(s->pd, buf, mlen, RPCRDMA_ACCESS_REMOTE_READ, &e->mr);
+	/* Issue 16: scoped to its connection. Every connection of the
+	 * server shares its PD, so without the scope the STag would be
+	 * readable from the others too. A provider that cannot scope
+	 * (verbs: -EOPNOTSUPP) exposes it PD-wide, as documented in
+	 * docs/reliable-replies.md §2. */
+	if (!rc) {
+		rc = rpcrdma_mr_bind_ep(e->mr, c->ep);
+		if (rc == -EOPNOTSUPP)
+			rc = 0;
+		else if (rc)
+			rpcrdma_mr_dereg(e->mr);
+	}
 	if (rc) {
+		e->mr = NULL;
 		buf_put(s, buf, cap);
 		return rc;
 	}
