@@ -148,8 +148,8 @@ static int rx_hdr_tagged(struct siw_ep *ep, uint32_t seg)
 		/* RFC 5040 §5.1, RFC 5042 §5: remote write access to
 		 * [to, to + seg) of an STag in this stream's PD */
 		e = siw_mem_check_remote(ep, stag,
-					 RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_LOCAL_WRITE, to,
-					 seg, NULL);
+					 RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_LOCAL_WRITE,
+					 to, seg, NULL);
 		if (e)
 			return siw_rx_tagged_error(ep, e);
 		rx->kind = SIW_RXK_WRITE;
