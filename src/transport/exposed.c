@@ -22,7 +22,8 @@
  * grows by doubling). Buffers of released replies are kept (a few, up to
  * SVC_RR_CACHE_MAX each) so the next reply does not pay for a fresh
  * mapping's page faults and its unmapping's TLB flush; a kept buffer is
- * registered anew for each reply (new STag) over the reply's bytes only.
+ * registered anew for each reply (new STag) over the reply's bytes only,
+ * and unmapped once none was kept or taken for a second.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -65,6 +66,7 @@ static void buf_put(struct rpcrdma_svc *s, uint8_t *buf, size_t cap)
 		s->rr_cache[s->rr_ncache].buf = buf;
 		s->rr_cache[s->rr_ncache].cap = cap;
 		s->rr_ncache++;
+		s->rr_cache_ns = monotonic_ns();
 		return;
 	}
 	buf_free(buf, cap);
@@ -85,6 +87,7 @@ static uint8_t *buf_take(struct rpcrdma_svc *s, size_t want, size_t max, size_t 
 	p = s->rr_cache[best].buf;
 	*cap = s->rr_cache[best].cap;
 	s->rr_cache[best] = s->rr_cache[--s->rr_ncache];
+	s->rr_cache_ns = monotonic_ns();
 	return p;
 }
 
@@ -290,6 +293,10 @@ void svc_rr_tick(struct rpcrdma_svc *s)
 {
 	uint64_t now = monotonic_ns();
 
+	/* Kept buffers are for replies that follow each other; a server
+	 * that has exposed nothing for a second gives their memory back. */
+	if (s->rr_ncache && now - s->rr_cache_ns > 1000000000ull)
+		svc_rr_fini(s);
 	if (!s->rr_bytes)
 		return;
 	for (struct svc_conn *c = s->conns; c; c = c->next) {

@@ -218,12 +218,14 @@ struct rpcrdma_svc {
 	uint32_t rr_timeout_ms;
 	uint64_t rr_max_conn, rr_max, rr_bytes;
 	/* buffers of released exposed replies kept for the next ones (their
-	 * pages stay mapped and touched); exposed.c */
+	 * pages stay mapped and touched), and when one was last kept or
+	 * taken (monotonic ns: unmapped after a second unused); exposed.c */
 	struct {
 		uint8_t *buf;
 		size_t cap;
 	} rr_cache[SVC_RR_CACHE];
 	uint32_t rr_ncache;
+	uint64_t rr_cache_ns;
 	/* RPCRDMA_SVC_OPT_RPCBIND, and whether our entries are in rpcbind
 	 * now (api/rpcbind.c) */
 	bool rpcbind, rpcb_set;
