@@ -89,7 +89,7 @@ static void usage(FILE *f)
 		"  server needs --reliable-reply), against always a 1 MiB Reply chunk. One\n"
 		"  call in flight; every payload checked; per mode mean/p50/p99 latency and\n"
 		"  the bytes each side registered per call, and the ratio of the means.\n"
-		"  --count N: N calls per mode instead of --duration.\n"
+		"  --count N: N calls per mode (whole blocks) instead of --duration.\n"
 		"  (server --test-corrupt answers with wrong data: for tests of the checks.)\n");
 }
 
