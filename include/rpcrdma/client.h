@@ -210,6 +210,14 @@ struct rpcrdma_xprt_stats {
 	 * (current: 0 when no call is being pulled or run) */
 	uint64_t pull_timeouts;
 	uint64_t pull_bytes;
+	/* Bytes of memory registered for RDMA transfers, each time it is
+	 * (re-)registered. Client: the Read, Write and Reply chunks it offers
+	 * (once per transmission) and the buffers it pulls replies into;
+	 * server: the buffers its Read chunk pulls land in, the sources of
+	 * its RDMA Writes (Write and Reply chunks) and the replies it
+	 * exposes. Server: bytes exposed in Read chunks in all. */
+	uint64_t reg_bytes;
+	uint64_t rr_exposed_total;
 };
 
 /* ------------------------------------------------------------------ */

@@ -237,6 +237,20 @@ RPCRDMA_API int rpcrdma_mr_rereg(struct rpcrdma_mr *mr, void *addr, size_t lengt
 RPCRDMA_API int rpcrdma_mr_invalidate(struct rpcrdma_mr *mr);
 /* Deregister and free. The caller must not have work in flight on it. */
 RPCRDMA_API int rpcrdma_mr_dereg(struct rpcrdma_mr *mr);
+/*
+ * Scope @mr's remote access to endpoint @ep (of the MR's protection
+ * domain), as a type-2 memory window bound to a queue pair is in verbs: a
+ * tagged access to its STag (RDMA Read Request, RDMA Write) that arrives
+ * on any other endpoint is refused as "STag not associated with RDMAP
+ * stream" (RFC 5040 §7.4.1): that endpoint's peer gets a Terminate and
+ * the endpoint goes to error. Accesses through @ep and local use are as
+ * before. @ep NULL lifts the scope. The scope stays across
+ * rpcrdma_mr_rereg(); once @ep is destroyed the MR answers no endpoint
+ * remotely. -EINVAL: @ep is of another protection domain. -EOPNOTSUPP:
+ * the provider cannot scope (verbs: rdma-core's memory windows are not
+ * used, so an rkey there is valid on every QP of its PD).
+ */
+RPCRDMA_API int rpcrdma_mr_bind_ep(struct rpcrdma_mr *mr, struct rpcrdma_ep *ep);
 /* The current STag (both lkey and rkey: iWARP has one). */
 RPCRDMA_API uint32_t rpcrdma_mr_stag(const struct rpcrdma_mr *mr);
 /* Whether the STag is currently valid (false after a local or remote

@@ -152,6 +152,13 @@ RPCRDMA_API int rpcrdma_mr_dereg(struct rpcrdma_mr *mr)
 	return mr->pd->dev->ops->mr_dereg(mr);
 }
 
+RPCRDMA_API int rpcrdma_mr_bind_ep(struct rpcrdma_mr *mr, struct rpcrdma_ep *ep)
+{
+	if (!mr || (ep && ep->pd != mr->pd))
+		return -EINVAL;
+	return mr->pd->dev->ops->mr_bind_ep(mr, ep);
+}
+
 RPCRDMA_API uint32_t rpcrdma_mr_stag(const struct rpcrdma_mr *mr)
 {
 	return mr ? mr->pd->dev->ops->mr_stag(mr) : 0;

@@ -74,6 +74,13 @@ static int d_mr_op(struct rpcrdma_mr *mr)
 	return -EOPNOTSUPP;
 }
 
+static int d_mr_bind_ep(struct rpcrdma_mr *mr, struct rpcrdma_ep *ep)
+{
+	(void)mr;
+	(void)ep;
+	return -EOPNOTSUPP;
+}
+
 static uint32_t d_mr_stag(const struct rpcrdma_mr *mr)
 {
 	(void)mr;
@@ -288,6 +295,7 @@ void rpcrdma_prov_fill_dummies(struct rpcrdma_dev_ops *ops)
 	FILL(mr_rereg, d_mr_rereg);
 	FILL(mr_invalidate, d_mr_op);
 	FILL(mr_dereg, d_mr_op);
+	FILL(mr_bind_ep, d_mr_bind_ep);
 	FILL(mr_stag, d_mr_stag);
 	FILL(mr_valid, d_mr_valid);
 	FILL(mr_offset, d_mr_offset);

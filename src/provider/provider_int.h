@@ -77,6 +77,8 @@ struct rpcrdma_dev_ops {
 	int (*mr_rereg)(struct rpcrdma_mr *mr, void *addr, size_t length, unsigned int access);
 	int (*mr_invalidate)(struct rpcrdma_mr *mr);
 	int (*mr_dereg)(struct rpcrdma_mr *mr);
+	/* rpcrdma_mr_bind_ep; @ep is NULL or of the MR's PD */
+	int (*mr_bind_ep)(struct rpcrdma_mr *mr, struct rpcrdma_ep *ep);
 	/* Never fail; take no lock beyond what the provider needs. */
 	uint32_t (*mr_stag)(const struct rpcrdma_mr *mr);
 	bool (*mr_valid)(const struct rpcrdma_mr *mr);

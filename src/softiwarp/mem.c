@@ -8,7 +8,9 @@
  * Index 0 is never handed out. Every tagged access, local or remote, goes
  * through siw_mem_check(): STag known, key equal, region valid (not
  * invalidated), same protection domain as the endpoint, access right
- * granted, [to, to + len) inside the region without wrapping.
+ * granted, [to, to + len) inside the region without wrapping. Accesses by
+ * the peer (siw_mem_check_remote) also meet the region's endpoint scope,
+ * if it has one (rpcrdma_mr_bind_ep).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -117,6 +119,24 @@ struct siw_mr *siw_mem_lookup(struct siw_dev *dev, uint32_t stag)
 	if (!mr || mr->stag != stag)
 		return NULL;
 	return mr;
+}
+
+enum siw_mem_err siw_mem_check_remote(struct siw_ep *ep, uint32_t stag, uint32_t access,
+				      uint64_t to, uint64_t len, struct siw_mr **mrp)
+{
+	struct siw_mr *mr;
+	enum siw_mem_err e = siw_mem_check(ep->dev, stag, ep->pd, access, to, len, &mr);
+
+	if (e)
+		return e;
+	/* rpcrdma_mr_bind_ep: a server's PD is shared by all its
+	 * connections; the scope narrows the STag to one of them, as a
+	 * type-2 memory window bound to a QP does in verbs. */
+	if (mr->scope && mr->scope != ep->id)
+		return SIW_MEM_SCOPE;
+	if (mrp)
+		*mrp = mr;
+	return SIW_MEM_OK;
 }
 
 enum siw_mem_err siw_mem_check(struct siw_dev *dev, uint32_t stag, struct siw_pd *pd,

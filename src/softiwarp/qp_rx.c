@@ -70,6 +70,7 @@ int siw_rx_tagged_error(struct siw_ep *ep, enum siw_mem_err e)
 {
 	switch (e) {
 	case SIW_MEM_PD:
+	case SIW_MEM_SCOPE:
 		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_TAGGED,
 				    DDP_ECODE_T_STAG_NOT_ASSOC);
 	case SIW_MEM_ACCESS:
@@ -146,9 +147,9 @@ static int rx_hdr_tagged(struct siw_ep *ep, uint32_t seg)
 		}
 		/* RFC 5040 §5.1, RFC 5042 §5: remote write access to
 		 * [to, to + seg) of an STag in this stream's PD */
-		e = siw_mem_check(ep->dev, stag, ep->pd,
-				  RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_LOCAL_WRITE, to, seg,
-				  NULL);
+		e = siw_mem_check_remote(ep, stag,
+					 RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_LOCAL_WRITE,
+					 to, seg, NULL);
 		if (e)
 			return siw_rx_tagged_error(ep, e);
 		rx->kind = SIW_RXK_WRITE;

@@ -27,6 +27,7 @@ static int rx_rread_error(struct siw_ep *ep, enum siw_mem_err e)
 	    [SIW_MEM_ACCESS] = RDMAP_ECODE_ACCESS_RIGHTS,
 	    [SIW_MEM_BOUNDS] = RDMAP_ECODE_BASE_BOUNDS,
 	    [SIW_MEM_WRAP] = RDMAP_ECODE_TO_WRAP,
+	    [SIW_MEM_SCOPE] = RDMAP_ECODE_STAG_NOT_ASSOC,
 	};
 
 	return siw_rx_error(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT, code[e]);
@@ -76,8 +77,8 @@ void siw_rx_accept_read(struct siw_ep *ep)
 		return;
 	}
 	if (q.len) {
-		e = siw_mem_check(ep->dev, q.src_stag, ep->pd, RPCRDMA_ACCESS_REMOTE_READ, q.src_to,
-				  q.len, NULL);
+		e = siw_mem_check_remote(ep, q.src_stag, RPCRDMA_ACCESS_REMOTE_READ, q.src_to,
+					 q.len, NULL);
 		if (e) {
 			(void)rx_rread_error(ep, e);
 			return;

@@ -136,8 +136,8 @@ static bool tx_read_resp_msg(struct siw_ep *ep, struct siw_txmsg *m)
 
 	/* RFC 5042 §5: re-check the source at execution; it may have
 	 * been invalidated since the request was accepted. */
-	if (q->len && siw_mem_check(ep->dev, q->src_stag, ep->pd, RPCRDMA_ACCESS_REMOTE_READ,
-				    q->src_to, q->len, NULL) != SIW_MEM_OK) {
+	if (q->len && siw_mem_check_remote(ep, q->src_stag, RPCRDMA_ACCESS_REMOTE_READ, q->src_to,
+					   q->len, NULL) != SIW_MEM_OK) {
 		ep->term_hdr_len = 0;
 		siw_ep_terminate(ep, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROT,
 				 RDMAP_ECODE_INVALID_STAG);

@@ -248,6 +248,7 @@ struct siw_dev {
 	/* objects alive (dev_close refuses while any is) */
 	uint32_t nobjs;
 	uint32_t next_pd_id;
+	uint64_t next_ep_id; /* siw_ep.id: never reused */
 
 	/* endpoints and requests with a connection deadline (cm.c) */
 	struct siw_ep *eps;     /* every endpoint of the device */
@@ -320,6 +321,9 @@ struct siw_mr {
 	uint64_t len;
 	uint32_t access; /* RPCRDMA_ACCESS_* */
 	bool valid;
+	/* rpcrdma_mr_bind_ep: the id of the one endpoint remote accesses may
+	 * come through, or 0 (any endpoint of the PD) */
+	uint64_t scope;
 };
 
 static inline struct siw_pd *to_siw_pd(struct rpcrdma_pd *p)
@@ -340,6 +344,7 @@ enum siw_mem_err {
 	SIW_MEM_ACCESS,       /* right not granted */
 	SIW_MEM_BOUNDS,       /* outside [addr, addr + len) */
 	SIW_MEM_WRAP,         /* offset + length wraps */
+	SIW_MEM_SCOPE,        /* STag scoped to another endpoint */
 };
 
 int siw_mem_init(struct siw_dev *dev);
@@ -352,6 +357,10 @@ uint8_t siw_mem_next_key(struct siw_dev *dev, uint8_t old);
 enum siw_mem_err siw_mem_check(struct siw_dev *dev, uint32_t stag, struct siw_pd *pd,
 			       uint32_t access, uint64_t to, uint64_t len, struct siw_mr **mrp);
 struct siw_mr *siw_mem_lookup(struct siw_dev *dev, uint32_t stag);
+/* siw_mem_check() for a tagged access by the peer of @ep (in its PD),
+ * which must also be the endpoint the region is scoped to, if any. */
+enum siw_mem_err siw_mem_check_remote(struct siw_ep *ep, uint32_t stag, uint32_t access,
+				      uint64_t to, uint64_t len, struct siw_mr **mrp);
 
 /* ---------------- completion queues and events ---------------- */
 
@@ -580,6 +589,7 @@ struct siw_ep {
 	struct siw_cq *scq, *rcq;
 	struct siw_evch *evch;
 	struct siw_ep *next; /* dev->eps */
+	uint64_t id;         /* unique on the device (siw_mr.scope) */
 	size_t map_len;      /* the mapping it and its queues live in (verbs.c) */
 	int fd;
 	enum siw_ep_state state;

@@ -175,6 +175,16 @@ static int siw_mr_rereg(struct rpcrdma_mr *m, void *addr, size_t length, unsigne
 	return 0;
 }
 
+static int siw_mr_bind_ep(struct rpcrdma_mr *m, struct rpcrdma_ep *e)
+{
+	struct siw_dev *dev = to_siw_dev(m->pd->dev);
+
+	siw_dev_lock(dev);
+	to_siw_mr(m)->scope = e ? to_siw_ep(e)->id : 0;
+	siw_dev_unlock(dev);
+	return 0;
+}
+
 static int siw_mr_invalidate(struct rpcrdma_mr *m)
 {
 	struct siw_dev *dev = to_siw_dev(m->pd->dev);
@@ -328,6 +338,7 @@ int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_
 	ep->poll.kind = SIW_POLL_EP;
 	ep->dev = dev;
 	ep->pd = pd;
+	ep->id = ++dev->next_ep_id;
 	ep->fd = -1;
 	ep->max_send_wr = swr;
 	ep->max_recv_wr = rwr;
@@ -795,6 +806,7 @@ struct rpcrdma_dev_ops siw_ops = {
     .mr_rereg = siw_mr_rereg,
     .mr_invalidate = siw_mr_invalidate,
     .mr_dereg = siw_mr_dereg,
+    .mr_bind_ep = siw_mr_bind_ep,
     .mr_stag = siw_mr_stag,
     .mr_valid = siw_mr_valid,
     .mr_offset = siw_mr_offset,

@@ -15,12 +15,23 @@
  * reclaimed after the timeout, after which a Read of it fails at the
  * provider (its STag is invalid) and the connection ends with a
  * Terminate. Lock held unless said.
+ *
+ * Cost: the reply is encoded once, straight into the memory exposed. Its
+ * size is estimated first (xdr_sizeof: bulk items count inline, so it is
+ * an upper bound unless a result encoder misbehaves; then the buffer
+ * grows by doubling). Buffers of released replies are kept (a few, up to
+ * SVC_RR_CACHE_MAX each) so the next reply does not pay for a fresh
+ * mapping's page faults and its unmapping's TLB flush; a kept buffer is
+ * registered anew for each reply (new STag) over the reply's bytes only,
+ * and unmapped once none was kept or taken for a second.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include <rpc/xdr.h>
 
 #include "transport/responder.h"
 #include "util/clock.h"
@@ -48,6 +59,57 @@ static void buf_free(uint8_t *buf, size_t cap)
 		munmap(buf, cap);
 }
 
+/* Keep @buf for a later reply, or unmap it. */
+static void buf_put(struct rpcrdma_svc *s, uint8_t *buf, size_t cap)
+{
+	if (buf && s->rr_ncache < SVC_RR_CACHE && cap <= SVC_RR_CACHE_MAX) {
+		s->rr_cache[s->rr_ncache].buf = buf;
+		s->rr_cache[s->rr_ncache].cap = cap;
+		s->rr_ncache++;
+		s->rr_cache_ns = monotonic_ns();
+		return;
+	}
+	buf_free(buf, cap);
+}
+
+/* The smallest kept buffer of [want, max] bytes, taken out of the cache. */
+static uint8_t *buf_take(struct rpcrdma_svc *s, size_t want, size_t max, size_t *cap)
+{
+	uint32_t best = UINT32_MAX;
+	uint8_t *p;
+
+	for (uint32_t i = 0; i < s->rr_ncache; i++)
+		if (s->rr_cache[i].cap >= want && s->rr_cache[i].cap <= max &&
+		    (best == UINT32_MAX || s->rr_cache[i].cap < s->rr_cache[best].cap))
+			best = i;
+	if (best == UINT32_MAX)
+		return NULL;
+	p = s->rr_cache[best].buf;
+	*cap = s->rr_cache[best].cap;
+	s->rr_cache[best] = s->rr_cache[--s->rr_ncache];
+	s->rr_cache_ns = monotonic_ns();
+	return p;
+}
+
+void svc_rr_fini(struct rpcrdma_svc *s)
+{
+	while (s->rr_ncache) {
+		s->rr_ncache--;
+		buf_free(s->rr_cache[s->rr_ncache].buf, s->rr_cache[s->rr_ncache].cap);
+	}
+}
+
+/* Bytes to map for a reply of about @n bytes: whole pages, and at least
+ * 64 KiB so that kept buffers fit most later replies. */
+static size_t map_size(size_t n)
+{
+	size_t m = 64u << 10;
+
+	while (m < n && m < SIZE_MAX / 2)
+		m *= 2;
+	return m;
+}
+
 /* Bytes one more reply may take on @c now. */
 static uint64_t room(const struct svc_conn *c)
 {
@@ -63,37 +125,46 @@ int svc_rr_encode(struct svc_conn *c, const struct xprt_reply *rp, uint8_t **buf
 		  size_t *mlen)
 {
 	struct rpcrdma_svc *s = c->svc;
-	size_t want = 256u << 10, max;
+	/* The RPC reply header with the largest verifier (RFC 5531 §8.2:
+	 * 400 bytes of body) is below 512 bytes. */
+	size_t est = rp->xres ? xdr_sizeof(rp->xres, rp->res) : 0, want, max, got = 0;
 	uint64_t limit;
+	uint8_t *p;
 
+	want = est || !rp->xres ? map_size(est + 512u) : 256u << 10;
 	futex_mutex_lock(&s->lock);
 	limit = room(c);
-	futex_mutex_unlock(&s->lock);
 	max = (size_t)(limit < SIZE_MAX ? limit : SIZE_MAX) & ~(size_t)4095u;
-	/* The size is known only once encoded: grow until it fits (each
-	 * size at most twice the last; the total work is at most twice the
-	 * final encoding's). */
+	p = buf_take(s, want < max ? want : max, max, &got);
+	futex_mutex_unlock(&s->lock);
+	/* The estimate was too low only if the result encoder counts
+	 * differently than it encodes: then grow until it fits (each size
+	 * twice the last). */
 	for (;;) {
-		uint8_t *p;
 		int rc;
 
-		if (want > max)
-			want = max;
-		if (!want)
-			return -EMSGSIZE;
-		p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return -ENOMEM;
-		rc = xprt_reply_encode(rp, p, want, mlen);
+		if (!p) {
+			if (want > max)
+				want = max;
+			if (!want)
+				return -EMSGSIZE;
+			p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				 -1, 0);
+			if (p == MAP_FAILED)
+				return -ENOMEM;
+			got = want;
+		}
+		rc = xprt_reply_encode(rp, p, got, mlen);
 		if (!rc) {
 			*buf = p;
-			*cap = want;
+			*cap = got;
 			return 0;
 		}
-		munmap(p, want);
-		if (want == max || rc != -EMSGSIZE)
+		munmap(p, got);
+		p = NULL;
+		if (got >= max || rc != -EMSGSIZE)
 			return -EMSGSIZE;
-		want = want * 2 > want ? want * 2 : max;
+		want = got * 2 > got ? got * 2 : max;
 	}
 }
 
@@ -124,14 +195,27 @@ int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, s
 	int rc;
 
 	if (cap > room(c) || mlen > UINT32_MAX || !(e = ent_free_slot(c))) {
-		buf_free(buf, cap);
+		buf_put(s, buf, cap);
 		return -ENOSPC;
 	}
 	/* Read-only for the peer: RFC 5040 lets a Read Response source be
 	 * any local memory, remote read is the only right it needs. */
 	rc = rpcrdma_mr_reg(s->pd, buf, mlen, RPCRDMA_ACCESS_REMOTE_READ, &e->mr);
+	/* Issue 16: scoped to its connection. Every connection of the
+	 * server shares its PD, so without the scope the STag would be
+	 * readable from the others too. A provider that cannot scope
+	 * (verbs: -EOPNOTSUPP) exposes it PD-wide, as documented in
+	 * docs/reliable-replies.md §2. */
+	if (!rc) {
+		rc = rpcrdma_mr_bind_ep(e->mr, c->ep);
+		if (rc == -EOPNOTSUPP)
+			rc = 0;
+		else if (rc)
+			rpcrdma_mr_dereg(e->mr);
+	}
 	if (rc) {
-		buf_free(buf, cap);
+		e->mr = NULL;
+		buf_put(s, buf, cap);
 		return rc;
 	}
 	e->used = true;
@@ -146,6 +230,8 @@ int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, s
 	s->st.rr_replies++;
 	s->st.rr_exposed++;
 	s->st.rr_exposed_bytes += mlen;
+	s->st.rr_exposed_total += mlen;
+	s->st.reg_bytes += mlen;
 	/* The draft: one Position-Zero Read chunk, here of one segment (its
 	 * length is a uint32 and bounded above). */
 	ch->nreads = 1;
@@ -168,7 +254,7 @@ static void ent_release(struct svc_conn *c, struct svc_rr_ent *e, uint32_t inv)
 		s->st.local_invalidations++;
 	}
 	rpcrdma_mr_dereg(e->mr);
-	buf_free(e->buf, e->cap);
+	buf_put(s, e->buf, e->cap);
 	c->rr->n--;
 	c->rr->bytes -= e->cap;
 	s->rr_bytes -= e->cap;
@@ -207,6 +293,10 @@ void svc_rr_tick(struct rpcrdma_svc *s)
 {
 	uint64_t now = monotonic_ns();
 
+	/* Kept buffers are for replies that follow each other; a server
+	 * that has exposed nothing for a second gives their memory back. */
+	if (s->rr_ncache && now - s->rr_cache_ns > 1000000000ull)
+		svc_rr_fini(s);
 	if (!s->rr_bytes)
 		return;
 	for (struct svc_conn *c = s->conns; c; c = c->next) {

@@ -33,6 +33,7 @@ static int expose(struct xprt_call *c, unsigned int i, const void *base, size_t 
 	if (rc)
 		return rc;
 	c->mr_used |= 1u << i;
+	c->reg_bytes += len;
 	seg->handle = rpcrdma_mr_stag(c->mr[i]);
 	seg->length = (uint32_t)len;
 	seg->offset = rpcrdma_mr_offset(c->mr[i]);
@@ -365,6 +366,7 @@ int xprt_marshal(struct xprt_call *c, const struct xprt_limits *lim, uint32_t dd
 		 uint32_t credits)
 {
 	c->mr_used = 0;
+	c->reg_bytes = 0;
 	c->nwrite = 0;
 	c->reply_offered = false;
 	/* A call without arguments and without call options (a NULL

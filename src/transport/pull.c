@@ -221,6 +221,7 @@ static int pull_start(struct svc_conn *c, struct rpcrdma_svc_req *r)
 	rc = xprt_mr_use(s->pd, &r->rdmr, st, r->pull_need, RPCRDMA_ACCESS_LOCAL_WRITE);
 	if (rc)
 		return rc;
+	s->st.reg_bytes += r->pull_need;
 	svc_splice_inline(c, r);
 	/* One RDMA Read per Read list entry, posted by svc_reads_post() as the
 	 * connection's Read depth allows. */

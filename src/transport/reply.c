@@ -265,6 +265,7 @@ static int reply_writes(struct svc_conn *c, struct rpcrdma_svc_req *r, size_t ml
 					    &rch->wsegs[wc->first], wc->nsegs);
 		SVC_COUNT(c, write_chunks, 1);
 		SVC_COUNT(c, write_bytes, it->len);
+		s->st.reg_bytes += it->len;
 	}
 	if (!rc && long_reply) {
 		rc = xprt_mr_use(s->pd, &r->lmr, r->lrep.buf, mlen, 0);
@@ -274,6 +275,7 @@ static int reply_writes(struct svc_conn *c, struct rpcrdma_svc_req *r, size_t ml
 		SVC_COUNT(c, long_replies, 1);
 		SVC_COUNT(c, reply_chunks, 1);
 		SVC_COUNT(c, reply_bytes, mlen);
+		s->st.reg_bytes += mlen;
 	}
 #ifdef RPCRDMA_TEST_HOOKS
 	if (!rc && r->writes_pending && s->hook.on_reply_writes &&

@@ -166,6 +166,7 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
 	}
 	XPRT_COUNT_SENT(c->st, &c->cr, k);
 	c->st.write_chunks += k->nwrite;
+	c->st.reg_bytes += k->reg_bytes;
 	return 0;
 }
 

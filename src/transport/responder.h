@@ -69,7 +69,10 @@ enum { SVC_WR_RECV = 1, SVC_WR_SEND, SVC_WR_READ, SVC_WR_WRITE };
  * pulling (beyond its first call): a client whose Reads go unanswered
  * cannot take the pull budget from the others (pull.c). */
 #define SVC_PULL_SHARE 4u
-#define SVC_SEND_EXTRA 8
+/* buffers of exposed replies kept for reuse, at most, and the largest kept */
+#define SVC_RR_CACHE     8
+#define SVC_RR_CACHE_MAX (4u << 20)
+#define SVC_SEND_EXTRA   8
 /* RFC 6581 §9 IRD/ORD we advertise: ORD for the Reads that pull Read
  * chunks (as deep as Linux svcrdma's 128; the client's IRD bounds it), IRD
  * only for a backchannel's client pulling our reverse calls' Read chunks. */
@@ -223,6 +226,15 @@ struct rpcrdma_svc {
 	bool rr;
 	uint32_t rr_timeout_ms;
 	uint64_t rr_max_conn, rr_max, rr_bytes;
+	/* buffers of released exposed replies kept for the next ones (their
+	 * pages stay mapped and touched), and when one was last kept or
+	 * taken (monotonic ns: unmapped after a second unused); exposed.c */
+	struct {
+		uint8_t *buf;
+		size_t cap;
+	} rr_cache[SVC_RR_CACHE];
+	uint32_t rr_ncache;
+	uint64_t rr_cache_ns;
 	/* RPCRDMA_SVC_OPT_RPCBIND, and whether our entries are in rpcbind
 	 * now (api/rpcbind.c) */
 	bool rpcbind, rpcb_set;
@@ -543,6 +555,8 @@ void svc_rr_done(struct svc_conn *c, uint32_t xid, uint32_t inv);
 void svc_rr_tick(struct rpcrdma_svc *s);
 /* Free every exposed reply of @c (its teardown). */
 void svc_rr_conn_free(struct svc_conn *c);
+/* Free the buffers kept for exposed replies (the server's teardown). */
+void svc_rr_fini(struct rpcrdma_svc *s);
 
 /* ---- svc_loop.c ---- */
 

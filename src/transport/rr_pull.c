@@ -280,6 +280,7 @@ static int pull_setup(struct rpcrdma_clnt *c, struct clnt_rr_pull *p, const stru
 				 RPCRDMA_ACCESS_LOCAL_WRITE);
 	if (rc)
 		return rc;
+	c->st.reg_bytes += total;
 	p->h = *h;
 	p->h.chunks.nreads = 0;
 	p->nseg = ch->nreads;

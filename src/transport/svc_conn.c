@@ -753,6 +753,7 @@ void svc_teardown(struct rpcrdma_svc *s)
 	if (s->dev)
 		rpcrdma_dev_close(s->dev);
 	svc_pull_fini(s);
+	svc_rr_fini(s);
 	svc_drc_free(s->drc);
 	s->drc = NULL;
 	free(s->wthr);

@@ -298,6 +298,7 @@ struct xprt_call {
 	uint32_t call_proc; /* RPCRDMA1_MSG or RPCRDMA1_NOMSG */
 	uint32_t mr_used;   /* bit i: mr[i] exposes an STag for this call */
 	uint32_t nstags;    /* STags exposed to the responder */
+	uint64_t reg_bytes; /* bytes registered for this transmission */
 	uint32_t nread;     /* Read chunks (incl. Position-Zero) */
 	uint64_t read_bytes;
 	uint32_t nwrite; /* Write chunks offered */

@@ -107,6 +107,16 @@ static void test_memory(void)
 	CHECK_NOTSUP(rpcrdma_mr_rereg(&mr, buf, sizeof(buf), RPCRDMA_ACCESS_LOCAL_WRITE));
 	CHECK_NOTSUP(rpcrdma_mr_invalidate(&mr));
 	CHECK_NOTSUP(rpcrdma_mr_dereg(&mr));
+	CHECK_NOTSUP(rpcrdma_mr_bind_ep(&mr, &ep));
+	CHECK_NOTSUP(rpcrdma_mr_bind_ep(&mr, NULL));
+	{
+		/* an endpoint of another PD: refused before the provider */
+		struct rpcrdma_pd pd2 = {.dev = &dev};
+		struct rpcrdma_ep ep2 = {.dev = &dev, .pd = &pd2};
+
+		CHECK(rpcrdma_mr_bind_ep(&mr, &ep2) == -EINVAL);
+		CHECK(rpcrdma_mr_bind_ep(NULL, &ep) == -EINVAL);
+	}
 	/* getters that cannot fail: neutral values */
 	CHECK(rpcrdma_mr_stag(&mr) == 0);
 	CHECK(!rpcrdma_mr_valid(&mr));

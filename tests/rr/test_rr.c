@@ -24,6 +24,9 @@
  *                  Read chunk and one inline, for the capture
  *   badinv         a notification with Send With Invalidate of another
  *                  STag: the connection ends, the memory is freed
+ *   scope          two connections: a raw peer on B RDMA-Reads the STag
+ *                  of a reply exposed to A; B gets the server's Terminate,
+ *                  A still pulls its reply intact, the server goes on
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -714,6 +717,50 @@ static int mode_badinv(uint16_t port)
 	return 0;
 }
 
+/* Issue 16: an exposed reply is scoped to its connection. B reads A's
+ * exposed reply (same server, same PD): refused with a Terminate, B ends;
+ * A pulls it intact and notifies; the server serves on, nothing exposed. */
+static int mode_scope(uint16_t port)
+{
+	struct raw a = {0}, b = {0}, c = {0};
+	struct rpcrdma_event ev;
+	struct rr_seg sg;
+	struct rr_stats s;
+	bool term = false;
+
+	CHECK(raw_open(&a, port) == 0);
+	CHECK(raw_open(&b, port) == 0);
+	CHECK(raw_read_call(&a, 150000, 13, &sg) == 0);
+	/* B's own call first: B is a connection the server serves */
+	s = raw_stats(&b);
+	CHECK(s.exposed == 1 && s.replies == 1);
+	CHECK(raw_pull(&b, &sg, sg.length) == RPCRDMA_WC_REM_ACCESS_ERR);
+	for (uint64_t end = ms_now() + 5000; !term && ms_now() < end;) {
+		if (rpcrdma_evch_get(b.ch, &ev) == 0 && ev.type == RPCRDMA_EV_TERMINATE)
+			term = !ev.term_local;
+		rpcrdma_dev_progress(b.dev, 5);
+	}
+	CHECK(term); /* the server's Terminate, on B */
+	raw_close(&b);
+	/* A's reply is still exposed to A, and only A's Reads get it */
+	memset(a.pull, 0, RAW_PULL);
+	CHECK(raw_pull(&a, &sg, sg.length) == RPCRDMA_WC_SUCCESS && pulled_ok(&a, 150000, 13));
+	CHECK(raw_done(&a, a.xid, 0) == RPCRDMA_WC_SUCCESS);
+	s = raw_stats(&a);
+	CHECK(s.exposed == 0 && s.exposed_bytes == 0 && s.replies == 1 && s.notifications == 1 &&
+	      s.reclaimed == 0);
+	raw_close(&a);
+	/* the server goes on: a new connection gets and pulls a reply */
+	CHECK(raw_open(&c, port) == 0);
+	CHECK(raw_read_call(&c, 70000, 14, &sg) == 0);
+	CHECK(raw_pull(&c, &sg, sg.length) == RPCRDMA_WC_SUCCESS && pulled_ok(&c, 70000, 14));
+	CHECK(raw_done(&c, c.xid, 0) == RPCRDMA_WC_SUCCESS);
+	s = raw_stats(&c);
+	CHECK(s.exposed == 0 && s.exposed_bytes == 0 && s.replies == 2 && s.notifications == 2);
+	raw_close(&c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *wp = getenv("RR_WIRE_PORT");
@@ -749,6 +796,8 @@ int main(int argc, char **argv)
 		rc = mode_reclaim(srv.port);
 	else if (!strcmp(m, "badinv"))
 		rc = mode_badinv(srv.port);
+	else if (!strcmp(m, "scope"))
+		rc = mode_scope(srv.port);
 	else if (!strcmp(m, "wire"))
 		rc = mode_wire(srv.port);
 	else

@@ -60,7 +60,7 @@ extern uint64_t siwt_bytes_hashed;
 struct siwt_msg {
 	uint32_t type;
 	uint32_t a;
-	uint64_t u[6];
+	uint64_t u[8];
 	uint8_t data[64];
 };
 

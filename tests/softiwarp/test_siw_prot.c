@@ -2,11 +2,13 @@
 /*
  * Protection (RFC 5042 §5, RFC 5040 §7, RFC 5041 §7) between two processes.
  * The parent is the target: it registers regions with different rights,
- * one it invalidates, one it deregisters, one in a second PD. For every
+ * one it invalidates, one it deregisters, one in a second PD, one scoped
+ * to another endpoint of the same PD (rpcrdma_mr_bind_ep). For every
  * case the forked child connects afresh and issues one bad tagged access
  * (wrong key, invalidated STag, deregistered STag, out of bounds before /
  * after / TO wrap, write to a read-only region, read from a write-only
- * region, STag of another PD), followed at once by a Send and a good
+ * region, STag of another PD or scoped to another endpoint), followed at
+ * once by a Send and a good
  * 4 KiB Write to the read-write region.
  *
  * Asserts on the target: a Terminate is sent (TERMINATE event with
@@ -35,7 +37,7 @@
 
 enum { MSG_PORT = 1, MSG_INFO, MSG_DONE, MSG_NEXT };
 
-enum region { R_RW, R_RO, R_WO, R_INV, R_DEREG, R_PD2, NREG };
+enum region { R_RW, R_RO, R_WO, R_INV, R_DEREG, R_PD2, R_SCOPE, NREG };
 #define RW_LEN  ((size_t)1 << 20)
 #define SUB_LEN ((size_t)256 * 1024)
 
@@ -78,10 +80,19 @@ static const struct pcase cases[] = {
     {"read past the end", false, R_RW, 0, 1, 262144, {SIWT_TERM(0, 1, 1), 0}},
     {"read from write-only region", false, R_WO, 0, 0, 4096, {SIWT_TERM(0, 1, 2), 0}},
     {"read STag of another PD", false, R_PD2, 0, 0, 4096, {SIWT_TERM(0, 1, 3), 0}},
+    /* same PD, but bound to an endpoint that is not this stream's */
+    {"write to STag scoped to another endpoint",
+     true,
+     R_SCOPE,
+     0,
+     0,
+     65536,
+     {SIWT_TERM(1, 1, 2), SIWT_TERM(0, 1, 3)}},
+    {"read STag scoped to another endpoint", false, R_SCOPE, 0, 0, 4096, {SIWT_TERM(0, 1, 3), 0}},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
-static const size_t reg_len[NREG] = {RW_LEN, SUB_LEN, SUB_LEN, SUB_LEN, SUB_LEN, SUB_LEN};
+static const size_t reg_len[NREG] = {RW_LEN, SUB_LEN, SUB_LEN, SUB_LEN, SUB_LEN, SUB_LEN, SUB_LEN};
 
 /* ------------------------------------------------------------------ */
 /* child: the initiator of bad accesses                                */
@@ -251,6 +262,9 @@ static uint8_t *mem[NREG];
 static struct rpcrdma_mr *mrs[NREG];
 static uint32_t stags[NREG];
 static uint64_t tos[NREG];
+/* MSG_INFO carries every region's STag and Tagged Offset */
+_Static_assert(sizeof(((struct siwt_msg *)0)->u) >= sizeof(tos), "siwt_msg.u: one per region");
+_Static_assert(sizeof(((struct siwt_msg *)0)->data) >= sizeof(stags), "siwt_msg.data: regions");
 static uint8_t rbuf[4][4096];
 static struct rpcrdma_mr *rmr;
 
@@ -336,6 +350,8 @@ int main(void)
 	uint64_t t0 = siwt_now_ms();
 	struct siwt_node n;
 	struct rpcrdma_pd *pd2 = NULL;
+	struct rpcrdma_ep *other = NULL; /* never connected: R_SCOPE's endpoint */
+	struct rpcrdma_ep_attr ea;
 	int ctl, rc;
 
 	memset(&n, 0, sizeof(n));
@@ -355,6 +371,7 @@ int main(void)
 	    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_REMOTE_READ,
 	    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_REMOTE_READ,
 	    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_REMOTE_READ,
+	    RPCRDMA_ACCESS_LOCAL_WRITE | RPCRDMA_ACCESS_REMOTE_WRITE | RPCRDMA_ACCESS_REMOTE_READ,
 	};
 	for (unsigned r = 0; r < NREG && !siwt_failures; r++) {
 		mem[r] = siwt_alloc_buf(reg_len[r]);
@@ -368,6 +385,15 @@ int main(void)
 	}
 	rc = rpcrdma_mr_reg(n.pd, rbuf, sizeof(rbuf), RPCRDMA_ACCESS_LOCAL_WRITE, &rmr);
 	SIWT_CHECK(rc == 0, "mr_reg recv: %s", strerror(-rc));
+	if (siwt_failures)
+		goto out;
+	siwt_ep_attr(&n, &ea);
+	rc = rpcrdma_ep_create(n.pd, &ea, &other);
+	SIWT_CHECK(rc == 0, "ep_create: %s", strerror(-rc));
+	if (!rc) {
+		rc = rpcrdma_mr_bind_ep(mrs[R_SCOPE], other);
+		SIWT_CHECK(rc == 0, "mr_bind_ep: %s", strerror(-rc));
+	}
 	if (siwt_failures)
 		goto out;
 	/* local invalidate (RFC 5040 §6.2) and deregistration */
@@ -391,6 +417,8 @@ out:
 	}
 	if (rmr)
 		rpcrdma_mr_dereg(rmr);
+	if (other)
+		rpcrdma_ep_destroy(other);
 	if (pd2)
 		rpcrdma_pd_free(pd2);
 	siwt_node_close(&n);

@@ -117,6 +117,8 @@ static const char *check(struct slot *s, bool verify)
 		    perf_sum((const uint8_t *)s->er.data.data_val, r->size) != r->expect[s->offidx])
 			return "ECHO: the bytes came back different";
 		return NULL;
+	case PERF_W_UNKNOWN: /* perf_unknown.c */
+		break;
 	}
 	return "unknown workload";
 }
@@ -154,6 +156,8 @@ static void prepare(struct slot *s)
 		 * given buffer has no bound but the XDR maximum) */
 		xdr_free((xdrproc_t)xdr_perf_echo, (char *)&s->er);
 		memset(&s->er, 0, sizeof(s->er));
+		break;
+	case PERF_W_UNKNOWN:
 		break;
 	}
 }
@@ -234,6 +238,8 @@ static int rdma_issue(struct slot *s)
 		return rpcrdma_clnt_call_async(c, PERF_ECHO, (xdrproc_t)xdr_perf_echo, &s->ea,
 					       (xdrproc_t)xdr_perf_echo, &s->er, &s->co, rdma_cb,
 					       s);
+	case PERF_W_UNKNOWN:
+		break;
 	}
 	return -EINVAL;
 }
@@ -260,6 +266,12 @@ static void rdma_cb(struct rpcrdma_clnt *c, int status, void *res, void *arg)
 static int rdma_connect(const struct perf_client_opts *o, uint32_t inflight,
 			struct rpcrdma_clnt **out)
 {
+	return perf_rdma_connect(o, inflight, false, out);
+}
+
+int perf_rdma_connect(const struct perf_client_opts *o, uint32_t inflight, bool reliable_reply,
+		      struct rpcrdma_clnt **out)
+{
 	struct rpcrdma_clnt_opts co = {0};
 
 	co.comp_mask = RPCRDMA_CLNT_OPT_CREDITS | RPCRDMA_CLNT_OPT_TIMEOUT |
@@ -283,6 +295,10 @@ static int rdma_connect(const struct perf_client_opts *o, uint32_t inflight,
 		co.private_data = 0;
 	}
 	co.mpa_crc = o->crc;
+	if (reliable_reply) {
+		co.comp_mask |= RPCRDMA_CLNT_OPT_RELIABLE_REPLY;
+		co.reliable_reply = 1;
+	}
 	if (o->cpu >= 0) {
 		co.comp_mask |= RPCRDMA_CLNT_OPT_CPU;
 		co.cpu = o->cpu;
@@ -337,6 +353,8 @@ static enum clnt_stat tcp_call(struct slot *s)
 		return perf_read_1(&s->ra, &s->rr, cl);
 	case PERF_W_ECHO:
 		return perf_echo_1(&s->ea, &s->er, cl);
+	case PERF_W_UNKNOWN:
+		break;
 	}
 	return RPC_CANTENCODEARGS;
 }
@@ -822,6 +840,8 @@ int perf_client_main(const struct perf_client_opts *o)
 			return 1;
 		}
 	}
+	if (o->workload == PERF_W_UNKNOWN)
+		return perf_unknown_main(o) ? 1 : 0;
 	if (o->connections) {
 		int rc = connections_mode(o, &conn);
 

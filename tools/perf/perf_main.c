@@ -23,7 +23,7 @@ static void usage(FILE *f)
 	    "                           [--cpu N] [--tcp-port P] [--tcp-fork-port P] [--no-tcp]\n"
 	    "                           [--busy-poll] [--crc] [--register]\n"
 	    "                           [--rdma-version 1|2|auto] [--inline BYTES]\n"
-	    "                           [--no-private-data]\n"
+	    "                           [--no-private-data] [--reliable-reply]\n"
 	    "       rpcrdma-perf client HOST [--port P] --workload null|write|read|echo\n"
 	    "                           [--size BYTES | --sizes LIST] [--threads T]\n"
 	    "                           [--inflight Q] [--duration S] [--warmup S] [--count N]\n"
@@ -34,6 +34,9 @@ static void usage(FILE *f)
 	    "                           [--verify-every N] [--connections N [--hold S]]\n"
 	    "                           [--rdma-version 1|2|auto] [--inline BYTES]\n"
 	    "                           [--no-private-data]\n"
+	    "       rpcrdma-perf client HOST --workload unknown [--port P] [--duration S]\n"
+	    "                           [--count N] [--warmup S] [--block N] [--seed N] [--cpu N]\n"
+	    "                           [--rdma-version 1|2|auto] [--inline BYTES] [--busy-poll]\n"
 	    "       rpcrdma-perf -h | --help | --version\n"
 	    "  both: [-d DEV | --device DEV] the RDMA device (rpcrdma-ping --list-devices),\n"
 	    "  on the verbs provider unless $RPCRDMA_PROVIDER names another\n"
@@ -47,34 +50,47 @@ static void usage(FILE *f)
 	    "  --register: register with the local rpcbind (netids rdma, rdma6) until exit.\n"
 	    "  --cpu pins the whole server (every thread and process) to one CPU.\n"
 	    "  --rdma-version 2 (or auto): answer RPC-over-RDMA Version Two calls too\n"
-	    "  (default 1: Version One only, Version Two calls get ERR_VERS).\n"
-	    "client: runs the workload on each size for each peer and prints calls/s,\n"
-	    "  payload MB/s (10^6 B/s), round-trip p50/p99/p99.9 and the rdma/tcp ratios.\n"
-	    "  --threads: client threads, each with its own connection; --inflight: calls\n"
-	    "  in flight per RDMA connection (libtirpc has one per connection).\n"
-	    "  Sizes take K/M suffixes (powers of two): --sizes 1K,64K,1M. Every WRITE is\n"
-	    "  checked by the server's checksum, every READ's data by the client\n"
-	    "  (--verify-every N checks every Nth READ only). --count N: N calls per thread\n"
-	    "  instead of --duration (default 3 s after --warmup 0.3 s). --connections N:\n"
-	    "  open N RDMA connections (then one WRITE of --size on each if --workload\n"
-	    "  write) and report the server's RSS and the time to connect them all;\n"
-	    "  --hold S keeps them open S seconds more (after a line \"holding N\").\n"
-	    "  Each connection takes a few file descriptors: the open-files limit is\n"
-	    "  raised to its hard limit, beyond that run several clients. MPA CRC32c\n"
-	    "  is off unless --crc. The\n"
-	    "  progress line (on stderr) is shown only when stderr is a terminal;\n"
-	    "  --no-progress turns it off there too. A case that cannot connect prints\n"
-	    "  the error, not a row; the exit status is then 1. --rdma-version: 1 (default),\n"
-	    "  2 (Version Two only) or auto (Version Two, Version One if the server has\n"
-	    "  only that).\n"
-	    "  both: --inline BYTES sets both inline thresholds (a multiple of 1024 up to\n"
-	    "  256K; default 1024, 4096 with --rdma-version 2/auto). --no-private-data:\n"
-	    "  no RFC 8797 private data at connection setup (the peer assumes 1024, 4096\n"
-	    "  in Version Two, until transport properties raise it). --workload echo:\n"
-	    "  --size bytes sent and the same bytes back as a plain opaque (inline when\n"
-	    "  they fit, else a Long Call and a Reply chunk), checked.\n"
-	    "  (server --test-corrupt answers with wrong data: for tests of the checks.)\n",
+	    "  (default 1: Version One only, Version Two calls get ERR_VERS).\n",
 	    RPCRDMA_DEFAULT_PORT);
+	/* in two parts: C11 promises string literals of 4095 bytes only */
+	fprintf(f,
+		"  --reliable-reply: a reply that fits neither inline nor the Reply chunk\n"
+		"  offered goes in a responder-provided Read chunk (docs/reliable-replies.md).\n"
+		"client: runs the workload on each size for each peer and prints calls/s,\n"
+		"  payload MB/s (10^6 B/s), round-trip p50/p99/p99.9 and the rdma/tcp ratios.\n"
+		"  --threads: client threads, each with its own connection; --inflight: calls\n"
+		"  in flight per RDMA connection (libtirpc has one per connection).\n"
+		"  Sizes take K/M suffixes (powers of two): --sizes 1K,64K,1M. Every WRITE is\n"
+		"  checked by the server's checksum, every READ's data by the client\n"
+		"  (--verify-every N checks every Nth READ only). --count N: N calls per thread\n"
+		"  instead of --duration (default 3 s after --warmup 0.3 s). --connections N:\n"
+		"  open N RDMA connections (then one WRITE of --size on each if --workload\n"
+		"  write) and report the server's RSS and the time to connect them all;\n"
+		"  --hold S keeps them open S seconds more (after a line \"holding N\").\n"
+		"  Each connection takes a few file descriptors: the open-files limit is\n"
+		"  raised to its hard limit, beyond that run several clients. MPA CRC32c\n"
+		"  is off unless --crc. The\n"
+		"  progress line (on stderr) is shown only when stderr is a terminal;\n"
+		"  --no-progress turns it off there too. A case that cannot connect prints\n"
+		"  the error, not a row; the exit status is then 1. --rdma-version: 1 (default),\n"
+		"  2 (Version Two only) or auto (Version Two, Version One if the server has\n"
+		"  only that).\n"
+		"  both: --inline BYTES sets both inline thresholds (a multiple of 1024 up to\n"
+		"  256K; default 1024, 4096 with --rdma-version 2/auto). --no-private-data:\n"
+		"  no RFC 8797 private data at connection setup (the peer assumes 1024, 4096\n"
+		"  in Version Two, until transport properties raise it). --workload echo:\n"
+		"  --size bytes sent and the same bytes back as a plain opaque (inline when\n"
+		"  they fit, else a Long Call and a Reply chunk), checked.\n"
+		"  --workload unknown: calls whose reply size the client does not know\n"
+		"  (sizes 100 B..1 MiB - 64 B, 90%% log-uniform up to 4 KiB, 10%% log-uniform\n"
+		"  above, from --seed N, default 1), in two modes on one connection that\n"
+		"  alternate in blocks of --block N calls (default 50): no Reply chunk, the\n"
+		"  large replies by responder-provided Read chunk (reliable replies: the\n"
+		"  server needs --reliable-reply), against always a 1 MiB Reply chunk. One\n"
+		"  call in flight; every payload checked; per mode mean/p50/p99 latency and\n"
+		"  the bytes each side registered per call, and the ratio of the means.\n"
+		"  --count N: N calls per mode (whole blocks) instead of --duration.\n"
+		"  (server --test-corrupt answers with wrong data: for tests of the checks.)\n");
 }
 
 /* -d DEV: the provider named by RPCRDMA_PROVIDER (verbs when unset) on
@@ -182,6 +198,9 @@ enum {
 	O_DEVICE,
 	O_INLINE,
 	O_NO_PDATA,
+	O_RELIABLE,
+	O_SEED,
+	O_BLOCK,
 };
 
 static const struct option longopts[] = {
@@ -219,6 +238,9 @@ static const struct option longopts[] = {
     {"inline", required_argument, NULL, O_INLINE},
     {"no-private-data", no_argument, NULL, O_NO_PDATA},
     {"device", required_argument, NULL, O_DEVICE},
+    {"reliable-reply", no_argument, NULL, O_RELIABLE},
+    {"seed", required_argument, NULL, O_SEED},
+    {"block", required_argument, NULL, O_BLOCK},
     {NULL, 0, NULL, 0},
 };
 
@@ -260,7 +282,9 @@ int main(int argc, char **argv)
 				      .cpu = -1,
 				      .peer_rdma = true,
 				      .tcp_svc = true,
-				      .verify_every = 1};
+				      .verify_every = 1,
+				      .seed = 1,
+				      .block = 50};
 	bool server, fork_port_set = false, have_workload = false;
 	const char *role;
 	char *end;
@@ -373,6 +397,8 @@ int main(int argc, char **argv)
 				co.workload = PERF_W_READ;
 			else if (!strcmp(optarg, "echo"))
 				co.workload = PERF_W_ECHO;
+			else if (!strcmp(optarg, "unknown"))
+				co.workload = PERF_W_UNKNOWN;
 			else
 				return bad("workload", optarg);
 			have_workload = true;
@@ -444,6 +470,21 @@ int main(int argc, char **argv)
 		case O_CORRUPT:
 			so.corrupt = true;
 			break;
+		case O_RELIABLE:
+			if (!server)
+				return bad("reliable-reply", "(server only)");
+			so.reliable_reply = true;
+			break;
+		case O_SEED:
+			co.seed = strtoull(optarg, &end, 0);
+			if (*end || !*optarg)
+				return bad("seed", optarg);
+			break;
+		case O_BLOCK:
+			if (parse_u32(optarg, &v) || !v || v > 1000000)
+				return bad("block", optarg);
+			co.block = v;
+			break;
 		case O_BIND:
 			if (!server || !*optarg)
 				return bad("bind", optarg);
@@ -474,7 +515,9 @@ int main(int argc, char **argv)
 	if (server)
 		return perf_server_main(&so) ? 1 : 0;
 	if (!have_workload && !co.connections) {
-		fprintf(stderr, "rpcrdma-perf client: --workload null|write|read is required\n");
+		fprintf(
+		    stderr,
+		    "rpcrdma-perf client: --workload null|write|read|echo|unknown is required\n");
 		return 2;
 	}
 	if (co.peer_tcp && !co.tcp_port) {

@@ -33,6 +33,8 @@ const char *perf_workload_name(enum perf_workload w)
 		return "read";
 	case PERF_W_ECHO:
 		return "echo";
+	case PERF_W_UNKNOWN:
+		return "unknown";
 	}
 	return "?";
 }

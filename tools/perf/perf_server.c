@@ -77,6 +77,10 @@ static void fill_info(perf_info *r)
 	if (g_svc && rpcrdma_svc_stats(g_svc, &st) == 0) {
 		r->connections = st.connections;
 		r->calls = st.calls;
+		r->reg_bytes = st.reg_bytes;
+		r->rr_replies = st.rr_replies;
+		r->rr_exposed_total = st.rr_exposed_total;
+		r->rr_exposed_bytes = st.rr_exposed_bytes;
 	}
 }
 
@@ -132,6 +136,37 @@ bool_t perf_echo_1_svc(perf_echo *a, perf_echo *r, struct svc_req *rq)
 	if (!r->data.data_val)
 		return FALSE;
 	memcpy(r->data.data_val, a->data.data_val, a->data.data_len);
+	return TRUE;
+}
+
+/* GET's answer without a copy: the bytes point into the pattern (the
+ * RDMA reply encodes them; nothing frees them). False for a range the
+ * pattern has not. */
+static bool get_answer(const perf_get_args *a, perf_echo *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (a->len > PERF_MAX_SIZE || a->offset > perf_pattern_len() - a->len)
+		return false;
+	r->data.data_val = (char *)(uintptr_t)(perf_pattern() + a->offset);
+	if (g_opts->corrupt && a->offset + 8 <= perf_pattern_len() - a->len)
+		r->data.data_val += 8;
+	r->data.data_len = a->len;
+	return true;
+}
+
+bool_t perf_get_1_svc(perf_get_args *a, perf_echo *r, struct svc_req *rq)
+{
+	perf_echo p;
+
+	(void)rq;
+	/* libtirpc frees the result (freeresult): a copy */
+	if (!get_answer(a, &p))
+		return FALSE;
+	r->data.data_len = p.data.data_len;
+	r->data.data_val = malloc(p.data.data_len ? p.data.data_len : 1);
+	if (!r->data.data_val)
+		return FALSE;
+	memcpy(r->data.data_val, p.data.data_val, p.data.data_len);
 	return TRUE;
 }
 
@@ -198,6 +233,22 @@ static void rdma_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args,
 		}
 		rpcrdma_svc_reply(req, (xdrproc_t)xdr_perf_echo, &a);
 		xdr_free((xdrproc_t)xdr_perf_echo, (char *)&a);
+		return;
+	}
+	case PERF_GET: {
+		perf_get_args a;
+		perf_echo r;
+
+		memset(&a, 0, sizeof(a));
+		if (rpcrdma_svc_getargs(req, (xdrproc_t)xdr_perf_get_args, &a)) {
+			rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+			return;
+		}
+		if (!get_answer(&a, &r)) {
+			rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+			return;
+		}
+		rpcrdma_svc_reply(req, (xdrproc_t)xdr_perf_echo, &r);
 		return;
 	}
 	case PERF_INFO: {
@@ -447,6 +498,10 @@ int perf_server_main(const struct perf_server_opts *o)
 		so.comp_mask |= RPCRDMA_SVC_OPT_CPU;
 		so.cpu = o->cpu;
 	}
+	if (o->reliable_reply) {
+		so.comp_mask |= RPCRDMA_SVC_OPT_RELIABLE_REPLY;
+		so.reliable_reply = 1;
+	}
 	if (o->rpcbind) {
 		so.comp_mask |= RPCRDMA_SVC_OPT_RPCBIND;
 		so.rpcbind = 1;
@@ -472,8 +527,9 @@ int perf_server_main(const struct perf_server_opts *o)
 	if (o->tcp)
 		printf(" tcp port %u (svc_run) tcp-fork port %u (fork per connection)", tport,
 		       fport);
-	printf(" credits %u workers %u cpu %d%s%s%s\n", o->credits, o->threads, o->cpu,
-	       o->busy ? " busy-poll" : "", o->bind ? " bind " : "", o->bind ? o->bind : "");
+	printf(" credits %u workers %u cpu %d%s%s%s%s\n", o->credits, o->threads, o->cpu,
+	       o->busy ? " busy-poll" : "", o->reliable_reply ? " reliable-reply" : "",
+	       o->bind ? " bind " : "", o->bind ? o->bind : "");
 	fflush(stdout);
 
 	for (;;) {

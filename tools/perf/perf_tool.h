@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct rpcrdma_clnt;
+
 /* ---- pattern (perf_pattern.c) ---- */
 
 /* Largest payload one call may carry, and the span of offsets clients use:
@@ -66,12 +68,15 @@ struct perf_server_opts {
 	int rdma_version;
 	uint32_t inline_size; /* --inline: both thresholds (0: the default) */
 	bool no_pdata;        /* --no-private-data: no RFC 8797 private data */
+	/* --reliable-reply: expose replies that fit nothing the client
+	 * offered in a Read chunk (RPCRDMA_SVC_OPT_RELIABLE_REPLY) */
+	bool reliable_reply;
 };
 int perf_server_main(const struct perf_server_opts *o);
 
 /* ---- client (perf_client.c) ---- */
 
-enum perf_workload { PERF_W_NULL, PERF_W_WRITE, PERF_W_READ, PERF_W_ECHO };
+enum perf_workload { PERF_W_NULL, PERF_W_WRITE, PERF_W_READ, PERF_W_ECHO, PERF_W_UNKNOWN };
 enum perf_transport { PERF_T_RDMA, PERF_T_TCP_SVC, PERF_T_TCP_FORK };
 
 struct perf_client_opts {
@@ -97,6 +102,9 @@ struct perf_client_opts {
 	uint32_t connections;  /* --connections N mode */
 	uint32_t hold_s;       /* --hold S: keep them open S s more */
 	const char *csv, *plot;
+	/* --workload unknown (perf_unknown.c) */
+	uint64_t seed;  /* --seed: of the reply size sequence */
+	uint32_t block; /* --block: calls per block, the modes alternating */
 };
 
 /* One measured case. */
@@ -135,6 +143,23 @@ struct perf_conn_report {
 };
 
 int perf_client_main(const struct perf_client_opts *o);
+/* One RPC-over-RDMA connection with the options of @o, for @inflight
+ * calls at once; @reliable_reply: RPCRDMA_CLNT_OPT_RELIABLE_REPLY. */
+int perf_rdma_connect(const struct perf_client_opts *o, uint32_t inflight, bool reliable_reply,
+		      struct rpcrdma_clnt **out);
+
+/* ---- --workload unknown (perf_unknown.c) ---- */
+
+/* Largest reply payload: the whole RPC reply (24-byte accepted reply
+ * header, 4-byte length, payload) fits the 1 MiB Reply chunk the
+ * comparison mode offers. */
+#define PERF_UNKNOWN_MAX   (1048576u - 64u)
+#define PERF_UNKNOWN_MIN   100u
+#define PERF_UNKNOWN_SMALL 4096u /* 90% of the sizes are at most this */
+#define PERF_UNKNOWN_CHUNK 1048576u
+/* Payload size of call @i of the sequence @seed (see perf_unknown.c). */
+uint32_t perf_unknown_size(uint64_t seed, uint64_t i);
+int perf_unknown_main(const struct perf_client_opts *o);
 
 /* ---- report (perf_report.c) ---- */
 
