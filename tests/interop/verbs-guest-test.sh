@@ -57,12 +57,23 @@ perf_runs() { # KIND ADDR PORT
 	done
 }
 
+# until a server answers a NULL at ADDR PORT (a fixed sleep was too short
+# for a sanitizer build under TCG on a loaded host), at most 60 s
+wait_server() { # ADDR PORT
+	local i
+	for i in $(seq 1 30); do
+		timeout 10 "$bin/rpcrdma-ping" -c 1 -p "$2" "$1" >/dev/null 2>&1 && return 0
+		sleep 1
+	done
+	return 1
+}
+
 # rpcrdma-perf server on @addr:20150; ping and the three workloads
 tools() { # KIND ADDR
 	local kind=$1 addr=$2 spid
 	"$bin/rpcrdma-perf" server --port 20150 --no-tcp >"$out/$kind-perf-server.log" 2>&1 &
 	spid=$!
-	sleep 2
+	wait_server "$addr" 20150
 	step "$kind-ping" 60 "$bin/rpcrdma-ping" -c 3 -i 0.2 -p 20150 "$addr"
 	perf_runs "$kind" "$addr" 20150
 	kill "$spid" 2>/dev/null
@@ -144,7 +155,7 @@ if [ "${VERBS_CROSS:-0}" = 1 ]; then
 	# our server on siw0 (the wildcard address) for the host's client
 	"$bin/rpcrdma-perf" server --port 20151 --no-tcp >"$out/cross-h2g-server.log" 2>&1 &
 	spid=$!
-	sleep 2
+	wait_server 10.0.2.15 20151
 	touch "$out/ready-host"
 	i=0
 	while [ ! -e /peer/host-done ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i + 1)); done
