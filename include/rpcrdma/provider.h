@@ -107,6 +107,20 @@ struct rpcrdma_dev_info {
 	bool active;        /* port 1 is ACTIVE (softiwarp: always) */
 };
 
+enum rpcrdma_dev_cap_flags {
+	/* The peer's Send With Invalidate can invalidate this device's
+	 * registrations (softiwarp). Verbs devices invalidate only
+	 * fast-registered regions remotely, and the verbs provider registers
+	 * with ibv_reg_mr: Linux siw answers such a Send with a Terminate,
+	 * rxe fails the receive. The client and server leave the RFC 8797
+	 * Remote Invalidation flag clear without it. */
+	RPCRDMA_DEV_CAP_REMOTE_INV = 1u << 0,
+	/* rpcrdma_ep_stats counts the peer's RDMA Writes and Read Requests
+	 * (writes_in, reads_in): softiwarp serves them itself; a verbs
+	 * device does so without telling, and they stay 0. */
+	RPCRDMA_DEV_CAP_PEER_OPS_COUNTED = 1u << 1,
+};
+
 /* What a device can do; filled by rpcrdma_dev_query(). */
 struct rpcrdma_dev_caps {
 	uint32_t comp_mask;        /* reserved, 0 */
@@ -120,6 +134,7 @@ struct rpcrdma_dev_caps {
 	uint32_t max_ord;          /* outbound RDMA Reads outstanding */
 	uint32_t max_private_data; /* RPCRDMA_MAX_PRIVATE_DATA */
 	uint32_t max_msg_size;     /* bytes in one Send / Write / Read */
+	uint32_t flags;            /* RPCRDMA_DEV_CAP_* */
 };
 
 /*
@@ -510,7 +525,7 @@ struct rpcrdma_ep_stats {
 	uint64_t tx_fpdus, rx_fpdus;
 	uint64_t sends, recvs;          /* messages */
 	uint64_t writes_out, reads_out; /* Writes / Read Requests we issued */
-	uint64_t writes_in, reads_in;   /* served for the peer */
+	uint64_t writes_in, reads_in;   /* served for the peer (RPCRDMA_DEV_CAP_PEER_OPS_COUNTED) */
 	uint64_t crc_errors, terminates_tx, terminates_rx;
 	uint64_t send_eagain; /* times the socket pushed back */
 };

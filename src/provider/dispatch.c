@@ -231,6 +231,9 @@ RPCRDMA_API int rpcrdma_cq_resize(struct rpcrdma_cq *cq, uint32_t cqe)
 {
 	if (!cq || cqe == 0)
 		return -EINVAL;
+	/* optional: the caller then makes a CQ per endpoint */
+	if (!cq->dev->ops->cq_resize)
+		return -EOPNOTSUPP;
 	return cq->dev->ops->cq_resize(cq, cqe);
 }
 

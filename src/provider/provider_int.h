@@ -92,6 +92,7 @@ struct rpcrdma_dev_ops {
 	int (*cq_req_notify)(struct rpcrdma_cq *cq, bool solicited_only);
 	int (*cq_get_fd)(const struct rpcrdma_cq *cq);
 	int (*cq_ack_notify)(struct rpcrdma_cq *cq);
+	/* optional (NULL: rpcrdma_cq_resize() says -EOPNOTSUPP) */
 	int (*cq_resize)(struct rpcrdma_cq *cq, uint32_t cqe);
 
 	int (*evch_create)(struct rpcrdma_dev *dev, const struct rpcrdma_evch_attr *attr,

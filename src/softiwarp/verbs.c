@@ -86,6 +86,7 @@ static int siw_query(struct rpcrdma_dev *d, struct rpcrdma_dev_caps *caps)
 	caps->max_ord = SIW_MAX_IRD_ORD;
 	caps->max_private_data = RPCRDMA_MAX_PRIVATE_DATA;
 	caps->max_msg_size = SIW_MAX_MSG;
+	caps->flags = RPCRDMA_DEV_CAP_REMOTE_INV | RPCRDMA_DEV_CAP_PEER_OPS_COUNTED;
 	return 0;
 }
 

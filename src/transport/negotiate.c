@@ -29,6 +29,13 @@ int xprt_pdata_build(void *buf, size_t len, uint32_t send, uint32_t recv, bool r
 	return rpcrdma1_cm_private_encode(buf, len, &p);
 }
 
+bool xprt_dev_remote_inv(struct rpcrdma_dev *dev)
+{
+	struct rpcrdma_dev_caps caps;
+
+	return rpcrdma_dev_query(dev, &caps) == 0 && (caps.flags & RPCRDMA_DEV_CAP_REMOTE_INV);
+}
+
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;

@@ -728,6 +728,8 @@ int clnt_setup(struct rpcrdma_clnt *c, const char *provider, const struct rpcrdm
 	rc = rpcrdma_dev_open(provider, NULL, &c->dev);
 	if (!rc)
 		rc = rpcrdma_pd_alloc(c->dev, &c->pd);
+	if (!rc)
+		c->remote_inv = c->remote_inv && xprt_dev_remote_inv(c->dev);
 	/* One spare receive: a message no call expects (a duplicate reply
 	 * when no call is on the wire) lands in it and it is re-posted at
 	 * once (handle_wc), instead of the peer's Send finding no buffer. */

@@ -712,6 +712,8 @@ int svc_listen(struct rpcrdma_svc *s, const char *host, uint16_t port, const cha
 	if (!rc)
 		rc = rpcrdma_pd_alloc(s->dev, &s->pd);
 	if (!rc)
+		s->remote_inv = s->remote_inv && xprt_dev_remote_inv(s->dev);
+	if (!rc)
 		rc = rpcrdma_evch_create(s->dev, NULL, &s->evch);
 	if (!rc)
 		rc = shared_cq_create(s);

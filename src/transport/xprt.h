@@ -96,6 +96,10 @@ struct xprt_limits {
 
 /* Our private data: @send/@recv are our thresholds. 8 bytes into @buf. */
 int xprt_pdata_build(void *buf, size_t len, uint32_t send, uint32_t recv, bool remote_inv);
+/* Whether @dev's registrations can be invalidated by the peer's Send With
+ * Invalidate (RPCRDMA_DEV_CAP_REMOTE_INV): without it we leave RFC 8797's
+ * Remote Invalidation flag clear, so no peer sends one. */
+bool xprt_dev_remote_inv(struct rpcrdma_dev *dev);
 /* Combine our thresholds with the peer's private data (absent or bad:
  * 1024/1024/no remote invalidation, RFC 8797 §4.1). Returns 0 when the peer's
  * data was valid, -EINVAL when defaults were used (the connection goes on). */

@@ -300,6 +300,14 @@ static int post_slot(struct iop_conn *c, uint32_t i)
 	return rpcrdma_post_recv(c->ep, i, &sge, 1);
 }
 
+bool iop_peer_ops_counted(const struct iop_conn *c)
+{
+	struct rpcrdma_dev_caps caps;
+
+	return rpcrdma_dev_query(c->dev, &caps) == 0 &&
+	       (caps.flags & RPCRDMA_DEV_CAP_PEER_OPS_COUNTED);
+}
+
 int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const void *pd,
 		size_t pdlen)
 {
@@ -307,6 +315,8 @@ int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const 
 	struct rpcrdma_ep_attr ea = {0};
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
 	const char *prov = getenv("RPCRDMA_INTEROP_PROVIDER");
+	struct rpcrdma_dev_caps caps = {0};
+	uint8_t pdv[RPCRDMA_MAX_PRIVATE_DATA];
 	int rc;
 
 	memset(c, 0, sizeof(*c));
@@ -314,6 +324,15 @@ int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const 
 	IOP_CHECK(inet_pton(AF_INET, iop_addr(), &sin.sin_addr) == 1);
 	IOP_CHECK((rc = rpcrdma_dev_open(prov && *prov ? prov : "softiwarp", NULL, &c->dev)) == 0);
 	IOP_CHECK(rpcrdma_pd_alloc(c->dev, &c->pd) == 0);
+	IOP_CHECK(rpcrdma_dev_query(c->dev, &caps) == 0);
+	if (pd && pdlen >= 8 && pdlen <= sizeof(pdv) &&
+	    memcmp(pd, iop_linux_client_pdata, 4) == 0) {
+		memcpy(pdv, pd, pdlen);
+		if (!(caps.flags & RPCRDMA_DEV_CAP_REMOTE_INV))
+			pdv[5] &= (uint8_t)~RPCRDMA1_CM_FLAG_REMOTE_INV;
+		c->inv_offered = (pdv[5] & RPCRDMA1_CM_FLAG_REMOTE_INV) != 0;
+		pd = pdv;
+	}
 	IOP_CHECK(rpcrdma_cq_create(c->dev, &ca, &c->cq) == 0);
 	IOP_CHECK(rpcrdma_evch_create(c->dev, NULL, &c->evch) == 0);
 	c->buf = aligned_alloc(4096, (IOP_NRECV + 1) * IOP_INLINE);

@@ -105,10 +105,19 @@ struct iop_conn {
 	uint32_t xid;                  /* next xid */
 	uint32_t grant;                /* credits the server granted last */
 	unsigned int stalls;           /* first-Send retransmissions (see iop_call) */
+	bool inv_offered;              /* our private data offered remote invalidation */
 };
+
+/* Whether @c's provider counts the peer's RDMA Writes and Reads in its
+ * endpoint stats (RPCRDMA_DEV_CAP_PEER_OPS_COUNTED). */
+bool iop_peer_ops_counted(const struct iop_conn *c);
 
 /* Connect to 127.0.0.1:@port with MPA revision @rev (2: with IRD 128 /
  * ORD 0, what the Linux client advertises), CRC as @crc, private data @pd.
+ * RFC 8797 private data goes with its Remote Invalidation flag cleared when
+ * the device cannot honour it (no RPCRDMA_DEV_CAP_REMOTE_INV: the verbs
+ * provider, whose ibv_reg_mr regions Linux siw and rxe refuse to
+ * invalidate remotely); c->inv_offered says what was sent.
  * 0 with c->est the ESTABLISHED event; else -errno with c->est the event
  * that came instead (type printed). */
 int iop_connect(struct iop_conn *c, uint16_t port, uint8_t rev, bool crc, const void *pd,

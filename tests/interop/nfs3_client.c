@@ -226,12 +226,26 @@ int iop_nfs3_remove(struct iop_conn *c, const struct iop_fh *dir, const char *na
 	return st;
 }
 
-/* After a reply to a call that carried chunks: RFC 8797 §4 (we set the
- * remote-invalidation flag) and docs/linux-peer.md: Linux replies with
- * Send with Invalidate naming the chunk's STag, and our provider must have
- * invalidated it on receipt (RFC 5040 §6.2). */
-static void expect_remote_inv(const struct iop_dbuf *b, uint32_t stag, const char *what)
+/* After a reply to a call that carried chunks: RFC 8797 §4 and
+ * docs/linux-peer.md: when our private data offered remote invalidation,
+ * Linux replies with Send with Invalidate naming the chunk's STag, and our
+ * provider must have invalidated it on receipt (RFC 5040 §6.2). When it
+ * did not (a device without RPCRDMA_DEV_CAP_REMOTE_INV), the reply must be
+ * a plain Send and the STag still ours to invalidate. */
+static void expect_remote_inv(const struct iop_conn *c, const struct iop_dbuf *b, uint32_t stag,
+			      const char *what)
 {
+	if (!c->inv_offered) {
+		if (rep.msg.wc_flags & RPCRDMA_WC_F_WITH_INV) {
+			fprintf(stderr,
+				"%s: Send with Invalidate (STag 0x%08x) although our private "
+				"data did not offer remote invalidation\n",
+				what, rep.msg.inv_stag);
+			iop_failures++;
+		}
+		IOP_EXPECT(rpcrdma_mr_valid(b->mr));
+		return;
+	}
 	if (!(rep.msg.wc_flags & RPCRDMA_WC_F_WITH_INV)) {
 		fprintf(stderr, "%s: reply was a plain Send, expected Send with Invalidate\n",
 			what);
@@ -274,7 +288,7 @@ int iop_nfs3_read(struct iop_conn *c, const struct iop_fh *fh, uint64_t offset, 
 	st = exchange(c, NFSPROC3_READ, xid, len);
 	if (st < 0)
 		return st;
-	expect_remote_inv(b, seg.handle, "READ");
+	expect_remote_inv(c, b, seg.handle, "READ");
 	if (st != NFS3_OK) {
 		IOP_CHECK(xdr_post_op_attr(&rep.xdrs, &attr));
 		return st;
@@ -360,7 +374,7 @@ int iop_nfs3_write(struct iop_conn *c, const struct iop_fh *fh, uint64_t offset,
 	st = exchange(c, NFSPROC3_WRITE, xid, len);
 	if (st < 0)
 		return st;
-	expect_remote_inv(b, seg.handle, "WRITE");
+	expect_remote_inv(c, b, seg.handle, "WRITE");
 	IOP_EXPECT(rep.hdr.chunks.nwrites == 0 && !rep.hdr.chunks.reply_present);
 	if (st != NFS3_OK) {
 		IOP_CHECK(xdr_wcc_data(&rep.xdrs, &wcc));
@@ -421,7 +435,7 @@ int iop_nfs3_readdirplus(struct iop_conn *c, const struct iop_fh *dir, uint64_t 
 	IOP_EXPECT(rep.hdr.credit == 64);
 	IOP_CHECK(rep.hdr.proc == RPCRDMA1_MSG || rep.hdr.proc == RPCRDMA1_NOMSG);
 	IOP_CHECK(rpcrdma1_check_reply(&rep.hdr) == 0);
-	expect_remote_inv(b, seg.handle, "READDIRPLUS");
+	expect_remote_inv(c, b, seg.handle, "READDIRPLUS");
 	IOP_EXPECT(rep.hdr.chunks.nwrites == 0);
 	*long_reply = rep.hdr.proc == RPCRDMA1_NOMSG;
 	if (*long_reply) {

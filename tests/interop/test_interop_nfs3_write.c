@@ -144,7 +144,10 @@ int main(void)
 	       "Terminates\n",
 	       (unsigned long long)st.reads_in, (unsigned long long)st.tx_bytes,
 	       (unsigned long long)(st.terminates_rx + st.terminates_tx));
-	IOP_EXPECT(st.reads_in > 0 && st.terminates_rx == 0 && st.terminates_tx == 0);
+	IOP_EXPECT(st.terminates_rx == 0 && st.terminates_tx == 0);
+	/* nfsd pulled our Read chunks: counted where the provider sees the
+	 * peer's Read Requests (softiwarp; not a verbs device) */
+	IOP_EXPECT(st.reads_in > 0 || !iop_peer_ops_counted(&c));
 	iop_dbuf_free(&src);
 	iop_dbuf_free(&back);
 	iop_close(&c);

@@ -1,62 +1,131 @@
 #!/bin/bash
 # The verbs provider on real kernel RDMA devices (issue 18): boots the
 # interop guest (harness/) once and, in it, runs host-built programs over
-# the verbs provider on the kernel's siw (iWARP) and rxe (RoCEv2), each in turn
-# on eth0: rpcrdma-ping and rpcrdma-perf (NULL, 1 MiB WRITE by Read chunk,
-# 1 MiB READ by Write chunk) against an rpcrdma-perf server, the
-# transport's e2e test programs given on the command line, and the same
+# the verbs provider on the kernel's rxe (RoCEv2) and siw (iWARP), each in
+# turn on eth0 (verbs-guest-test.sh): rpcrdma-ping and rpcrdma-perf (NULL,
+# 1 MiB WRITE by Read chunk, 1 MiB READ by Write chunk) against an
+# rpcrdma-perf server, the transport's e2e test programs; our NFSv3 clients
+# (test_interop_nfs3_*) over verbs on siw against the guest's own nfsd;
+# cross-provider both ways (verbs on the guest's siw <-> softiwarp on the
+# host: a guestfwd through socat to an rpcrdma-perf server here, and a
+# hostfwd to one in the guest, driven by verbs-host-hook.sh); and the same
 # rpcrdma-perf runs over softiwarp in the guest for comparison. The guest's
 # Debian 12 has libibverbs, librdmacm and the providers; libraries it lacks
-# (ISA-L) go into the share next to the programs.
+# (ISA-L, the sanitizers' runtimes) go into the share next to the programs.
+# Each step's result is a line of OUTDIR/results.txt; verbs-result.sh turns
+# groups of them into ctests.
 #
-# usage: verbs-guest.sh OUTDIR VERBS_BUILT PING PERF TEST_PROGRAM...
+# usage: verbs-guest.sh OUTDIR VERBS_BUILT PING PERF PROGRAM...
+#   PROGRAM  test_interop_* programs run against the guest's nfsd, the
+#            others as the transport's e2e programs on each device
 # env: PEER_DIR (default /tmp/rpcrdma-guest), VERBS_GUEST_TIMEOUT (default
-#      1500 s for the whole guest run)
-# exit: 0 pass, 1 fail, 77 skip (verbs provider not built, guest not built)
+#      900 s for the whole guest run), VERBS_COUNT_NULL (default 300),
+#      VERBS_COUNT_MB (default 4): rpcrdma-perf counts (the README's
+#      figures: 2000 and 20), RPCRDMA_INTEROP_VERBS=0 skips the whole run
+#      (scripts/test.sh's sanitizer suite: CI time), VERBS_ACCEL (default
+#      tcg)
+# exit: 0 the guest ran every step (their results: results.txt), 1 the
+#       guest run failed, 77 skip (OUTDIR/skip says why: verbs provider,
+#       guest or QEMU missing)
 set -uo pipefail
-out=${1:?usage: verbs-guest.sh OUTDIR VERBS_BUILT PING PERF TEST...}
+out=${1:?usage: verbs-guest.sh OUTDIR VERBS_BUILT PING PERF PROGRAM...}
 built=$2 ping=$3 perf=$4
 shift 4
 here=$(cd "$(dirname "$0")" && pwd)
 export PEER_DIR=${PEER_DIR:-/tmp/rpcrdma-guest}
+rm -rf "$out"
+mkdir -p "$out"
 
 skip() {
+	printf '%s\n' "$*" >"$out/skip"
 	echo "SKIP: $*"
 	exit 77
 }
+[ "${RPCRDMA_INTEROP_VERBS:-1}" = 0 ] &&
+	skip "RPCRDMA_INTEROP_VERBS=0 (the sanitizer suite of scripts/test.sh leaves the verbs guest run out: CI time)"
 [ "$built" = 1 ] || skip "the verbs provider is not built (needs libibverbs-dev and librdmacm-dev)"
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed"
 bash "$here/harness/build-guest.sh" --check >/dev/null 2>&1 ||
 	skip "the interop guest is not built in $PEER_DIR (tests/interop/harness/build-guest.sh, or scripts/interop.sh)"
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed"
 
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
+hsrv=""
+cleanup() {
+	[ -n "$hsrv" ] && kill "$hsrv" 2>/dev/null && wait "$hsrv" 2>/dev/null
+	rm -rf "$stage"
+}
+trap cleanup EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-tests=""
+tests="" nfs=""
 for p in "$ping" "$perf" "$@"; do
 	cp "$p" "$stage/bin/"
-	[ "$p" = "$ping" ] || [ "$p" = "$perf" ] || tests="$tests $(basename "$p")"
+	b=$(basename "$p")
+	case $p in
+	"$ping" | "$perf") ;;
+	*/test_interop_*) nfs="$nfs,$b" ;;
+	*) tests="$tests,$b" ;;
+	esac
 	# every shared library the guest's root file system lacks
 	ldd "$p" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r lib; do
 		[ -e "$PEER_DIR/rootfs$lib" ] || cp -L "$lib" "$stage/lib/"
 	done
 done
-cp "$here/verbs-guest-test.sh" "$stage/"
 
-rm -rf "$out"
-mkdir -p "$out"
-accel=tcg
-[ -w /dev/kvm ] && accel=kvm
-echo "[verbs] guest run ($accel): programs $tests"
+# A free host port (below the ephemeral range, away from the ranges of
+# guest-start.sh and the softiwarp wire tests).
+free_port() {
+	local p
+	for _ in $(seq 1 100); do
+		p=$((8000 + RANDOM % 4000))
+		ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q . && continue
+		[ "$p" = "${1:-}" ] || [ "$p" = "${2:-}" ] && continue
+		echo "$p"
+		return 0
+	done
+	return 1
+}
+nnull=${VERBS_COUNT_NULL:-300} nmb=${VERBS_COUNT_MB:-4}
+cross=0 fwd=""
+rport=$(free_port) || { echo "FAIL: no free port"; exit 1; }
+if command -v socat >/dev/null; then
+	if ! g2h=$(free_port "$rport") || ! h2g=$(free_port "$rport" "$g2h"); then
+		echo "FAIL: no free port"
+		exit 1
+	fi
+	# the host's side of cross-provider: our server over softiwarp
+	RPCRDMA_PROVIDER=softiwarp "$perf" server --port "$g2h" --no-tcp --bind 127.0.0.1 \
+		>"$out/cross-g2h-host-server.log" 2>&1 &
+	hsrv=$!
+	fwd=",guestfwd=tcp:10.0.2.100:20152-cmd:$here/nfs3d-fwd.sh $g2h"
+	fwd+=",hostfwd=tcp:127.0.0.1:$h2g-10.0.2.15:20151"
+	cross=1
+else
+	echo "note: no socat: the cross-provider steps are left out"
+	printf 'no socat on the host (the guestfwd needs it)\n' >"$out/skip-cross"
+fi
+
+# TCG, as the suite's guest: KVM here (nested) refuses QEMU's -cpu host
+# (MSR 0x10a) and does not boot the kernel with that MSR left out
+accel=${VERBS_ACCEL:-tcg}
+echo "[verbs] guest run ($accel): e2e programs ${tests#,}; NFS programs ${nfs#,}; cross $cross"
+t0=$(date +%s.%N)
 # no_timer_check: a loaded host makes TCG miss the boot's timer check
-SHARE_FILES=$stage NAME=verbs CMDLINE_EXTRA=no_timer_check HOSTFWD_PORT=${VERBS_HOSTFWD_PORT:-24149} ACCEL=$accel \
-	TIMEOUT=${VERBS_GUEST_TIMEOUT:-1500} GUEST_ENV="VERBS_TESTS=$(echo $tests | tr ' ' ,)" \
+SHARE_FILES=$stage NAME=verbs-$(printf '%s' "$out" | md5sum | cut -c1-8) \
+	CMDLINE_EXTRA=no_timer_check HOSTFWD_PORT=$rport HOSTFWD_EXTRA="$fwd" ACCEL=$accel \
+	TIMEOUT=${VERBS_GUEST_TIMEOUT:-900} \
+	GUEST_ENV="VERBS_TESTS=${tests#,} VERBS_NFS=${nfs#,} VERBS_CROSS=$cross VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb" \
+	HOST_HOOK=$here/verbs-host-hook.sh VERBS_H2G_PORT=${h2g:-0} VERBS_PING=$ping VERBS_PERF=$perf \
+	VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb \
 	bash "$here/harness/run-guest.sh" "$here/verbs-guest-test.sh" "$out" >"$out/run.log" 2>&1
 rc=$?
+echo "[verbs] guest run took $(echo "$(date +%s.%N) - $t0" | bc) s (rc $rc)"
 cat "$out/run.log"
 echo "---- results (guest) ----"
 cat "$out/results.txt" 2>/dev/null || echo "(none: see $out/serial.log)"
 echo "---- figures (guest, emulated) ----"
 cat "$out/figures.txt" 2>/dev/null
-[ $rc = 0 ] || { echo "FAIL: guest run failed (rc $rc); logs in $out"; exit 1; }
-echo PASS
+if [ $rc != 0 ] || [ ! -s "$out/results.txt" ]; then
+	echo "FAIL: guest run failed (rc $rc); logs in $out"
+	exit 1
+fi
+echo "PASS (each step's result: verbs-result.sh)"

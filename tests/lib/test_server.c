@@ -38,6 +38,19 @@ const char *tl_addr(void)
 	return a && *a ? a : "127.0.0.1";
 }
 
+bool tl_remote_inv(void)
+{
+	struct rpcrdma_dev *d;
+	struct rpcrdma_dev_caps caps = {0};
+	bool r;
+
+	if (rpcrdma_dev_open(NULL, NULL, &d))
+		return false;
+	r = rpcrdma_dev_query(d, &caps) == 0 && (caps.flags & RPCRDMA_DEV_CAP_REMOTE_INV);
+	rpcrdma_dev_close(d);
+	return r;
+}
+
 /* Control pipes of the servers running now: a later child must not hold
  * them open (an earlier server would never see its pipe close). */
 #define TL_MAX_SERVERS 8

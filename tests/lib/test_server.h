@@ -9,6 +9,7 @@
 #ifndef RPCRDMA_TEST_SERVER_H
 #define RPCRDMA_TEST_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -25,6 +26,11 @@ void tl_fill(void *p, size_t n, uint32_t seed);
  * no loopback address to siw or rxe: in the interop guest the tests are
  * given the address of the device's netdev (eth0). */
 const char *tl_addr(void);
+/* Whether the provider the programs use (RPCRDMA_PROVIDER, default
+ * softiwarp) lets a peer's Send With Invalidate invalidate its
+ * registrations (RPCRDMA_DEV_CAP_REMOTE_INV): the client offers remote
+ * invalidation, and a server uses it, only then. false if none opens. */
+bool tl_remote_inv(void);
 
 struct tl_server {
 	pid_t pid;

@@ -104,9 +104,12 @@ static bool flushes_pending(const struct vep *e)
 {
 	if (e->rq.tail != e->rq.head)
 		return true;
-	for (uint32_t q = e->sq.head; q != e->sq.tail; q++)
-		if (e->sq.s[q % e->sq.size].signaled || e->sq.s[q % e->sq.size].quiet)
+	for (uint32_t q = e->sq.head; q != e->sq.tail; q++) {
+		const struct vslot *s = &e->sq.s[q % e->sq.size];
+
+		if (!s->done && (s->signaled || s->quiet))
 			return true;
+	}
 	return false;
 }
 

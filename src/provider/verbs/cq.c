@@ -141,12 +141,25 @@ int verbs_cq_poll(struct rpcrdma_cq *cq, struct rpcrdma_wc *wc, int n)
 	return got;
 }
 
+void verbs_cq_reap(struct vcq *c)
+{
+	for (;;) {
+		struct rpcrdma_wc wc[16];
+		uint32_t room = c->cap - c->count;
+		int m = poll_hw(c, wc, room < 16 ? (int)room : 16);
+
+		for (int i = 0; i < m; i++)
+			verbs_cq_push(c, &wc[i]);
+		if (m < 16)
+			break;
+	}
+}
+
 int verbs_cq_harvest(struct vdev *d)
 {
 	int n = 0;
 
 	for (struct vcq *c = d->cqs; c; c = c->next) {
-		struct rpcrdma_wc wc[16];
 		void *ctx;
 		struct ibv_cq *ev_cq;
 
@@ -154,15 +167,7 @@ int verbs_cq_harvest(struct vdev *d)
 			ibv_ack_cq_events(ev_cq, 1);
 			c->armed = false;
 		}
-		for (;;) {
-			uint32_t room = c->cap - c->count;
-			int m = poll_hw(c, wc, room < 16 ? (int)room : 16);
-
-			for (int i = 0; i < m; i++)
-				verbs_cq_push(c, &wc[i]);
-			if (m < 16)
-				break;
-		}
+		verbs_cq_reap(c);
 		/* what arrived since the last look, made-up completions too */
 		n += (int)c->fresh;
 		c->fresh = 0;

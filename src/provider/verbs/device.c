@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "provider/verbs/verbs.h"
+#include "util/log.h"
 
 uint64_t verbs_now_ns(void)
 {
@@ -124,10 +125,28 @@ static int epoll_add(int epfd, int fd)
 
 static const struct rpcrdma_dev_ops verbs_ops;
 
+/* The process that made librdmacm open its device contexts (0: none yet). */
+static pid_t cm_pid;
+
 static int dev_setup(struct vdev *d, const char *name)
 {
+	pid_t me = getpid(), first = 0;
 	int num = 0, rc;
 
+	/* librdmacm opens its contexts once per process image, and a forked
+	 * child inherits them: the kernel refuses the child's commands on the
+	 * parent's uverbs file ("changed security contexts after opening
+	 * file descriptor", seen in the guest), so connections set up there
+	 * go nowhere. Say so instead. */
+	if (!__atomic_compare_exchange_n(&cm_pid, &first, me, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE) &&
+	    first != me) {
+		RLOG_PEER(RPCRDMA_LOG_ERR, "verbs", NULL,
+			  "device opened in a child of the process that first opened one "
+			  "(pid %d): rdma-core's state does not survive fork()",
+			  (int)first);
+		return -ENODEV;
+	}
 	d->ctx_list = rdma_get_devices(&num);
 	if (!d->ctx_list || num == 0)
 		return -ENODEV;
@@ -218,6 +237,15 @@ static int verbs_query(struct rpcrdma_dev *dev, struct rpcrdma_dev_caps *caps)
 	caps->max_private_data = d->iwarp ? RPCRDMA_MAX_PRIVATE_DATA - 4 : 56;
 	caps->max_msg_size = d->port.max_msg_sz ? d->port.max_msg_sz : 1u << 31;
 	caps->max_qp_wr = min_u32(caps->max_qp_wr, 1u << 16);
+	/* No RPCRDMA_DEV_CAP_REMOTE_INV: devices invalidate only
+	 * fast-registered regions remotely, and ours are ibv_reg_mr regions
+	 * (userspace verbs has no fast registration; memory windows, which
+	 * could be, are missing on siw). Seen in the guest: Linux siw
+	 * answered every Send With Invalidate naming one with a Terminate
+	 * (RDMAP, remote operation, cannot invalidate) and rxe fails it.
+	 * Nor RPCRDMA_DEV_CAP_PEER_OPS_COUNTED: the device serves the peer's
+	 * Writes and Reads without a completion. */
+	caps->flags = 0;
 	return 0;
 }
 

@@ -15,10 +15,13 @@
  * receives); the caller's wr_id and the opcode stay in the slot, because a
  * verbs completion in error has no opcode and an unsignaled Send never
  * completes on its own: a completion retires its slot and every earlier
- * one. A caller may leave every Send unsignaled (our client does: a reply
- * proves delivery), but a verbs send queue frees its slots only through a
- * signaled completion: so every half queue we signal one ourselves and
- * keep its success quiet. Completions find their endpoint by QP number, so those of a
+ * unsignaled one (ring_retire: a signaled one waits for its own, which
+ * Linux siw may deliver after later ones). A caller may leave every Send
+ * unsignaled (our client does: a reply proves delivery), but a verbs send
+ * queue frees its slots only through a signaled completion: so every
+ * quarter of a queue (made twice as deep as asked, so that completions on
+ * their way leave room) we signal one ourselves and keep its success
+ * quiet. Completions find their endpoint by QP number, so those of a
  * destroyed endpoint are dropped instead of naming freed memory.
  */
 #include <arpa/inet.h>
@@ -116,7 +119,12 @@ int verbs_ep_create(struct rpcrdma_pd *pd, const struct rpcrdma_ep_attr *attr,
 		e->max_send_sge = attr->max_send_sge;
 		e->max_recv_sge = attr->max_recv_sge;
 	}
-	swr = clamp_dev(d->attr.max_qp_wr, swr);
+	/* Twice the depth asked for: unsignaled Sends hold their slots
+	 * (here and in the hardware) until a later signaled one completes,
+	 * so a caller with every asked-for Send in flight would otherwise
+	 * find the queue full while their completions are on the way (seen
+	 * on rxe: 300 asynchronous calls with 64 credits, -ENOMEM) */
+	swr = clamp_dev(d->attr.max_qp_wr, swr > UINT32_MAX / 2 ? swr : 2 * swr);
 	rwr = clamp_dev(d->attr.max_qp_wr, rwr);
 	e->max_send_sge = clamp_dev(d->attr.max_sge, e->max_send_sge);
 	e->max_recv_sge = clamp_dev(d->attr.max_sge, e->max_recv_sge);
@@ -163,11 +171,17 @@ static void flush_one(struct vep *e, struct vcq *cq, const struct vslot *s)
 	verbs_cq_push(cq, &wc);
 }
 
-/* Complete every slot from @from to the ring's tail as flushed. */
+/* Complete every slot from @from to the ring's tail as flushed (but those
+ * that completed already). */
 static void flush_from(struct vep *e, struct vring *r, struct vcq *cq, uint32_t from)
 {
-	for (uint32_t q = from; q != r->tail; q++)
-		flush_one(e, cq, &r->s[q % r->size]);
+	for (uint32_t q = from; q != r->tail; q++) {
+		struct vslot *s = &r->s[q % r->size];
+
+		if (!s->done)
+			flush_one(e, cq, s);
+		s->done = false;
+	}
 	r->tail = from;
 	if ((int32_t)(r->posted - from) > 0)
 		r->posted = from;
@@ -305,15 +319,15 @@ static int hw_post_send(struct vep *e, uint32_t seq, const struct rpcrdma_send_w
 	to_ibv_sges(e->dev, w->sg, w->num_sge, sge, &total);
 	switch (w->opcode) {
 	case RPCRDMA_WR_SEND:
-		/* Always a plain Send, even when asked to invalidate: the
-		 * peer's chunks are ibv_reg_mr regions (ours, or any verbs
-		 * user's), and devices invalidate only fast-registered ones
-		 * remotely. rxe fails the receive; Linux siw answers with a
-		 * Terminate (RDMAP, remote operation error) and the
-		 * connection is lost, seen in the guest for every Write
-		 * chunk. The requester then invalidates locally, which RFC
-		 * 8797 §4 allows: Send With Invalidate is an optimisation. */
-		wr.opcode = IBV_WR_SEND;
+		/* Send With Invalidate only when asked: the transport asks
+		 * only a peer whose private data offered it, and ours never
+		 * does over verbs (no RPCRDMA_DEV_CAP_REMOTE_INV, device.c) */
+		if (w->flags & RPCRDMA_SEND_INVALIDATE) {
+			wr.opcode = IBV_WR_SEND_WITH_INV;
+			wr.invalidate_rkey = w->invalidate_stag;
+		} else {
+			wr.opcode = IBV_WR_SEND;
+		}
 		break;
 	case RPCRDMA_WR_RDMA_WRITE:
 		wr.opcode = IBV_WR_RDMA_WRITE;
@@ -417,6 +431,7 @@ int verbs_post_recv(struct rpcrdma_ep *ep, uint64_t wr_id, const struct rpcrdma_
 	s = &e->rq.s[seq % e->rq.size];
 	s->wr_id = wr_id;
 	s->opcode = RPCRDMA_WC_RECV;
+	s->done = false;
 	s->nsge = num_sge;
 	if (!e->qp) {
 		s->pending = true;
@@ -501,6 +516,8 @@ int verbs_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr)
 		flush_one(e, e->scq, &f);
 		goto out;
 	}
+	if (e->sq.tail - e->sq.head == e->sq.size)
+		verbs_cq_reap(e->scq); /* completions not taken yet free slots */
 	if (e->sq.tail - e->sq.head == e->sq.size) {
 		rc = -ENOMEM;
 		goto out;
@@ -510,8 +527,9 @@ int verbs_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr)
 	s->wr_id = wr->wr_id;
 	s->opcode = wc_op_of[wr->opcode];
 	s->length = len;
+	s->done = false;
 	s->signaled = (wr->flags & RPCRDMA_SEND_SIGNALED) != 0;
-	s->quiet = !s->signaled && seq - e->sq.last_sig >= e->sq.size / 2;
+	s->quiet = !s->signaled && seq - e->sq.last_sig >= e->sq.size / 4;
 	if (s->signaled || s->quiet)
 		e->sq.last_sig = seq;
 	count_send(e, wr, len);
@@ -570,6 +588,26 @@ static enum rpcrdma_wc_status map_status(enum ibv_wc_status s)
 	}
 }
 
+/* Slot @seq of @r completed: retire it, and from the oldest on every slot
+ * done or unsignaled and older than the latest completion, up to the first
+ * signaled one still waiting for its own (a device may complete out of
+ * posting order: Linux siw a Send posted after an RDMA Read first, and a
+ * Read retired with the Send would lose its completion). */
+static void ring_retire(struct vring *r, uint32_t seq)
+{
+	r->s[seq % r->size].done = true;
+	if ((int32_t)(seq + 1 - r->done_hi) > 0)
+		r->done_hi = seq + 1;
+	while (r->head != r->tail) {
+		struct vslot *h = &r->s[r->head % r->size];
+
+		if (!h->done && (h->signaled || h->quiet || (int32_t)(r->done_hi - r->head) <= 0))
+			break;
+		h->done = false;
+		r->head++;
+	}
+}
+
 bool verbs_wc_translate(struct vdev *d, const struct ibv_wc *in, struct rpcrdma_wc *out)
 {
 	struct vep *e = verbs_ep_by_qpn(d, in->qp_num);
@@ -584,8 +622,10 @@ bool verbs_wc_translate(struct vdev *d, const struct ibv_wc *in, struct rpcrdma_
 	if (seq - r->head >= r->tail - r->head)
 		return false; /* not outstanding (flushed by us already) */
 	s = &r->s[seq % r->size];
+	if (s->done)
+		return false;
 	if (!recv && s->quiet && in->status == IBV_WC_SUCCESS) {
-		r->head = seq + 1; /* our own signal: retires, says nothing */
+		ring_retire(r, seq); /* our own signal: retires, says nothing */
 		return false;
 	}
 	memset(out, 0, sizeof(*out));
@@ -611,6 +651,6 @@ bool verbs_wc_translate(struct vdev *d, const struct ibv_wc *in, struct rpcrdma_
 			out->imm_data = ntohl(in->imm_data);
 		}
 	}
-	r->head = seq + 1;
+	ring_retire(r, seq);
 	return true;
 }

@@ -117,7 +117,10 @@ enum vep_state {
 };
 
 /* A work request's slot: posting order, so a completion retires its slot
- * and every earlier one (unsignaled Sends never complete on their own).
+ * and every earlier unsignaled one (unsignaled Sends never complete on
+ * their own); a signaled one waits for its own completion, which may come
+ * later (Linux siw completes a Send posted after an RDMA Read before the
+ * Read).
  * While the QP is not ready the request waits here with its SGEs. */
 struct vslot {
 	uint64_t wr_id;
@@ -125,6 +128,7 @@ struct vslot {
 	uint32_t length;
 	bool pending, signaled;
 	bool quiet;                /* signaled by us only: its success is not reported */
+	bool done;                 /* completed ahead of an earlier signaled slot */
 	struct rpcrdma_send_wr wr; /* pending sends: the request (sg -> sgl) */
 	struct rpcrdma_sge *sgl;   /* pending: the SGE copies (max_*_sge) */
 	uint32_t nsge;
@@ -136,6 +140,7 @@ struct vring {
 	uint32_t size, max_sge;
 	uint32_t head, tail, posted; /* sequence numbers: retired, next, handed to the QP */
 	uint32_t last_sig;           /* the last signaled Send's sequence number */
+	uint32_t done_hi;            /* one past the latest completed slot */
 };
 
 struct vep {
@@ -214,6 +219,9 @@ int verbs_cq_ack_notify(struct rpcrdma_cq *cq);
 /* Locked: move hardware completions into every CQ's ring (progress);
  * returns how many. Drains the completion channels first. */
 int verbs_cq_harvest(struct vdev *d);
+/* Locked: move @cq's hardware completions into its ring (counted by the
+ * next harvest), which retires their send slots. */
+void verbs_cq_reap(struct vcq *cq);
 /* Locked: arm every CQ not armed yet (before progress blocks). */
 void verbs_cq_arm_all(struct vdev *d);
 /* Locked: add a made-up completion to @cq's ring. */
