@@ -514,7 +514,9 @@ struct rpcrdma_ep_attr {
 RPCRDMA_API int rpcrdma_ep_create(struct rpcrdma_pd *pd, const struct rpcrdma_ep_attr *attr,
 				  struct rpcrdma_ep **out);
 /* Destroy. A connected endpoint is torn down abortively first (TCP reset,
- * outstanding work flushed into the CQs). */
+ * outstanding work flushed into the CQs). Its events not read yet are
+ * dropped from the channel (as rdma_destroy_id() does): an event never
+ * names an endpoint that no longer exists. */
 RPCRDMA_API int rpcrdma_ep_destroy(struct rpcrdma_ep *ep);
 RPCRDMA_API void *rpcrdma_ep_context(const struct rpcrdma_ep *ep);
 
