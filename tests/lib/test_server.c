@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -134,4 +135,12 @@ int tl_server_stop(struct tl_server *srv, int wait_ms)
 	kill(srv->pid, SIGKILL);
 	waitpid(srv->pid, &st, 0);
 	return 98;
+}
+
+uint64_t tl_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }

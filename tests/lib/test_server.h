@@ -20,6 +20,12 @@
 uint64_t tl_hash(const void *p, size_t n);
 /* @n pseudo-random bytes (xorshift) from @seed: the same on both sides. */
 void tl_fill(void *p, size_t n, uint32_t seed);
+/* CLOCK_MONOTONIC in microseconds / milliseconds. */
+uint64_t tl_now_us(void);
+static inline uint64_t tl_now_ms(void)
+{
+	return tl_now_us() / 1000u;
+}
 
 /* The address the e2e servers listen on and their clients connect to:
  * $RPCRDMA_TEST_ADDR, else 127.0.0.1. rdma_cm (the verbs provider) routes

@@ -94,14 +94,6 @@ static void extra(struct rpcrdma_svc *svc)
 
 /* ---- client ---- */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* The errors a call may end with under a fault (client.h). */
 static bool clear_error(int rc)
 {
@@ -241,7 +233,7 @@ static void run(uint32_t seed)
 	bool on_server = seed & 1;
 	struct tl_server srv;
 	char f[64];
-	uint64_t t0 = now_ms();
+	uint64_t t0 = tl_now_ms();
 	int before = xt_failures;
 
 	struct siw_fault_cfg fc;
@@ -279,9 +271,9 @@ static void run(uint32_t seed)
 		fprintf(stderr, "seed %u: the server child failed\n", seed);
 		xt_failures++;
 	}
-	if (now_ms() - t0 > RUN_MS) {
+	if (tl_now_ms() - t0 > RUN_MS) {
 		fprintf(stderr, "seed %u: the run took %llu ms\n", seed,
-			(unsigned long long)(now_ms() - t0));
+			(unsigned long long)(tl_now_ms() - t0));
 		xt_failures++;
 	}
 	if (xt_failures)
@@ -294,7 +286,7 @@ int main(int argc, char **argv)
 {
 	uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 50;
 	uint32_t first = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 0) : 1;
-	uint64_t t0 = now_ms();
+	uint64_t t0 = tl_now_ms();
 
 	signal(SIGPIPE, SIG_IGN);
 	xt_fill(wbuf, WLEN, 3);
@@ -305,6 +297,6 @@ int main(int argc, char **argv)
 	alarm(0);
 	printf("%u runs in %llu ms: %lu calls ok, %lu failed clearly, %lu wrong, %lu wrong "
 	       "after a dropped FPDU\n",
-	       n, (unsigned long long)(now_ms() - t0), n_ok, n_err, n_bad, n_gap);
+	       n, (unsigned long long)(tl_now_ms() - t0), n_ok, n_err, n_bad, n_gap);
 	return xt_result();
 }

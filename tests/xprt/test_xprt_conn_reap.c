@@ -18,14 +18,6 @@
 
 #include "xprt/xprt_test.h"
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 int main(void)
 {
 	struct rpcrdma_svc_opts so = {.comp_mask = RPCRDMA_SVC_OPT_MAX_CONNS, .max_conns = 1};
@@ -44,7 +36,7 @@ int main(void)
 		return 1;
 	for (unsigned k = 0; k < sizeof(ncalls) / sizeof(ncalls[0]); k++) {
 		struct rpcrdma_clnt *c = NULL;
-		uint64_t t0 = now_ms();
+		uint64_t t0 = tl_now_ms();
 		int rc;
 
 		/* the previous connection is reaped by the server's
@@ -55,7 +47,7 @@ int main(void)
 						 &c);
 			if (rc)
 				usleep(100000);
-		} while (rc && now_ms() - t0 < 20000);
+		} while (rc && tl_now_ms() - t0 < 20000);
 		XT_CHECK(rc == 0);
 		if (rc) {
 			fprintf(stderr, "client %u: not accepted within 20 s: %s\n", k,
@@ -63,7 +55,7 @@ int main(void)
 			break;
 		}
 		printf("client %u accepted after %llu ms\n", k,
-		       (unsigned long long)(now_ms() - t0));
+		       (unsigned long long)(tl_now_ms() - t0));
 		for (int i = 0; i < ncalls[k]; i++)
 			XT_CHECK(rpcrdma_clnt_call(c, XT_NULL, NULL, NULL, NULL, NULL, NULL) == 0);
 		rpcrdma_clnt_destroy(c);

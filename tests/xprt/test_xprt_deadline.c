@@ -32,22 +32,14 @@
 #define TMO_MS   600u
 #define SLACK_MS 400u
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* One call (result arg + 1 from a healthy peer); its wall time bounded. */
 static int bounded_call(struct rpcrdma_clnt *c, const char *path, u_int arg)
 {
 	u_int res = 0;
-	uint64_t t0 = now_ms();
+	uint64_t t0 = tl_now_ms();
 	int rc =
 	    rpcrdma_clnt_call(c, 1, (xdrproc_t)xdr_u_int, &arg, (xdrproc_t)xdr_u_int, &res, NULL);
-	uint64_t ms = now_ms() - t0;
+	uint64_t ms = tl_now_ms() - t0;
 
 	XT_CHECK(ms <= TMO_MS + SLACK_MS);
 	if (ms > TMO_MS + SLACK_MS)
@@ -93,7 +85,7 @@ static void cb(struct rpcrdma_clnt *c, int status, void *res, void *arg)
 	(void)c;
 	(void)res;
 	atomic_store(&a->status, status);
-	atomic_store(&a->at, now_ms());
+	atomic_store(&a->at, tl_now_ms());
 }
 
 /* @n asynchronous calls at once: each completes (or, waiting for a free
@@ -110,14 +102,14 @@ static void async_bounded(struct rpcrdma_clnt *c, const char *path, uint32_t n, 
 		a[i].res = 0;
 		atomic_store(&a[i].at, 0);
 		atomic_store(&a[i].status, 1);
-		t0[i] = now_ms();
+		t0[i] = tl_now_ms();
 		rc = rpcrdma_clnt_call_async(c, 1, (xdrproc_t)xdr_u_int, &a[i].arg,
 					     (xdrproc_t)xdr_u_int, &a[i].res, NULL, cb, &a[i]);
 		if (rc) {
 			/* no slot came free before its deadline */
 			XT_CHECK(rc == -ETIMEDOUT && !all_ok);
 			atomic_store(&a[i].status, rc);
-			atomic_store(&a[i].at, now_ms());
+			atomic_store(&a[i].at, tl_now_ms());
 		}
 	}
 	for (int k = 0; k < 500; k++) {

@@ -81,14 +81,6 @@ static void extra(struct rpcrdma_svc *svc)
 
 /* ---- client ---- */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static atomic_int ncb, cb_rc;
 
 static void cb(struct rpcrdma_clnt *c, int status, void *res, void *arg)
@@ -132,7 +124,7 @@ static void path_recovers(struct rpcrdma_clnt *c, struct rpcrdma_clnt *ctl)
 
 	XT_CHECK(rpcrdma_clnt_call(c, 2, (xdrproc_t)xdr_u_int, &ms, (xdrproc_t)xdr_u_int, &got,
 				   NULL) == 0);
-	t0 = now_ms();
+	t0 = tl_now_ms();
 	XT_CHECK(rpcrdma_clnt_call_async(c, 1, (xdrproc_t)xdr_u_int, &ms, (xdrproc_t)xdr_u_int,
 					 &got, &o, cb, NULL) == 0);
 	usleep(100000); /* the server runs it; its reply will find no connection */
@@ -140,7 +132,7 @@ static void path_recovers(struct rpcrdma_clnt *c, struct rpcrdma_clnt *ctl)
 	for (int i = 0; i < 2000 && atomic_load(&ncb) < 1; i++)
 		usleep(10000);
 	printf("recovers: rc %d after %llu ms, transmissions %u, conn_error %d\n",
-	       atomic_load(&cb_rc), (unsigned long long)(now_ms() - t0), r.transmissions,
+	       atomic_load(&cb_rc), (unsigned long long)(tl_now_ms() - t0), r.transmissions,
 	       r.conn_error);
 	XT_CHECK(atomic_load(&ncb) == 1 && atomic_load(&cb_rc) == 0);
 	XT_CHECK(r.transmissions >= 2 && r.conn_error == 0);
@@ -172,9 +164,9 @@ static void path_deadline(struct rpcrdma_clnt *c)
 				   NULL) == 0);
 	XT_CHECK(rpcrdma_clnt_test_disconnect(c) == 0);
 	usleep(50000);
-	t0 = now_ms();
+	t0 = tl_now_ms();
 	rc = rpcrdma_clnt_call(c, 1, (xdrproc_t)xdr_u_int, &ms, (xdrproc_t)xdr_u_int, &got, &o);
-	el = now_ms() - t0;
+	el = tl_now_ms() - t0;
 	printf("deadline: rc %d after %llu ms, conn_error %d (%s)\n", rc, (unsigned long long)el,
 	       r.conn_error, rpcrdma_strerror(r.conn_error));
 	XT_CHECK(rc == -ETIMEDOUT && r.status == -ETIMEDOUT);

@@ -70,14 +70,6 @@ static void extra(struct rpcrdma_svc *svc)
 
 /* ---- clients ---- */
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static int server_stats(uint16_t port, uint64_t *v)
 {
 	struct rpcrdma_clnt *c;
@@ -101,17 +93,17 @@ static int cmp_u64(const void *a, const void *b)
  * failures counted. */
 static int good_run(struct rpcrdma_clnt *c, uint8_t *buf, uint32_t ms, uint64_t *lat)
 {
-	uint64_t end = now_us() + (uint64_t)ms * 1000u;
+	uint64_t end = tl_now_us() + (uint64_t)ms * 1000u;
 	int n = 0;
 
-	while (now_us() < end && n < MAXLAT) {
+	while (tl_now_us() < end && n < MAXLAT) {
 		struct xt_write_args a = {.seed = (uint32_t)n, .data = {buf, GOOD_LEN, 0}};
 		struct xt_write_res r = {0};
-		uint64_t t0 = now_us();
+		uint64_t t0 = tl_now_us();
 		int rc = rpcrdma_clnt_call(c, XT_WRITE, (xdrproc_t)xdr_xt_write_args, &a,
 					   (xdrproc_t)xdr_xt_write_res, &r, NULL);
 
-		lat[n++] = now_us() - t0;
+		lat[n++] = tl_now_us() - t0;
 		XT_CHECK(rc == 0 && r.len == GOOD_LEN &&
 			 r.hash == (xt_hash(buf, GOOD_LEN) ^ (uint64_t)(uint32_t)(n - 1)));
 	}
