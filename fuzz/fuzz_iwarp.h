@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for the softiwarp receive path: MPA start frames (as
- * responder and as initiator), FPDUs with and without CRC, DDP tagged and
- * untagged headers and every RDMAP opcode, placed into the registered
- * 64 KiB region of a fake connection (src/softiwarp/siw_fuzz.h: one
- * endpoint whose socket is one end of a socketpair).
+ * The softiwarp receive path fuzz targets' common body: fuzz_iwarp_rx (the
+ * endpoint in memory, resources made once: fast) and fuzz_iwarp_conn (the
+ * endpoint over a socketpair, driven by the progress engine, everything
+ * made per input: slow, but with epoll, real socket reads and the
+ * connection request of the responder as a listener has it). Both feed
+ * MPA start frames (as responder and as initiator), FPDUs with and without
+ * CRC, DDP tagged and untagged headers and every RDMAP opcode, placed into
+ * the registered 64 KiB region of a fake connection
+ * (src/softiwarp/siw_fuzz.h).
  *
- * Input: two control bytes, then the byte stream the peer sends.
+ * Input: control bytes, then the byte stream the peer sends.
  *   byte 0: bits 0-1 mode (0 established, 1 MPA responder, 2 MPA initiator,
  *           3 established with MPA revision 1)
  *           bit 2   MPA CRC in use / requested
@@ -26,6 +30,11 @@
  *           machines"); bit 6 Read Response receive prediction off (it is
  *           opt-in in the provider; the fuzzer keeps it on by default, as
  *           before bit 6 meant this); bit 7 unused.
+ *   byte 2 (fuzz_iwarp_rx only): bits 0-1 RDMA Reads posted before the
+ *           stream (siw_fuzz_cfg.reads: Read Responses then have a sink;
+ *           with bit 7 of byte 0 a tagged segment's offset is kept in the
+ *           sinks, the region's upper half); bit 2 the peer closes after
+ *           the stream; bits 3-7 unused.
  * The rewriting walks the stream as the provider would (MPA start frame
  * first when in an MPA mode, then FPDUs without markers) and stops at the
  * first frame that does not fit; it only ever changes bytes in a copy.
@@ -34,6 +43,9 @@
  * back to MPA negotiation once established, and the endpoint's region keeps
  * its address and length whatever the peer sends.
  */
+#ifndef RPCRDMA_FUZZ_IWARP_H
+#define RPCRDMA_FUZZ_IWARP_H
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,8 +55,6 @@
 #include <isa-l/crc.h>
 
 #include "softiwarp/siw_fuzz.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -87,9 +97,11 @@ static void fix_crc(uint8_t *fpdu, size_t covered)
 }
 
 static void rewrite(uint8_t *s, size_t n, bool mpa_frame, bool crc, bool tags,
-		    const struct siw_fuzz_info *info)
+		    const struct siw_fuzz_info *info, bool sinks)
 {
 	size_t off = 0;
+	/* tagged placement into the posted Reads' sinks (upper half) */
+	uint64_t base = sinks ? info->len / 2 : 0, span = sinks ? info->len / 2 : info->len;
 
 	if (mpa_frame) {
 		/* RFC 5044 §7.1: 16-byte key, flags, PD_Length, PD */
@@ -106,7 +118,7 @@ static void rewrite(uint8_t *s, size_t n, bool mpa_frame, bool crc, bool tags,
 		if (tags && ulen >= 14 && (u[0] & 0x80)) {
 			/* RFC 5041 §4.3: tagged: STag at 2, TO at 6 */
 			put32(u + 2, info->stag);
-			put64(u + 6, info->to + get64(u + 6) % info->len);
+			put64(u + 6, info->to + base + get64(u + 6) % span);
 		} else if (tags && ulen >= 46 && !(u[0] & 0x80) && (u[1] & 0x0f) == 1) {
 			/* RFC 5040 §4.4: Read Request source STag at 34 */
 			put32(u + 34, info->stag);
@@ -123,15 +135,23 @@ static void rewrite(uint8_t *s, size_t n, bool mpa_frame, bool crc, bool tags,
 	}
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* One input; @in_memory: fuzz_iwarp_rx (three control bytes). */
+static int iwarp_one(const uint8_t *data, size_t size, bool in_memory)
 {
 	struct siw_fuzz_cfg cfg;
 	struct siw_fuzz *f;
 	struct siw_fuzz_info *info;
+	size_t nctl = in_memory ? 3 : 2;
+	uint8_t extra = 0;
 
-	if (size < 2)
+	if (size < nctl)
 		return 0;
 	memset(&cfg, 0, sizeof(cfg));
+	cfg.in_memory = in_memory;
+	if (in_memory) {
+		extra = data[2];
+		cfg.reads = extra & 3u;
+	}
 	switch (data[0] & 3) {
 	case 1:
 		cfg.mode = SIW_FUZZ_MPA_RESPONDER;
@@ -157,8 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t chunk = data[1] & 0x3fu;
 
 	cfg.pred_read = (data[1] & 0x40u) == 0;
-	const uint8_t *in = data + 2;
-	size_t n = size - 2;
+	const uint8_t *in = data + nctl;
+	size_t n = size - nctl;
 
 	if (siw_fuzz_create(&cfg, &f) != 0)
 		return 0;
@@ -172,7 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *region = siw_fuzz_region(f);
 	if (data[0] & 0xc0)
 		rewrite(s, n, cfg.mode != SIW_FUZZ_RTS, (data[0] & 0x40) && cfg.crc,
-			(data[0] & 0x80) != 0, info);
+			(data[0] & 0x80) != 0, info, cfg.reads != 0);
 
 	bool established = info->state == SIW_FUZZ_ST_RTS;
 	for (size_t off = 0; off < n;) {
@@ -182,15 +202,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (siw_fuzz_feed(f, s + off, take) != 0)
 			break;
 		off += take;
-		if (siw_fuzz_info(f, info) != 0)
-			break;
+		enum siw_fuzz_state st = siw_fuzz_state(f);
+
 		/* an established connection never goes back to MPA setup */
-		if (established && info->state == SIW_FUZZ_ST_MPA)
+		if (established && st == SIW_FUZZ_ST_MPA)
 			__builtin_trap();
-		established |= info->state == SIW_FUZZ_ST_RTS;
-		if (info->state == SIW_FUZZ_ST_ERROR || info->state == SIW_FUZZ_ST_CLOSED)
+		established |= st == SIW_FUZZ_ST_RTS;
+		if (st == SIW_FUZZ_ST_ERROR || st == SIW_FUZZ_ST_CLOSED)
 			break;
 	}
+	if ((extra & 4u) && siw_fuzz_close(f) == 0 && established &&
+	    siw_fuzz_state(f) == SIW_FUZZ_ST_MPA)
+		__builtin_trap();
 	/* the region pointer and length stay what they were */
 	if (siw_fuzz_info(f, info) == 0 && (siw_fuzz_region(f) != region || info->len != 65536))
 		__builtin_trap();
@@ -200,3 +223,5 @@ out:
 	siw_fuzz_destroy(f);
 	return 0;
 }
+
+#endif
