@@ -499,6 +499,8 @@ static int create_in_memory(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **ou
 	if (rc)
 		return rc;
 	f = mem_cache;
+	if (!f || !f->region_mapped)
+		return -ENOMEM;
 	/* every input starts from the same state: what an earlier one
 	 * placed or invalidated (Send with Invalidate) is undone */
 	memset(&f->info, 0, sizeof(f->info));

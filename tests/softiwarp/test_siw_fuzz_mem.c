@@ -87,7 +87,8 @@ static void untagged(struct stream *s, uint8_t op, uint32_t qn, uint32_t msn, ui
 	put_be32(u + DDP_U_OFF_QN, qn);
 	put_be32(u + DDP_U_OFF_MSN, msn);
 	put_be32(u + DDP_U_OFF_MO, 0);
-	memcpy(u + DDP_UNTAGGED_HDR_LEN, p, n);
+	if (n)
+		memcpy(u + DDP_UNTAGGED_HDR_LEN, p, n);
 	fpdu(s, u, DDP_UNTAGGED_HDR_LEN + n, false);
 }
 
