@@ -97,7 +97,7 @@ int siw_mpa_read(int fd, struct siw_mpa_in *in, const char *key)
 		in->have = 0;
 	}
 	for (;;) {
-		ssize_t n = recv(fd, in->buf + in->have, in->need - in->have, MSG_DONTWAIT);
+		ssize_t n = siw_sock_recv(fd, in->buf + in->have, in->need - in->have);
 
 		if (n == 0) {
 			/* closed: say what the bytes before the close were */
@@ -188,8 +188,7 @@ int siw_cm_flush_mpa_out(struct siw_ep *ep)
 	struct siw_tx *tx = &ep->tx;
 
 	while (tx->mpa_off < tx->mpa_len) {
-		ssize_t n = send(ep->fd, tx->mpa + tx->mpa_off, tx->mpa_len - tx->mpa_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = siw_sock_send(ep->fd, tx->mpa + tx->mpa_off, tx->mpa_len - tx->mpa_off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -628,7 +627,7 @@ static void creq_send_reject(struct siw_creq *req, const void *pdata, size_t len
 	if (len + (enh ? MPA_V2_WORD_LEN : 0) > MPA_MAX_PD)
 		len = MPA_MAX_PD - (enh ? MPA_V2_WORD_LEN : 0);
 	n = siw_mpa_build(req->out, true, MPA_FLAG_REJECT, rev, enh, 0, 0, pdata, (uint16_t)len);
-	(void)send(req->fd, req->out, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	(void)siw_sock_send(req->fd, req->out, n);
 	shutdown(req->fd, SHUT_WR);
 }
 

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Test and fuzz hook (siw_fuzz.h): one endpoint over an AF_UNIX
- * socketpair, fed raw bytes, driven by the ordinary progress engine.
+ * Test and fuzz hook (siw_fuzz.h): one endpoint fed raw bytes, either over
+ * an AF_UNIX socketpair and driven by the ordinary progress engine, or
+ * (in_memory) with its socket's byte stream in memory and its receive and
+ * transmit steps called directly, on resources made once per process.
  * Test code: compiled only with RPCRDMA_TEST_HOOKS (rpcrdma_softiwarp_test,
  * which the fuzz targets link), never into librpcrdma.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -24,6 +28,8 @@
 #define FUZZ_NRECV       8u
 #define FUZZ_RECV_LEN    4096u
 #define FUZZ_MAX_ROUNDS  4096
+#define FUZZ_READ_OFF    32768u /* the posted Reads' sinks: the upper half */
+#define FUZZ_READ_STAG   0x00c0de00u
 
 struct siw_fuzz {
 	struct siw_dev *dev;
@@ -37,8 +43,29 @@ struct siw_fuzz {
 	bool region_mapped;
 	uint8_t *rbuf;
 	int peer; /* our end of the socketpair; the endpoint owns the other */
+	/* in_memory: an eventfd whose duplicates stand for the socket (a real
+	 * descriptor, so that closing it and epoll_ctl() on it work) */
+	int stand_in;
+	bool in_memory;
 	struct siw_fuzz_info info;
 };
+
+/*
+ * The in-memory stream (siw.h): what the peer sent and the endpoint has not
+ * read yet is mem_in.p[off, len); at its end a receive says EAGAIN, or 0
+ * (the peer closed) once eof is set. What the endpoint sends is counted
+ * and kept in mem_in.f's info. One in-memory harness at a time: the
+ * resources live in mem_cache from the first siw_fuzz_create() on.
+ */
+int siw_fuzz_mem_fd = -1;
+static struct {
+	const uint8_t *p;
+	size_t len, off;
+	bool eof;
+	struct siw_fuzz *f;
+} mem_in;
+static struct siw_fuzz *mem_cache;
+static bool mem_busy;
 
 static void keep_tx(struct siw_fuzz *f, const uint8_t *p, size_t n)
 {
@@ -56,6 +83,40 @@ static void keep_tx(struct siw_fuzz *f, const uint8_t *p, size_t n)
 	}
 	memcpy(f->info.tx_keep + f->info.tx_keep_len, p, n);
 	f->info.tx_keep_len += (uint32_t)n;
+}
+
+ssize_t siw_fuzz_mem_recv(const struct msghdr *mh)
+{
+	size_t left = mem_in.len - mem_in.off, got = 0;
+
+	if (!left) {
+		if (mem_in.eof)
+			return 0;
+		errno = EAGAIN;
+		return -1;
+	}
+	for (size_t i = 0; i < mh->msg_iovlen && got < left; i++) {
+		size_t k =
+		    mh->msg_iov[i].iov_len < left - got ? mh->msg_iov[i].iov_len : left - got;
+
+		if (k)
+			memcpy(mh->msg_iov[i].iov_base, mem_in.p + mem_in.off + got, k);
+		got += k;
+	}
+	mem_in.off += got;
+	return (ssize_t)got;
+}
+
+ssize_t siw_fuzz_mem_send(const struct msghdr *mh)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < mh->msg_iovlen; i++) {
+		if (mem_in.f && mh->msg_iov[i].iov_len)
+			keep_tx(mem_in.f, mh->msg_iov[i].iov_base, mh->msg_iov[i].iov_len);
+		n += mh->msg_iov[i].iov_len;
+	}
+	return (ssize_t)n;
 }
 
 /* Read and keep whatever the endpoint sent back. */
@@ -80,14 +141,16 @@ static int post_recv(struct siw_fuzz *f, uint32_t i)
 	return rpcrdma_post_recv(f->ep, i, &sge, 1);
 }
 
-/* Events (auto-accept) and completions (count, repost). */
-static void reap(struct siw_fuzz *f)
+/* Events (auto-accept) and completions (count, repost). Returns the
+ * number of events. */
+static int reap(struct siw_fuzz *f)
 {
 	struct rpcrdma_event ev;
 	struct rpcrdma_wc wc[16];
-	int n;
+	int n, nev = 0;
 
 	while (rpcrdma_evch_get(f->ch, &ev) == 0) {
+		nev++;
 		if (ev.type == RPCRDMA_EV_CONNECT_REQUEST)
 			(void)rpcrdma_accept(ev.req, f->ep, NULL, 0);
 	}
@@ -103,6 +166,7 @@ static void reap(struct siw_fuzz *f)
 			}
 		}
 	}
+	return nev;
 }
 
 static bool ep_has_input(struct siw_fuzz *f)
@@ -123,7 +187,7 @@ static void pump(struct siw_fuzz *f)
 		int got = rpcrdma_dev_progress(&f->dev->base, 0);
 
 		drain_peer(f);
-		reap(f);
+		(void)reap(f);
 		if (got <= 0 && !ep_has_input(f) && to_siw_ep(f->ep)->tx.left == 0)
 			return;
 	}
@@ -162,6 +226,83 @@ static int fuzz_resources(struct siw_fuzz *f)
 	if (!rc)
 		rc = rpcrdma_evch_create(&f->dev->base, NULL, &f->ch);
 	return rc;
+}
+
+/* in_memory: what the progress engine does for a readable socket (a
+ * pending connection request, then the endpoint), one pass. */
+static void mem_step(struct siw_fuzz *f)
+{
+	struct siw_ep *ep = to_siw_ep(f->ep);
+	struct siw_creq *r, *rn;
+
+	siw_dev_lock(f->dev);
+	for (r = f->dev->creqs; r; r = rn) {
+		rn = r->next;
+		if (r->fd >= 0 && r->fd == siw_fuzz_mem_fd)
+			siw_cm_creq_ready(r, EPOLLIN);
+	}
+	if (ep->fd >= 0 && ep->fd == siw_fuzz_mem_fd && ep->state != SIW_EP_CONNECTING) {
+		(void)siw_rx_process(ep);
+		if (ep->fd >= 0)
+			(void)siw_tx_process(ep);
+		if (ep->cq_overrun)
+			siw_ep_check_overrun(ep);
+	}
+	siw_dev_unlock(f->dev);
+}
+
+/* in_memory: the peer's @len bytes (then its close, with @eof) arrive at
+ * once; run until a pass changes nothing. What is left unread is dropped
+ * (the endpoint stopped reading). */
+static void mem_feed(struct siw_fuzz *f, const uint8_t *data, size_t len, bool eof)
+{
+	mem_in.p = data;
+	mem_in.len = len;
+	mem_in.off = 0;
+	mem_in.eof = eof;
+	for (int round = 0; round < FUZZ_MAX_ROUNDS; round++) {
+		struct siw_ep *ep = to_siw_ep(f->ep);
+		size_t off = mem_in.off;
+		uint64_t tx = f->info.tx_bytes;
+		int nev;
+
+		mem_step(f);
+		nev = reap(f);
+		/* all of it read, nothing left to send or to accept: a
+		 * further pass would find nothing (the common case, spared) */
+		if (!nev && mem_in.off == mem_in.len && (ep->fd < 0 || !siw_tx_pending(ep)) &&
+		    !f->dev->creqs)
+			break;
+		if (!nev && mem_in.off == off && f->info.tx_bytes == tx)
+			break;
+	}
+	mem_in.p = NULL;
+	mem_in.len = mem_in.off = 0;
+}
+
+/* RDMA Reads posted at creation (siw_fuzz_cfg.reads): Read i reads
+ * 4 KiB << i into the upper half of the region. */
+static void post_reads(struct siw_fuzz *f, const struct siw_fuzz_cfg *cfg)
+{
+	uint32_t ord = cfg->ord ? cfg->ord : 4;
+	uint64_t to = FUZZ_READ_OFF;
+
+	for (uint32_t i = 0; i < cfg->reads && i < ord && i < 3; i++) {
+		uint32_t len = 4096u << i;
+		struct rpcrdma_sge sge = {(uint64_t)(uintptr_t)(f->region + to), len,
+					  rpcrdma_mr_stag(f->mr)};
+		struct rpcrdma_send_wr wr = {.wr_id = 100u + i,
+					     .opcode = RPCRDMA_WR_RDMA_READ,
+					     .flags = RPCRDMA_SEND_SIGNALED,
+					     .sg = &sge,
+					     .num_sge = 1,
+					     .remote_offset = (uint64_t)i << 16,
+					     .remote_stag = FUZZ_READ_STAG + i};
+
+		if (rpcrdma_post_send(f->ep, &wr) != 0)
+			return;
+		to += len;
+	}
 }
 
 /* The endpoint under test, from @cfg, with its receives posted. */
@@ -271,18 +412,35 @@ static int fuzz_attach_stream(struct siw_fuzz *f, const struct siw_fuzz_cfg *cfg
 	return rc;
 }
 
-int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
+/* Mark the endpoint a fuzz endpoint and give it @fd (its own, or the
+ * connection request's); device lock taken here. */
+static int fuzz_attach(struct siw_fuzz *f, const struct siw_fuzz_cfg *cfg, int fd)
+{
+	struct siw_ep *ep = to_siw_ep(f->ep);
+	int rc;
+
+	siw_dev_lock(f->dev);
+	ep->fuzz = true;
+	ep->nudge_ms = 0; /* no first-frame nudge: the peer's bytes are the input */
+	ep->rx.pred_read = cfg->pred_read;
+	if (cfg->mode == SIW_FUZZ_MPA_RESPONDER)
+		rc = fuzz_attach_responder(f, fd);
+	else
+		rc = fuzz_attach_stream(f, cfg, fd);
+	siw_dev_unlock(f->dev);
+	return rc;
+}
+
+static int create_socketpair(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 {
 	struct siw_fuzz *f;
-	struct siw_ep *ep;
 	int sv[2], rc;
 
-	if (!cfg || !out)
-		return -EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	f->peer = -1;
+	f->stand_in = -1;
 	rc = fuzz_resources(f);
 	if (!rc)
 		rc = fuzz_ep_create(f, cfg);
@@ -293,30 +451,115 @@ int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
 		return rc;
 	}
 	f->peer = sv[1];
-	ep = to_siw_ep(f->ep);
-	siw_dev_lock(f->dev);
-	ep->fuzz = true;
-	ep->nudge_ms = 0; /* no first-frame nudge: the peer's bytes are the input */
-	ep->rx.pred_read = cfg->pred_read;
-	if (cfg->mode == SIW_FUZZ_MPA_RESPONDER)
-		rc = fuzz_attach_responder(f, sv[0]);
-	else
-		rc = fuzz_attach_stream(f, cfg, sv[0]);
-	siw_dev_unlock(f->dev);
+	rc = fuzz_attach(f, cfg, sv[0]);
 	if (rc) {
 		close(sv[0]);
 		siw_fuzz_destroy(f);
 		return rc;
 	}
 	drain_peer(f);
+	post_reads(f, cfg);
+	drain_peer(f);
 	*out = f;
 	return 0;
+}
+
+/* The process-wide resources of the in-memory harness, made on first use. */
+static int mem_resources(void)
+{
+	struct siw_fuzz *f;
+	int rc;
+
+	if (mem_cache)
+		return 0;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->peer = -1;
+	f->in_memory = true;
+	f->stand_in = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	rc = f->stand_in < 0 ? -errno : fuzz_resources(f);
+	if (rc) {
+		f->in_memory = false; /* destroy it all */
+		siw_fuzz_destroy(f);
+		return rc;
+	}
+	mem_cache = f;
+	return 0;
+}
+
+static int create_in_memory(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
+{
+	struct siw_fuzz *f;
+	int fd, rc;
+
+	if (mem_busy)
+		return -EBUSY;
+	rc = mem_resources();
+	if (rc)
+		return rc;
+	f = mem_cache;
+	if (!f || !f->region_mapped)
+		return -ENOMEM;
+	/* every input starts from the same state: what an earlier one
+	 * placed or invalidated (Send with Invalidate) is undone */
+	memset(&f->info, 0, sizeof(f->info));
+	memset(f->region, 0, FUZZ_REGION_LEN);
+	to_siw_mr(f->mr)->valid = true;
+	to_siw_mr(f->rmr)->valid = true;
+	rc = fuzz_ep_create(f, cfg);
+	if (rc)
+		goto fail;
+	fd = fcntl(f->stand_in, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	siw_fuzz_mem_fd = fd;
+	mem_in.f = f;
+	mem_busy = true;
+	rc = fuzz_attach(f, cfg, fd);
+	if (rc) {
+		close(fd);
+		siw_fuzz_destroy(f);
+		return rc;
+	}
+	post_reads(f, cfg);
+	*out = f;
+	return 0;
+fail:
+	if (f->ep)
+		rpcrdma_ep_destroy(f->ep);
+	f->ep = NULL;
+	return rc;
+}
+
+void siw_fuzz_mem_release(void)
+{
+	struct siw_fuzz *f = mem_cache;
+
+	if (!f || mem_busy)
+		return;
+	mem_cache = NULL;
+	f->in_memory = false; /* all of it, as for a socketpair harness */
+	siw_fuzz_destroy(f);
+}
+
+int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out)
+{
+	if (!cfg || !out)
+		return -EINVAL;
+	return cfg->in_memory ? create_in_memory(cfg, out) : create_socketpair(cfg, out);
 }
 
 int siw_fuzz_feed(struct siw_fuzz *f, const uint8_t *data, size_t len)
 {
 	if (!f || (len && !data))
 		return -EINVAL;
+	if (f->in_memory) {
+		mem_feed(f, data, len, false);
+		return 0;
+	}
 	while (len) {
 		ssize_t n =
 		    send(f->peer, data, len > 65536 ? 65536 : len, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -344,6 +587,38 @@ int siw_fuzz_feed(struct siw_fuzz *f, const uint8_t *data, size_t len)
 	return 0;
 }
 
+int siw_fuzz_close(struct siw_fuzz *f)
+{
+	if (!f)
+		return -EINVAL;
+	if (f->in_memory) {
+		mem_feed(f, NULL, 0, true);
+		return 0;
+	}
+	if (shutdown(f->peer, SHUT_WR) < 0)
+		return -errno;
+	pump(f);
+	return 0;
+}
+
+enum siw_fuzz_state siw_fuzz_state(struct siw_fuzz *f)
+{
+	const struct siw_ep *ep = to_siw_ep(f->ep);
+
+	switch (ep->state) {
+	case SIW_EP_RTS:
+	case SIW_EP_CLOSING:
+		return SIW_FUZZ_ST_RTS;
+	case SIW_EP_ERROR:
+		return SIW_FUZZ_ST_ERROR;
+	case SIW_EP_CLOSED:
+		return ep->stats.terminates_tx || ep->stats.terminates_rx ? SIW_FUZZ_ST_ERROR
+									  : SIW_FUZZ_ST_CLOSED;
+	default:
+		return SIW_FUZZ_ST_MPA;
+	}
+}
+
 int siw_fuzz_info(struct siw_fuzz *f, struct siw_fuzz_info *info)
 {
 	struct siw_ep *ep;
@@ -351,23 +626,7 @@ int siw_fuzz_info(struct siw_fuzz *f, struct siw_fuzz_info *info)
 	if (!f || !info)
 		return -EINVAL;
 	ep = to_siw_ep(f->ep);
-	switch (ep->state) {
-	case SIW_EP_RTS:
-	case SIW_EP_CLOSING:
-		f->info.state = SIW_FUZZ_ST_RTS;
-		break;
-	case SIW_EP_ERROR:
-		f->info.state = SIW_FUZZ_ST_ERROR;
-		break;
-	case SIW_EP_CLOSED:
-		f->info.state = ep->stats.terminates_tx || ep->stats.terminates_rx
-				    ? SIW_FUZZ_ST_ERROR
-				    : SIW_FUZZ_ST_CLOSED;
-		break;
-	default:
-		f->info.state = SIW_FUZZ_ST_MPA;
-		break;
-	}
+	f->info.state = siw_fuzz_state(f);
 	f->info.stag = rpcrdma_mr_stag(f->mr);
 	f->info.to = rpcrdma_mr_offset(f->mr);
 	f->info.len = FUZZ_REGION_LEN;
@@ -386,10 +645,39 @@ uint8_t *siw_fuzz_region(struct siw_fuzz *f)
 	return f ? f->region : NULL;
 }
 
+/* in_memory: the endpoint and what refers to it go; the resources stay
+ * for the next input. */
+static void destroy_in_memory(struct siw_fuzz *f)
+{
+	struct rpcrdma_event ev;
+	struct rpcrdma_wc wc[16];
+	struct siw_creq *r, *rn;
+
+	siw_dev_lock(f->dev);
+	for (r = f->dev->creqs; r; r = rn) {
+		rn = r->next;
+		siw_cm_creq_free(r);
+	}
+	siw_dev_unlock(f->dev);
+	rpcrdma_ep_destroy(f->ep);
+	f->ep = NULL;
+	while (rpcrdma_cq_poll(f->cq, wc, 16) > 0)
+		;
+	while (rpcrdma_evch_get(f->ch, &ev) == 0)
+		;
+	siw_fuzz_mem_fd = -1;
+	mem_in.f = NULL;
+	mem_busy = false;
+}
+
 void siw_fuzz_destroy(struct siw_fuzz *f)
 {
 	if (!f)
 		return;
+	if (f->in_memory && f == mem_cache) {
+		destroy_in_memory(f);
+		return;
+	}
 	if (f->dev) {
 		struct siw_creq *r, *rn;
 
@@ -416,6 +704,8 @@ void siw_fuzz_destroy(struct siw_fuzz *f)
 		rpcrdma_dev_close(&f->dev->base);
 	if (f->peer >= 0)
 		close(f->peer);
+	if (f->stand_in >= 0)
+		close(f->stand_in);
 	if (f->region_mapped)
 		munmap(f->region, FUZZ_REGION_LEN);
 	free(f->rbuf);

@@ -542,7 +542,7 @@ ssize_t siw_rx_recv_direct(struct siw_ep *ep, uint32_t *stage_n, size_t *asked)
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = iov;
 	mh.msg_iovlen = n;
-	got = recvmsg(ep->fd, &mh, MSG_DONTWAIT);
+	got = siw_sock_recvmsg(ep->fd, &mh);
 	if (got <= 0)
 		return got;
 	uint32_t p = (uint64_t)got < rx->data_left ? (uint32_t)got : rx->data_left;
@@ -645,8 +645,7 @@ static void rx_fast_sends(struct siw_ep *ep)
 static void rx_drain(struct siw_ep *ep)
 {
 	for (;;) {
-		ssize_t n = (ssize_t)siw_syscall(SYS_recvfrom, ep->fd, (long)ep->dev->scratch,
-						 sizeof(ep->dev->scratch), MSG_DONTWAIT, 0, 0);
+		ssize_t n = siw_sock_recv_raw(ep->fd, ep->dev->scratch, sizeof(ep->dev->scratch));
 
 		if (n > 0)
 			continue;
@@ -734,8 +733,7 @@ int siw_rx_process(struct siw_ep *ep)
 		} else {
 			/* raw: glibc's recv() is a cancellation point,
 			 * bookkeeping a non-blocking call does not need */
-			n = (ssize_t)siw_syscall(SYS_recvfrom, ep->fd, (long)rx->stage,
-						 SIW_RX_STAGE, MSG_DONTWAIT, 0, 0);
+			n = siw_sock_recv_raw(ep->fd, rx->stage, SIW_RX_STAGE);
 			stage_n = n > 0 ? (uint32_t)n : 0;
 		}
 		if (n == 0) {

@@ -319,7 +319,7 @@ ssize_t siw_rx_recv_predict(struct siw_ep *ep, uint32_t *stage_n, size_t *asked)
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = iov;
 	mh.msg_iovlen = n;
-	got = recvmsg(ep->fd, &mh, MSG_DONTWAIT);
+	got = siw_sock_recvmsg(ep->fd, &mh);
 	*stage_n = 0;
 	if (got <= 0)
 		return got;

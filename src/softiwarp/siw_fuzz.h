@@ -9,6 +9,19 @@
  * back (MPA reply, Read Responses, Terminate) is read and discarded, but
  * counted and kept (the last SIW_FUZZ_TX_KEEP bytes) for assertions.
  *
+ * In memory (siw_fuzz_cfg.in_memory) the same endpoint has no socket: its
+ * descriptor is a stand-in whose byte stream is memory (the socket wrappers
+ * of siw.h), and siw_fuzz_feed() calls the receive and transmit steps
+ * itself instead of the progress engine. The device, region, receive
+ * buffers, CQ and event channel are made by the first siw_fuzz_create() and
+ * kept for the life of the process; siw_fuzz_destroy() removes only the
+ * endpoint and undoes what an input did to the region (its bytes, an
+ * invalidation), so that every input starts from the same state. Each feed
+ * hands its bytes over as one arrival (a receive gets at most what one
+ * feed gave). One in-memory harness exists at a time (-EBUSY otherwise).
+ * It does not run epoll, timers or real short reads of a kernel socket:
+ * the socketpair mode does.
+ *
  * The endpoint owns one 64 KiB region registered with local write, remote
  * read and remote write, mapped at a fixed address when possible so seeds
  * can name it: its STag and Tagged Offset are in siw_fuzz_info(). Eight
@@ -55,6 +68,13 @@ struct siw_fuzz_cfg {
 	/* Read Response receive prediction (qp_rx_read.c, otherwise opt-in with
 	 * RPCRDMA_SIW_RX_PREDICT=1) */
 	bool pred_read;
+	/* RDMA Reads posted at creation (at most 3 and ord), so that Read
+	 * Responses have a sink: Read i reads 4 KiB << i from remote STag
+	 * 0xc0de00 + i, TO i << 16, into the region from offset 32768 on (the
+	 * Reads one after the other). Responder mode: none can be posted. */
+	uint8_t reads;
+	/* no socket: see above */
+	bool in_memory;
 };
 
 enum siw_fuzz_state {
@@ -86,9 +106,17 @@ struct siw_fuzz;
 int siw_fuzz_create(const struct siw_fuzz_cfg *cfg, struct siw_fuzz **out);
 /* Feed @len raw bytes (any split across calls is equivalent). */
 int siw_fuzz_feed(struct siw_fuzz *f, const uint8_t *data, size_t len);
+/* The peer closes its end (orderly, after what was fed). */
+int siw_fuzz_close(struct siw_fuzz *f);
+/* Where the endpoint is (what siw_fuzz_info() says in .state, cheaper). */
+enum siw_fuzz_state siw_fuzz_state(struct siw_fuzz *f);
 /* Snapshot of the endpoint; *info is overwritten. */
 int siw_fuzz_info(struct siw_fuzz *f, struct siw_fuzz_info *info);
 void siw_fuzz_destroy(struct siw_fuzz *f);
+/* Free the in-memory harness's resources (none is in use): the next
+ * in-memory siw_fuzz_create() makes them again. Until then they hold the
+ * region's fixed address, which a socketpair harness then does not get. */
+void siw_fuzz_mem_release(void);
 /* Base address of the 64 KiB region (to check what was placed). */
 uint8_t *siw_fuzz_region(struct siw_fuzz *f);
 
