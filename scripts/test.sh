@@ -2,7 +2,9 @@
 # Runs every test: installs dependencies, then builds and runs the ctest suite
 # three ways — a normal -Werror build, the same suite under ASan+UBSan, and
 # a clang libFuzzer build that runs each fuzz target (RPCRDMA_FUZZ_SECONDS,
-# default 60). Ends with one line "N passed, N failed".
+# default 30 here, each from a copy of its minimised corpus in fuzz/corpus;
+# scripts/fuzz-long.sh is the long run). Ends with one line
+# "N passed, N failed".
 #
 #   scripts/test.sh            everything (what CI runs)
 #   scripts/test.sh --quick    the normal build's suite only
@@ -83,7 +85,7 @@ if [ $quick -eq 0 ]; then
 		run_suite asan+ubsan build-tests/sanitize -DCMAKE_BUILD_TYPE=Debug -DRPCRDMA_SANITIZE=ON \
 		-DRPCRDMA_BUILD_BENCH=OFF
 	SUITE_LABEL=fuzz CC=clang run_suite fuzz build-tests/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRPCRDMA_FUZZ=ON \
-		-DRPCRDMA_BUILD_BENCH=OFF -DRPCRDMA_FUZZ_SECONDS="${RPCRDMA_FUZZ_SECONDS:-60}"
+		-DRPCRDMA_BUILD_BENCH=OFF -DRPCRDMA_FUZZ_SECONDS="${RPCRDMA_FUZZ_SECONDS:-30}"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
