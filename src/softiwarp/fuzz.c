@@ -645,20 +645,27 @@ uint8_t *siw_fuzz_region(struct siw_fuzz *f)
 	return f ? f->region : NULL;
 }
 
+/* The connection requests the input left on @dev. */
+static void free_creqs(struct siw_dev *dev)
+{
+	struct siw_creq *r, *rn;
+
+	siw_dev_lock(dev);
+	for (r = dev->creqs; r; r = rn) {
+		rn = r->next;
+		siw_cm_creq_free(r);
+	}
+	siw_dev_unlock(dev);
+}
+
 /* in_memory: the endpoint and what refers to it go; the resources stay
  * for the next input. */
 static void destroy_in_memory(struct siw_fuzz *f)
 {
 	struct rpcrdma_event ev;
 	struct rpcrdma_wc wc[16];
-	struct siw_creq *r, *rn;
 
-	siw_dev_lock(f->dev);
-	for (r = f->dev->creqs; r; r = rn) {
-		rn = r->next;
-		siw_cm_creq_free(r);
-	}
-	siw_dev_unlock(f->dev);
+	free_creqs(f->dev);
 	rpcrdma_ep_destroy(f->ep);
 	f->ep = NULL;
 	while (rpcrdma_cq_poll(f->cq, wc, 16) > 0)
@@ -678,16 +685,8 @@ void siw_fuzz_destroy(struct siw_fuzz *f)
 		destroy_in_memory(f);
 		return;
 	}
-	if (f->dev) {
-		struct siw_creq *r, *rn;
-
-		siw_dev_lock(f->dev);
-		for (r = f->dev->creqs; r; r = rn) {
-			rn = r->next;
-			siw_cm_creq_free(r);
-		}
-		siw_dev_unlock(f->dev);
-	}
+	if (f->dev)
+		free_creqs(f->dev);
 	if (f->ep)
 		rpcrdma_ep_destroy(f->ep);
 	if (f->mr)

@@ -715,8 +715,10 @@ static inline struct msghdr siw_fuzz_mem_one(void *buf, size_t len, struct iovec
 }
 #endif
 
-/* recv() of a socket of the device, non-blocking (connection setup). */
-static inline ssize_t siw_sock_recv(int fd, void *buf, size_t len)
+/* recv() of a socket of the device, non-blocking: through libc
+ * (connection setup) or as the raw system call (@raw: the receive path;
+ * see siw_syscall). */
+static inline ssize_t siw_sock_recv_how(int fd, void *buf, size_t len, bool raw)
 {
 #ifdef RPCRDMA_TEST_HOOKS
 	if (siw_fuzz_mem(fd)) {
@@ -726,21 +728,20 @@ static inline ssize_t siw_sock_recv(int fd, void *buf, size_t len)
 		return siw_fuzz_mem_recv(&mh);
 	}
 #endif
+	if (raw)
+		return (ssize_t)siw_syscall(SYS_recvfrom, fd, (long)buf, (long)len, MSG_DONTWAIT, 0,
+					    0);
 	return recv(fd, buf, len, MSG_DONTWAIT);
 }
 
-/* The same as the raw system call (the receive path; see siw_syscall). */
+static inline ssize_t siw_sock_recv(int fd, void *buf, size_t len)
+{
+	return siw_sock_recv_how(fd, buf, len, false);
+}
+
 static inline ssize_t siw_sock_recv_raw(int fd, void *buf, size_t len)
 {
-#ifdef RPCRDMA_TEST_HOOKS
-	if (siw_fuzz_mem(fd)) {
-		struct iovec iov;
-		struct msghdr mh = siw_fuzz_mem_one(buf, len, &iov);
-
-		return siw_fuzz_mem_recv(&mh);
-	}
-#endif
-	return (ssize_t)siw_syscall(SYS_recvfrom, fd, (long)buf, (long)len, MSG_DONTWAIT, 0, 0);
+	return siw_sock_recv_how(fd, buf, len, true);
 }
 
 /* recvmsg(), non-blocking: payload straight into its target. */
