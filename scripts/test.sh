@@ -68,6 +68,11 @@ guest_built() {
 	bash tests/interop/harness/build-guest.sh --check
 }
 
+# The verbs provider's own guest run (issue 18, tests/interop/verbs-guest.sh:
+# rxe and siw in a QEMU guest of its own, about 5 minutes under TCG) would
+# take CI past its 30 minutes: left out unless RPCRDMA_INTEROP_VERBS=1 (its
+# ctests then skip with that reason; `ctest -R interop_verbs` runs them).
+export RPCRDMA_INTEROP_VERBS=${RPCRDMA_INTEROP_VERBS:-0}
 mkdir -p build-tests
 run_suite normal build-tests/normal -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # One build attempt per run: the sanitizer suite does not try again.
