@@ -8,8 +8,9 @@ frame, one file per kind (procedure, size in 64-byte steps, RPC msg_type).
 
 writes OUTDIR/PREFIX-sendNN.bin, the smallest first, at most MAX (default
 40). The seeds linux-nfsv*-send*.bin of fuzz/corpus/short and
-fuzz/corpus/bidi came from ../shared/captures/linux-siw-nfsv3.pcap and
-linux-siw-nfsv4.1.pcap. A stream is followed in sequence order up to its
+fuzz/corpus/bidi came from the Linux kernel NFS-over-RDMA captures
+linux-siw-nfsv3.pcap and linux-siw-nfsv4.1.pcap the project keeps beside
+the repository. A stream is followed in sequence order up to its
 first gap; FPDUs are read without markers (RFC 5044 §5), whatever the CRC.
 """
 import collections
