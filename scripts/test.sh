@@ -2,7 +2,7 @@
 # Runs every test: installs dependencies, then builds and runs the ctest suite
 # three ways — a normal -Werror build, the same suite under ASan+UBSan, and
 # a clang libFuzzer build that runs each fuzz target (RPCRDMA_FUZZ_SECONDS,
-# default 30 here, each from a copy of its minimised corpus in fuzz/corpus;
+# default 20 here, each from a copy of its minimised corpus in fuzz/corpus;
 # scripts/fuzz-long.sh is the long run). Ends with one line
 # "N passed, N failed".
 #
@@ -74,23 +74,25 @@ guest_built() {
 # ctests then skip with that reason; `ctest -R interop_verbs` runs them).
 export RPCRDMA_INTEROP_VERBS=${RPCRDMA_INTEROP_VERBS:-0}
 mkdir -p build-tests
-run_suite normal build-tests/normal -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# test_interop_nfs3d at issue 17's full size (500 files, 64 MiB dd each
+# way: 3.5 minutes under emulation) no longer fits CI's 30 minutes either:
+# 200 files and 16 MiB here too; `ctest -R test_interop_nfs3d` (its
+# defaults) or scripts/interop.sh runs the full size.
+NFS3D_FILES=${NFS3D_FILES:-200} NFS3D_DD_MB=${NFS3D_DD_MB:-16} \
+	run_suite normal build-tests/normal -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # One build attempt per run: the sanitizer suite does not try again.
 guest_built || export RPCRDMA_INTEROP_BUILD_GUEST=0
 echo "=== lint: clang-format + clang-tidy"
 if bash scripts/lint.sh build-tests/normal; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 if [ $quick -eq 0 ]; then
-	# test_interop_nfs3d runs issue 17's full size (500 files, 64 MiB dd,
-	# minutes under emulation) in the normal suite only; here the reduced
-	# one keeps the whole run within CI's 30 minutes; so does leaving the
-	# verbs provider's guest run (tests/interop/verbs-guest.sh, about
-	# 4 minutes under TCG) to the normal suite
+	# the reduced test_interop_nfs3d as in the normal suite, and never the
+	# verbs provider's guest run (8-13 minutes under ASan): CI's 30 minutes
 	NFS3D_FILES=200 NFS3D_DD_MB=16 RPCRDMA_INTEROP_VERBS=0 \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		run_suite asan+ubsan build-tests/sanitize -DCMAKE_BUILD_TYPE=Debug -DRPCRDMA_SANITIZE=ON \
 		-DRPCRDMA_BUILD_BENCH=OFF
 	SUITE_LABEL=fuzz CC=clang run_suite fuzz build-tests/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRPCRDMA_FUZZ=ON \
-		-DRPCRDMA_BUILD_BENCH=OFF -DRPCRDMA_FUZZ_SECONDS="${RPCRDMA_FUZZ_SECONDS:-30}"
+		-DRPCRDMA_BUILD_BENCH=OFF -DRPCRDMA_FUZZ_SECONDS="${RPCRDMA_FUZZ_SECONDS:-20}"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
