@@ -12,12 +12,17 @@
  *   Read chunk   WRITE of 64 KiB (bulk argument by RDMA Read)
  *   Write chunk  READ of 64 KiB (bulk result by RDMA Write)
  *   Long Call + Reply chunk   ECHO of 8 KiB both ways
+ *   backchannel  (RFC 8167) a forward call whose server makes a reverse
+ *                ECHO call on the same connection, of 200 bytes (Short)
+ *                and of 6 KiB (reverse Long Call + Reply chunk), and
+ *                answers the forward call with the reverse call's outcome
  * and asserts: every call completes once with the right bytes, or fails
- * with one of the transport's clear errors (client.h); the counting
+ * with one of the transport's clear errors (client.h); a reverse call's
+ * bytes come back intact or it fails with a clear error; the counting
  * procedure never ran twice for one XID (the server counts by XID); the
  * run ends within its bound; then a second, clean client is served
  * (NULL, WRITE, the counters) and the server exits without a failure.
- * Prints the totals of call outcomes. The backchannel is not in the mix.
+ * Prints the totals of call outcomes (reverse calls among them).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rpcrdma/backchannel.h"
 #include "softiwarp/siw_fault.h"
 #include "xprt/xprt_test.h"
 
@@ -38,6 +44,9 @@
 #define CALL_MS   700u
 #define RUN_MS    20000u
 #define NXID      256
+#define CB_PROG   0x2000009du /* the client's callback program */
+#define REV_MS    400u        /* a reverse call's timeout (within CALL_MS) */
+#define REV_BAD   1           /* reverse ECHO came back with other bytes */
 
 /* ---- server child: CAMP proc 1 (u_int v -> v + 1, counted by XID),
  * proc 2 (void -> most runs of one XID) ---- */
@@ -62,12 +71,72 @@ static u_int count_xid(uint32_t xid)
 	return n;
 }
 
+/* proc 3 ({len, seed} -> int): a reverse ECHO of len bytes filled from
+ * seed, answered (later, from the reverse call's completion) with 0, the
+ * reverse call's error, or REV_BAD. */
+struct rev_call {
+	struct rpcrdma_svc_req *req;
+	struct xt_opaque a, r;
+	struct rpcrdma_call_opts o;
+};
+
+static void rev_done(struct rpcrdma_svc_client *cl, int status, void *res, void *arg)
+{
+	struct rev_call *rc = arg;
+	int v = status;
+
+	(void)cl;
+	(void)res;
+	if (!status &&
+	    (rc->r.len != rc->a.len || !rc->r.val || memcmp(rc->r.val, rc->a.val, rc->a.len)))
+		v = REV_BAD;
+	rpcrdma_svc_reply(rc->req, (xdrproc_t)xdr_int, &v);
+	xdr_free((xdrproc_t)xdr_xt_opaque, (char *)&rc->r);
+	free(rc->a.val);
+	free(rc);
+}
+
+static void rev_start(struct rpcrdma_svc_req *req)
+{
+	struct xt_read_args a = {0};
+	struct rev_call *rc;
+	int v;
+
+	if (rpcrdma_svc_getargs(req, (xdrproc_t)xdr_xt_read_args, &a) || a.len > 65536 ||
+	    !(rc = calloc(1, sizeof(*rc)))) {
+		rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+		return;
+	}
+	rc->req = req;
+	rc->a.len = a.len;
+	rc->a.val = malloc(a.len + 1);
+	if (rc->a.val)
+		xt_fill(rc->a.val, a.len, a.seed);
+	rc->o.comp_mask = RPCRDMA_CALL_OPT_TIMEOUT | RPCRDMA_CALL_OPT_REPLY_SIZE;
+	rc->o.timeout_ms = REV_MS;
+	rc->o.reply_size = a.len + 64; /* a Reply chunk when it is Long */
+	v = rc->a.val ? rpcrdma_svc_client_call_async(rpcrdma_svc_req_client(req), CB_PROG, 1,
+						      XT_ECHO, (xdrproc_t)xdr_xt_opaque, &rc->a,
+						      (xdrproc_t)xdr_xt_opaque, &rc->r, &rc->o,
+						      rev_done, rc)
+		      : -ENOMEM;
+	if (v) { /* not started: no completion will come */
+		rpcrdma_svc_reply(req, (xdrproc_t)xdr_int, &v);
+		free(rc->a.val);
+		free(rc);
+	}
+}
+
 static void camp(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ctx)
 {
 	u_int v = 0;
 
 	(void)args;
 	(void)ctx;
+	if (proc == 3) {
+		rev_start(req);
+		return;
+	}
 	if (proc == 1 && !rpcrdma_svc_getargs(req, (xdrproc_t)xdr_u_int, &v)) {
 		(void)count_xid(rpcrdma_svc_req_xid(req));
 		v++;
@@ -88,7 +157,8 @@ static void camp(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ct
 
 static void extra(struct rpcrdma_svc *svc)
 {
-	if (rpcrdma_svc_register(svc, CAMP_PROG, 1, camp, NULL))
+	if (rpcrdma_svc_register(svc, CAMP_PROG, 1, camp, NULL) ||
+	    rpcrdma_svc_bc_init(svc, NULL, NULL, NULL))
 		xt_failures++;
 }
 
@@ -102,7 +172,7 @@ static bool clear_error(int rc)
 }
 
 static uint8_t wbuf[WLEN], rbuf[WLEN], rexp[WLEN], ebuf[ELEN];
-static unsigned long n_ok, n_err, n_bad, n_gap;
+static unsigned long n_ok, n_err, n_bad, n_gap, n_rev_ok[2], n_rev_err;
 /* The run's fault is a dropped FPDU: a dropped tagged FPDU (part of an
  * RDMA Write or Read Response) is the one loss iWARP cannot see (RFC
  * 5041 has no sequence numbers for tagged messages; test_siw_fault notes
@@ -126,6 +196,48 @@ static void outcome(uint32_t seed, const char *what, int rc, bool data_ok, bool 
 		xt_failures++;
 		fprintf(stderr, "seed %u: %s: rc %d (%s)%s\n", seed, what, rc, rpcrdma_strerror(rc),
 			rc == 0 ? ", wrong data" : "");
+	}
+}
+
+/* The client's callback program: ECHO returns its argument. */
+static void cb_echo(struct rpcrdma_bc_req *req, uint32_t proc, XDR *args, void *ctx)
+{
+	struct xt_opaque a = {0};
+
+	(void)args;
+	(void)ctx;
+	if (proc != XT_ECHO) {
+		rpcrdma_bc_error(req, RPCRDMA_RPC_PROC_UNAVAIL);
+		return;
+	}
+	if (rpcrdma_bc_getargs(req, (xdrproc_t)xdr_xt_opaque, &a)) {
+		rpcrdma_bc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+		return;
+	}
+	rpcrdma_bc_reply(req, (xdrproc_t)xdr_xt_opaque, &a);
+	xdr_free((xdrproc_t)xdr_xt_opaque, (char *)&a);
+}
+
+/* Reverse ECHO calls of a Short and of a Long size through proc 3. */
+static void reverse(struct rpcrdma_clnt *camp_c, uint32_t seed)
+{
+	static const u_int lens[] = {200, 6144};
+
+	for (unsigned i = 0; i < 2; i++) {
+		struct xt_read_args a = {lens[i], seed * 2 + i};
+		int st = -EINVAL;
+		int rc = rpcrdma_clnt_call(camp_c, 3, (xdrproc_t)xdr_xt_read_args, &a,
+					   (xdrproc_t)xdr_int, &st, NULL);
+
+		outcome(seed, i ? "reverse Long Call" : "reverse Short call", rc,
+			st == 0 || (st < 0 && (clear_error(st) || st == -ENOPROTOOPT)), i == 1);
+		if (!rc && st == 0)
+			n_rev_ok[i]++;
+		else if (!rc && st < 0) {
+			n_rev_err++;
+			if (getenv("CAMP_DEBUG"))
+				printf("seed %u: reverse %u: %d\n", seed, lens[i], st);
+		}
 	}
 }
 
@@ -178,6 +290,7 @@ static void mix(struct rpcrdma_clnt *c, struct rpcrdma_clnt *camp_c, uint32_t se
 			out.len == ELEN && out.val && memcmp(out.val, ebuf, ELEN) == 0, true);
 		xdr_free((xdrproc_t)xdr_xt_opaque, (char *)&out);
 	}
+	reverse(camp_c, seed);
 	v = seed;
 	r = 0;
 	rc = rpcrdma_clnt_call(camp_c, 1, (xdrproc_t)xdr_u_int, &v, (xdrproc_t)xdr_u_int, &r, NULL);
@@ -205,10 +318,24 @@ static void after(struct tl_server *srv, uint32_t seed)
 		fprintf(stderr, "seed %u: the server does not take a clean client\n", seed);
 		xt_failures++;
 	} else {
+		int rc = -1;
+
 		XT_CHECK(rpcrdma_clnt_call(c, XT_NULL, NULL, NULL, NULL, NULL, NULL) == 0);
-		XT_CHECK(rpcrdma_clnt_call(c, XT_WRITE, (xdrproc_t)xdr_xt_write_args, &a,
-					   (xdrproc_t)xdr_xt_write_res, &res, NULL) == 0 &&
-			 res.hash == (xt_hash(wbuf, WLEN) ^ 1));
+		/* ... or on its first WRITE (the server's registration of the
+		 * buffer it pulls into): that one fails clearly, once. */
+		for (int i = 0; i < 2 && rc; i++) {
+			rc = rpcrdma_clnt_call(c, XT_WRITE, (xdrproc_t)xdr_xt_write_args, &a,
+					       (xdrproc_t)xdr_xt_write_res, &res, NULL);
+			if (rc && getenv("CAMP_DEBUG"))
+				printf("seed %u: a clean client's WRITE: %d\n", seed, rc);
+			if (rc && !clear_error(rc))
+				break;
+		}
+		if (rc || res.hash != (xt_hash(wbuf, WLEN) ^ 1)) {
+			fprintf(stderr, "seed %u: a clean client's WRITE: rc %d (%s)\n", seed, rc,
+				rpcrdma_strerror(rc));
+			xt_failures++;
+		}
 		XT_CHECK(rpcrdma_clnt_call(k, 2, NULL, NULL, (xdrproc_t)xdr_u_int, &most, NULL) ==
 			 0);
 		if (most > 1) {
@@ -256,7 +383,8 @@ static void run(uint32_t seed)
 	/* Both clients share the fault's device only by name: each opens its
 	 * own, so the fault may fire on either. */
 	if (rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, &co, &c) ||
-	    rpcrdma_clnt_create("127.0.0.1", srv.port, CAMP_PROG, 1, &co, &k)) {
+	    rpcrdma_clnt_create_bc("127.0.0.1", srv.port, CAMP_PROG, 1, &co, NULL, &k) ||
+	    rpcrdma_clnt_bc_register(k, CB_PROG, 1, cb_echo, NULL) || rpcrdma_clnt_bc_enable(k)) {
 		/* A fault in connection setup may refuse the first connect
 		 * (create does not retry): a clear error, counted. */
 		n_err++;
@@ -296,7 +424,15 @@ int main(int argc, char **argv)
 	}
 	alarm(0);
 	printf("%u runs in %llu ms: %lu calls ok, %lu failed clearly, %lu wrong, %lu wrong "
-	       "after a dropped FPDU\n",
-	       n, (unsigned long long)(tl_now_ms() - t0), n_ok, n_err, n_bad, n_gap);
+	       "after a dropped FPDU; reverse calls: %lu + %lu (Short + Long) ok, %lu failed "
+	       "clearly\n",
+	       n, (unsigned long long)(tl_now_ms() - t0), n_ok, n_err, n_bad, n_gap, n_rev_ok[0],
+	       n_rev_ok[1], n_rev_err);
+	/* Most faults leave most calls whole: a kind of call that never
+	 * succeeds in ten runs is broken, not unlucky. */
+	if (n >= 10 && (!n_rev_ok[0] || !n_rev_ok[1] || n_ok < n)) {
+		fprintf(stderr, "a kind of call never succeeded\n");
+		xt_failures++;
+	}
 	return xt_result();
 }
