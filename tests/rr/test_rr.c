@@ -401,6 +401,10 @@ struct raw {
 	uint8_t sbuf[256];
 	uint8_t *pull; /* RDMA Read target */
 	uint32_t xid;
+	/* receives polled while waiting for another completion (rxe may
+	 * complete a Send after the reply to it has arrived) */
+	struct rpcrdma_wc held[8];
+	uint32_t nheld;
 };
 
 #define RAW_PULL (1u << 20)
@@ -478,11 +482,27 @@ static int raw_wait(struct raw *r, uint64_t wr_id, int ms)
 	struct rpcrdma_wc wc;
 
 	for (uint64_t end = ms_now() + (uint64_t)ms; ms_now() < end;) {
-		if (rpcrdma_cq_poll(r->cq, &wc, 1) == 1 && wc.wr_id == wr_id)
-			return (int)wc.status;
+		if (rpcrdma_cq_poll(r->cq, &wc, 1) == 1) {
+			if (wc.wr_id == wr_id && wc.opcode != RPCRDMA_WC_RECV)
+				return (int)wc.status;
+			if (wc.opcode == RPCRDMA_WC_RECV && r->nheld < 8)
+				r->held[r->nheld++] = wc;
+			continue;
+		}
 		rpcrdma_dev_progress(r->dev, 5);
 	}
 	return -1;
+}
+
+/* The next completion: a held receive first. */
+static int raw_poll(struct raw *r, struct rpcrdma_wc *wc)
+{
+	if (r->nheld) {
+		*wc = r->held[0];
+		memmove(r->held, r->held + 1, --r->nheld * sizeof(r->held[0]));
+		return 1;
+	}
+	return rpcrdma_cq_poll(r->cq, wc, 1);
 }
 
 /* Send @n words (host order), with Send With Invalidate of @inv when not
@@ -514,7 +534,7 @@ static int raw_recv(struct raw *r, uint32_t *out, uint32_t max, int ms)
 	struct rpcrdma_wc wc;
 
 	for (uint64_t end = ms_now() + (uint64_t)ms; ms_now() < end;) {
-		if (rpcrdma_cq_poll(r->cq, &wc, 1) == 1) {
+		if (raw_poll(r, &wc) == 1) {
 			if (wc.opcode != RPCRDMA_WC_RECV || wc.status != RPCRDMA_WC_SUCCESS)
 				return -1;
 			uint32_t n = wc.byte_len / 4;
