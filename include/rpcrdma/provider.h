@@ -262,8 +262,12 @@ RPCRDMA_API int rpcrdma_mr_dereg(struct rpcrdma_mr *mr);
  * before. @ep NULL lifts the scope. The scope stays across
  * rpcrdma_mr_rereg(); once @ep is destroyed the MR answers no endpoint
  * remotely. -EINVAL: @ep is of another protection domain. -EOPNOTSUPP:
- * the provider cannot scope (verbs: rdma-core's memory windows are not
- * used, so an rkey there is valid on every QP of its PD).
+ * the provider cannot scope (verbs on a device without type-2 memory
+ * windows, such as Linux siw: an rkey there is valid on every QP of its
+ * PD). verbs with type-2 windows (rxe): the STag becomes a window's
+ * rkey bound to @ep's QP, whose peer gets a remote access error on any
+ * other QP; @ep must be connected (-ENOTCONN), and the scope is re-bound
+ * by rpcrdma_mr_rereg() (which then fails once @ep is down).
  */
 RPCRDMA_API int rpcrdma_mr_bind_ep(struct rpcrdma_mr *mr, struct rpcrdma_ep *ep);
 /* The current STag (both lkey and rkey: iWARP has one). */

@@ -14,9 +14,17 @@
 #                  a guestfwd), then our server here (20151) for the host's
 #                  client (the host hook, verbs-host-hook.sh)
 #   softiwarp-*    rpcrdma-perf over softiwarp on 127.0.0.1 (figures)
+#   *-perf-unknown-vN  issue 16's figure: rpcrdma-perf --workload unknown
+#                  (reliable replies against a 1 MiB Reply chunk, every
+#                  payload checked) in Version N, on rxe, siw, softiwarp
+#   rxe-rr-scope, siw-rr-scope  test_rr scope (VERBS_RR): a Read of a
+#                  reply exposed to another connection fails; rc=77 with
+#                  the reason where the device cannot scope (siw)
 # env: VERBS_TESTS, VERBS_NFS  programs in /peer/bin, comma-separated
-#      (GUEST_ENV splits on spaces); VERBS_COUNT_NULL, VERBS_COUNT_MB
-#      (rpcrdma-perf counts: NULL calls, 1 MiB calls each way);
+#      (GUEST_ENV splits on spaces); VERBS_RR the test_rr program;
+#      VERBS_COUNT_NULL, VERBS_COUNT_MB, VERBS_COUNT_RR
+#      (rpcrdma-perf counts: NULL calls, 1 MiB calls each way, calls per
+#      mode of --workload unknown);
 #      VERBS_CROSS=1 the cross-provider steps (the host is set up for them)
 # Devices sit on eth0 and are reached at 10.0.2.15: rdma_cm routes neither
 # siw on lo nor rxe for 127.0.0.1 (-ENOENT and -ENODEV). The e2e programs
@@ -32,6 +40,7 @@ export LD_LIBRARY_PATH=/peer/lib
 : >"$out/figures.txt"
 nnull=${VERBS_COUNT_NULL:-300}
 nmb=${VERBS_COUNT_MB:-4}
+nrr=${VERBS_COUNT_RR:-100}
 up() { cut -d' ' -f1 /proc/uptime; }
 
 step() { # NAME TIMEOUT COMMAND...
@@ -40,7 +49,9 @@ step() { # NAME TIMEOUT COMMAND...
 	t0=$(up)
 	timeout "$tmo" "$@" >"$out/$name.log" 2>&1
 	rc=$?
-	echo "$name rc=$rc ($(awk -v a="$t0" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }') s)" |
+	# a skipped step (77) carries its reason on its line
+	echo "$name rc=$rc ($(awk -v a="$t0" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }') s)$(
+		[ $rc = 77 ] && grep -m1 '^SKIP' "$out/$name.log" | sed 's/^/ /')" |
 		tee -a "$out/results.txt"
 	return $rc
 }
@@ -57,6 +68,25 @@ perf_runs() { # KIND ADDR PORT
 	done
 }
 
+# Issue 16's figure against the server at ADDR PORT (--reliable-reply):
+# per version a step and a figures line "KIND unknown vN: ..." (means of
+# both modes, their ratio, bytes registered per call by each side)
+unknown_runs() { # KIND ADDR PORT
+	local kind=$1 addr=$2 port=$3 v
+	for v in 1 2; do
+		step "$kind-perf-unknown-v$v" 120 "$bin/rpcrdma-perf" client "$addr" --port "$port" \
+			--workload unknown --rdma-version $v --count "$nrr" --block 25 --warmup 0.2 &&
+			awk -v k="$kind unknown v$v" '
+				$1 == "rr-read-chunk" { rr = $3; rc = $9; rs = $10; n = $2 }
+				$1 == "reply-chunk-1MiB" { ch = $3; cc = $9; cs = $10 }
+				/^ratio/ { r = $4 }
+				END { printf "%s: mean us rr-read-chunk %s, reply-chunk-1MiB %s, ratio %s; " \
+					"B registered per call rr/chunk: client %s/%s, server %s/%s; " \
+					"%s calls per mode, checked\n", k, rr, ch, r, rc, cc, rs, cs, n }' \
+				"$out/$kind-perf-unknown-v$v.log" >>"$out/figures.txt"
+	done
+}
+
 # until a server answers a NULL at ADDR PORT (a fixed sleep was too short
 # for a sanitizer build under TCG on a loaded host), at most 60 s
 wait_server() { # ADDR PORT
@@ -68,14 +98,18 @@ wait_server() { # ADDR PORT
 	return 1
 }
 
-# rpcrdma-perf server on @addr:20150; ping and the three workloads
+# rpcrdma-perf server on @addr:20150 (reliable replies on: nothing
+# changes for calls whose replies fit what they offer); ping, the three
+# workloads and --workload unknown
 tools() { # KIND ADDR
 	local kind=$1 addr=$2 spid
-	"$bin/rpcrdma-perf" server --port 20150 --no-tcp >"$out/$kind-perf-server.log" 2>&1 &
+	"$bin/rpcrdma-perf" server --port 20150 --no-tcp --reliable-reply --rdma-version auto \
+		>"$out/$kind-perf-server.log" 2>&1 &
 	spid=$!
 	wait_server "$addr" 20150
 	step "$kind-ping" 60 "$bin/rpcrdma-ping" -c 3 -i 0.2 -p 20150 "$addr"
 	perf_runs "$kind" "$addr" 20150
+	unknown_runs "$kind" "$addr" 20150
 	kill "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
 }
@@ -120,10 +154,15 @@ for kind in rxe siw; do
 	{
 		rdma link show
 		ibv_devices
+		# type-2 memory windows (rpcrdma_mr_bind_ep): max_mw, the
+		# MEM_WINDOW_TYPE_2A/2B capability flags
+		ibv_devinfo -v -d "$dev" | grep -i -E 'max_mw|mem_window|device_cap_flags'
 		"$bin/rpcrdma-ping" --list-devices
 	} >>"$out/$kind-link.log" 2>&1
 	export RPCRDMA_PROVIDER=verbs:$dev
 	tools "$kind" "$addr"
+	[ -n "${VERBS_RR:-}" ] &&
+		step "$kind-rr-scope" 120 env RPCRDMA_TEST_ADDR="$addr" "$bin/$VERBS_RR" scope
 	tl=${VERBS_TESTS:-}
 	for t in ${tl//,/ }; do
 		step "$kind-$t" 300 env RPCRDMA_TEST_ADDR="$addr" "$bin/$t"

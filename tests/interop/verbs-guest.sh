@@ -16,11 +16,13 @@
 # groups of them into ctests.
 #
 # usage: verbs-guest.sh OUTDIR VERBS_BUILT PING PERF PROGRAM...
-#   PROGRAM  test_interop_* programs run against the guest's nfsd, the
-#            others as the transport's e2e programs on each device
+#   PROGRAM  test_interop_* programs run against the guest's nfsd,
+#            test_rr (reliable replies) in its scope mode on each device,
+#            the others as the transport's e2e programs on each device
 # env: PEER_DIR (default /tmp/rpcrdma-guest), VERBS_GUEST_TIMEOUT (default
 #      900 s for the whole guest run), VERBS_COUNT_NULL (default 300),
-#      VERBS_COUNT_MB (default 4): rpcrdma-perf counts (the README's
+#      VERBS_COUNT_MB (default 4), VERBS_COUNT_RR (default 100: calls per
+#      mode of --workload unknown): rpcrdma-perf counts (the README's
 #      figures: 2000 and 20), RPCRDMA_INTEROP_VERBS=0 skips the whole run
 #      (scripts/test.sh's sanitizer suite: CI time), VERBS_ACCEL (default
 #      tcg)
@@ -56,13 +58,14 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-tests="" nfs=""
+tests="" nfs="" rr=""
 for p in "$ping" "$perf" "$@"; do
 	cp "$p" "$stage/bin/"
 	b=$(basename "$p")
 	case $p in
 	"$ping" | "$perf") ;;
 	*/test_interop_*) nfs="$nfs,$b" ;;
+	*/test_rr) rr=$b ;;
 	*) tests="$tests,$b" ;;
 	esac
 	# every shared library the guest's root file system lacks
@@ -84,7 +87,7 @@ free_port() {
 	done
 	return 1
 }
-nnull=${VERBS_COUNT_NULL:-300} nmb=${VERBS_COUNT_MB:-4}
+nnull=${VERBS_COUNT_NULL:-300} nmb=${VERBS_COUNT_MB:-4} nrr=${VERBS_COUNT_RR:-100}
 cross=0 fwd=""
 rport=$(free_port) || { echo "FAIL: no free port"; exit 1; }
 if command -v socat >/dev/null; then
@@ -113,7 +116,7 @@ t0=$(date +%s.%N)
 SHARE_FILES=$stage NAME=verbs-$(printf '%s' "$out" | md5sum | cut -c1-8) \
 	CMDLINE_EXTRA=no_timer_check HOSTFWD_PORT=$rport HOSTFWD_EXTRA="$fwd" ACCEL=$accel \
 	TIMEOUT=${VERBS_GUEST_TIMEOUT:-900} \
-	GUEST_ENV="VERBS_TESTS=${tests#,} VERBS_NFS=${nfs#,} VERBS_CROSS=$cross VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb" \
+	GUEST_ENV="VERBS_TESTS=${tests#,} VERBS_NFS=${nfs#,} VERBS_RR=$rr VERBS_CROSS=$cross VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb VERBS_COUNT_RR=$nrr" \
 	HOST_HOOK=$here/verbs-host-hook.sh VERBS_H2G_PORT=${h2g:-0} VERBS_PING=$ping VERBS_PERF=$perf \
 	VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb \
 	bash "$here/harness/run-guest.sh" "$here/verbs-guest-test.sh" "$out" >"$out/run.log" 2>&1

@@ -336,7 +336,8 @@ int verbs_connect(struct rpcrdma_ep *ep, const struct sockaddr *addr, socklen_t 
 		rc = -EISCONN;
 		goto out;
 	}
-	memcpy(e->pdata, pdata, len);
+	if (len) /* pdata may be NULL then */
+		memcpy(e->pdata, pdata, len);
 	e->pdata_len = (uint16_t)len;
 	if (rdma_create_id(d->cm_ch, &e->id, e, RDMA_PS_TCP)) {
 		rc = verbs_errno(ENOMEM);

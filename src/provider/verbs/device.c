@@ -156,6 +156,9 @@ static int dev_setup(struct vdev *d, const char *name)
 	if (ibv_query_device(d->ctx, &d->attr) || ibv_query_port(d->ctx, 1, &d->port))
 		return verbs_errno(ENODEV);
 	d->iwarp = d->ctx->device->transport_type == IBV_TRANSPORT_IWARP;
+	d->mw2 = d->attr.max_mw > 0 &&
+		 (d->attr.device_cap_flags &
+		  (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B)) != 0;
 	d->cm_ch = rdma_create_event_channel();
 	if (!d->cm_ch)
 		return verbs_errno(ENOMEM);
@@ -357,6 +360,7 @@ static const struct rpcrdma_dev_ops verbs_ops = {
     .mr_rereg = verbs_mr_rereg,
     .mr_invalidate = verbs_mr_invalidate,
     .mr_dereg = verbs_mr_dereg,
+    .mr_bind_ep = verbs_mr_bind_ep,
     .mr_stag = verbs_mr_stag,
     .mr_valid = verbs_mr_valid,
     .mr_offset = verbs_mr_offset,

@@ -178,9 +178,10 @@ static void flush_from(struct vep *e, struct vring *r, struct vcq *cq, uint32_t 
 	for (uint32_t q = from; q != r->tail; q++) {
 		struct vslot *s = &r->s[q % r->size];
 
-		if (!s->done)
+		if (!s->done && !s->bind)
 			flush_one(e, cq, s);
 		s->done = false;
+		s->bind = false;
 	}
 	r->tail = from;
 	if ((int32_t)(r->posted - from) > 0)
@@ -227,6 +228,9 @@ int verbs_ep_destroy(struct rpcrdma_ep *ep)
 	 * own completions of this QP are dropped from now on */
 	flush_from(e, &e->sq, e->scq, e->sq.head);
 	flush_from(e, &e->rq, e->rcq, e->rq.head);
+	/* windows bound to the QP go first: rxe holds the QP while one is */
+	if (d->nscoped)
+		verbs_mr_unbind_ep(d, e);
 	if (e->qp)
 		qpn_del(d, e);
 	for (pp = &d->eps; *pp != e; pp = &(*pp)->next)
@@ -528,6 +532,7 @@ int verbs_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr)
 	s->opcode = wc_op_of[wr->opcode];
 	s->length = len;
 	s->done = false;
+	s->bind = false;
 	s->signaled = (wr->flags & RPCRDMA_SEND_SIGNALED) != 0;
 	s->quiet = !s->signaled && seq - e->sq.last_sig >= e->sq.size / 4;
 	if (s->signaled || s->quiet)
@@ -558,6 +563,61 @@ int verbs_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr)
 out:
 	pthread_mutex_unlock(&e->dev->lock);
 	return rc;
+}
+
+int verbs_post_bind(struct vep *e, struct ibv_mw *mw, struct ibv_mr *mr, uint64_t addr,
+		    uint64_t len, bool write, uint32_t rkey, uint32_t *seqp)
+{
+	struct ibv_send_wr wr, *bad;
+	struct vslot *s;
+	uint32_t seq;
+	int rc;
+
+	if (e->state != VEP_CONNECTED || !e->qp)
+		return -ENOTCONN;
+	if (e->sq.tail - e->sq.head == e->sq.size)
+		verbs_cq_reap(e->scq);
+	if (e->sq.tail - e->sq.head == e->sq.size)
+		return -ENOMEM;
+	seq = e->sq.tail++;
+	s = &e->sq.s[seq % e->sq.size];
+	memset(s, 0, offsetof(struct vslot, wr));
+	/* signaled, so that its slot retires on its own completion; a
+	 * failed bind reports nothing either: the QP is in error then, and
+	 * the caller's own work flushes */
+	s->quiet = true;
+	s->bind = true;
+	e->sq.last_sig = seq;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = seq;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = addr;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags =
+	    IBV_ACCESS_REMOTE_READ | (write ? IBV_ACCESS_REMOTE_WRITE : 0);
+	e->sq.posted = e->sq.tail;
+	rc = ibv_post_send(e->qp, &wr, &bad);
+	if (rc) {
+		e->sq.tail--;
+		e->sq.posted--;
+		s->bind = false;
+		return rc == ENOMEM ? -ENOMEM : -rc;
+	}
+	*seqp = seq;
+	return 0;
+}
+
+void verbs_bind_wait(struct vep *e, uint32_t seq)
+{
+	uint64_t end = verbs_now_ns() + 100000000ull;
+
+	while (e->state == VEP_CONNECTED && seq - e->sq.head < e->sq.tail - e->sq.head &&
+	       !e->sq.s[seq % e->sq.size].done && verbs_now_ns() < end)
+		verbs_cq_reap(e->scq);
 }
 
 static enum rpcrdma_wc_status map_status(enum ibv_wc_status s)
@@ -624,7 +684,7 @@ bool verbs_wc_translate(struct vdev *d, const struct ibv_wc *in, struct rpcrdma_
 	s = &r->s[seq % r->size];
 	if (s->done)
 		return false;
-	if (!recv && s->quiet && in->status == IBV_WC_SUCCESS) {
+	if (!recv && (s->bind || (s->quiet && in->status == IBV_WC_SUCCESS))) {
 		ring_retire(r, seq); /* our own signal: retires, says nothing */
 		return false;
 	}

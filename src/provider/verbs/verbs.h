@@ -62,6 +62,10 @@ struct vdev {
 	/* Some devices give a registration different lkey and rkey: then SGEs
 	 * (which carry the STag, our rkey) are translated through the map. */
 	bool keys_differ;
+	/* type-2 memory windows (rpcrdma_mr_bind_ep), and registrations
+	 * scoped through one now */
+	bool mw2;
+	unsigned int nscoped;
 };
 
 struct vpd {
@@ -71,15 +75,21 @@ struct vpd {
 };
 
 /* A registration. The STag is the rkey when the peer may access the
- * region, else the lkey. ibv_mr is NULL while invalid (deregistered). */
+ * region, else the lkey. ibv_mr is NULL while invalid (deregistered).
+ * Scoped (rpcrdma_mr_bind_ep): the region itself grants no remote access,
+ * a type-2 memory window bound to @bound's QP does, and the STag is the
+ * window's rkey; @bound is NULL once that endpoint is destroyed. */
 struct vmr {
 	struct rpcrdma_mr base;
 	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct vep *bound;
+	uint32_t bind_seq; /* the send slot of the window's Bind */
 	void *addr;
 	size_t length;
 	unsigned int access;
 	uint32_t stag, lkey;
-	bool valid, hashed;
+	bool valid, hashed, scoped;
 	struct vmr *hnext;
 	char zbyte; /* what a zero-length region registers (verbs refuses 0) */
 };
@@ -129,6 +139,7 @@ struct vslot {
 	bool pending, signaled;
 	bool quiet;                /* signaled by us only: its success is not reported */
 	bool done;                 /* completed ahead of an earlier signaled slot */
+	bool bind;                 /* our own Bind MW: reports nothing, flushes silently */
 	struct rpcrdma_send_wr wr; /* pending sends: the request (sg -> sgl) */
 	struct rpcrdma_sge *sgl;   /* pending: the SGE copies (max_*_sge) */
 	uint32_t nsge;
@@ -201,6 +212,9 @@ int verbs_mr_reg(struct rpcrdma_pd *pd, void *addr, size_t length, unsigned int 
 int verbs_mr_rereg(struct rpcrdma_mr *mr, void *addr, size_t length, unsigned int access);
 int verbs_mr_invalidate(struct rpcrdma_mr *mr);
 int verbs_mr_dereg(struct rpcrdma_mr *mr);
+int verbs_mr_bind_ep(struct rpcrdma_mr *mr, struct rpcrdma_ep *ep);
+/* Locked: @e goes away: the windows bound to its QP are freed first. */
+void verbs_mr_unbind_ep(struct vdev *d, struct vep *e);
 uint32_t verbs_mr_stag(const struct rpcrdma_mr *mr);
 bool verbs_mr_valid(const struct rpcrdma_mr *mr);
 uint64_t verbs_mr_offset(const struct rpcrdma_mr *mr);
@@ -267,6 +281,15 @@ void verbs_qp_start(struct vep *e);
 /* Locked: the endpoint is down: complete held work as flushed; move the QP
  * to error so the hardware flushes what it holds. */
 void verbs_qp_down(struct vep *e);
+/* Locked: post a Bind MW of @mw (new key @rkey) over [addr, addr + len)
+ * of @mr, remote read (and write when @write) only, on @e's send queue,
+ * ahead of what is posted after it. -ENOTCONN unless @e is connected. */
+int verbs_post_bind(struct vep *e, struct ibv_mw *mw, struct ibv_mr *mr, uint64_t addr,
+		    uint64_t len, bool write, uint32_t rkey, uint32_t *seq);
+/* Locked: until the Bind in send slot @seq of @e has executed (at most
+ * 100 ms; not at all once @e is down): a window freed while its Bind is
+ * still queued fails the Bind, and the QP goes to error with it. */
+void verbs_bind_wait(struct vep *e, uint32_t seq);
 /* Locked: the endpoint of QP number @qpn, or NULL. */
 struct vep *verbs_ep_by_qpn(struct vdev *d, uint32_t qpn);
 /* Locked: translate one hardware completion; false when it belongs to no
