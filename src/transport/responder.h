@@ -19,10 +19,13 @@
  * connection (resized as they come: rpcrdma_cq_resize; a provider that
  * cannot resize gets a CQ per connection): a pass of the progress thread
  * then costs the same with 1 or 10,000 connections, and a connection no
- * descriptor beyond its socket. Each connection has a receive pool of `credits` buffers (all posted: RFC 8166
- * §3.3.1, the grant is backed by posted receives) and a send pool of
- * credits + 8 buffers (replies and RDMA_ERRORs). Request i of a connection
- * is bound to receive buffer i: it owns that buffer, its pulled Read chunk
+ * descriptor beyond its socket. Receives come from the server's shared
+ * pool (svc_srq.c: a shared receive queue; the grants never exceed the
+ * receives posted, RFC 8166 §3.3.1), or, on a provider without one, from
+ * a pool of `credits` buffers per connection, all posted. Each connection
+ * has a send pool of credits + 8 buffers (replies and RDMA_ERRORs).
+ * Request i of a connection owns the receive buffer its call landed in
+ * (r->rbuf; with per-connection pools buffer i), its pulled Read chunk
  * data and its MRs from the RECV completion until its reply is posted.
  * Requests are allocated on the first message into their buffer (a
  * request is some 6 kB: 64 of them were most of an idle connection's

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The server's connections (transport/responder.h has the objects): a
- * connection is accepted with its own CQ, a receive pool whose buffers are
- * all posted (the credit grant of RFC 8166 §3.3.1 is backed by posted
- * receives) and a send pool. This file posts and recycles them: send
+ * connection is accepted with its share of the shared CQ, its first
+ * credit in the shared receive pool (svc_srq.c) or a receive pool of its
+ * own whose buffers are all posted (either way the credit grant of RFC
+ * 8166 §3.3.1 is backed by posted receives), and a send pool. This file posts and recycles them: send
  * signalling (every SVC_SIGNAL_EVERY-th Send, the drain marker once a
  * connection is down), RDMA_ERROR refusals (RFC 8166 §4.5), the RFC 8167
  * direction demux of a received message (reverse replies go to the
