@@ -187,6 +187,46 @@ void svc_refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err)
 /* Receiving a call (progress thread, lock held)                       */
 /* ------------------------------------------------------------------ */
 
+/* The request a message in receive buffer @idx becomes: request @idx of
+ * a per-connection pool, or any free slot with the shared pool (none
+ * free: more calls than the credits granted, RFC 8166 §3.3.1, and the
+ * connection is cut off). Allocated on first use (see responder.h). NULL:
+ * dropped, the buffer given back. */
+static struct rpcrdma_svc_req *req_for(struct svc_conn *c, uint32_t idx)
+{
+	struct rpcrdma_svc_req *r;
+	uint32_t slot = idx;
+
+	if (c->rfree) {
+		if (!c->nrfree) {
+			RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer,
+				  "more calls than the %u credits granted", c->grant);
+			SVC_COUNT(c, bad_headers, 1);
+			repost_recv(c, idx);
+			svc_conn_fail(c);
+			return NULL;
+		}
+		slot = c->rfree[--c->nrfree];
+	}
+	r = c->reqs[slot];
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r) {
+			if (c->rfree) {
+				c->rfree[c->nrfree++] = slot;
+				repost_recv(c, idx); /* the shared pool's */
+			}
+			svc_conn_fail(c); /* the call cannot even be refused */
+			return NULL;
+		}
+		r->conn = c;
+		r->ridx = slot;
+		c->reqs[slot] = r;
+	}
+	r->rbuf = idx;
+	return r;
+}
+
 /* A message arrived in receive buffer @idx: a reverse reply for the
  * backchannel, or a call to check, pull and dispatch. */
 static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
@@ -195,7 +235,6 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 	struct rpcrdma_svc *s = c->svc;
 	const uint8_t *buf = xprt_pool_buf(c->rpool, idx);
 	struct rpcrdma_svc_req *r;
-	uint32_t slot = idx;
 	struct rpcrdma1_chunks *ch;
 	uint64_t total = 0, w;
 	uint32_t nchunks = 0;
@@ -208,32 +247,9 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		repost_recv(c, idx);
 		return;
 	}
-	if (c->rfree) {
-		/* shared pool: any free request slot. None means more calls
-		 * than the credits granted (RFC 8166 §3.3.1): cut it off. */
-		if (!c->nrfree) {
-			RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer,
-				  "more calls than the %u credits granted", c->grant);
-			SVC_COUNT(c, bad_headers, 1);
-			repost_recv(c, idx);
-			svc_conn_fail(c);
-			return;
-		}
-		slot = c->rfree[--c->nrfree];
-	}
-	r = c->reqs[slot];
-	if (!r) {
-		/* first message into this buffer (see responder.h) */
-		r = calloc(1, sizeof(*r));
-		if (!r) {
-			svc_conn_fail(c); /* the call cannot even be refused */
-			return;
-		}
-		r->conn = c;
-		r->ridx = slot;
-		c->reqs[slot] = r;
-	}
-	r->rbuf = idx;
+	r = req_for(c, idx);
+	if (!r)
+		return;
 	ch = &r->h.chunks;
 	r->held = true;
 	r->recv_len = len;
