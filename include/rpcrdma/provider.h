@@ -60,6 +60,7 @@ struct rpcrdma_mr;       /* registered memory region */
 struct rpcrdma_cq;       /* completion queue */
 struct rpcrdma_evch;     /* connection event channel */
 struct rpcrdma_ep;       /* connected endpoint (queue pair + connection) */
+struct rpcrdma_srq;      /* shared receive queue (optional per provider) */
 struct rpcrdma_listener; /* passive endpoint bound to an address */
 struct rpcrdma_conn_req; /* an incoming connection awaiting accept/reject */
 
@@ -457,6 +458,7 @@ enum rpcrdma_ep_attr_mask {
 	RPCRDMA_EP_ATTR_CONTEXT = 1u << 6,   /* context */
 	RPCRDMA_EP_ATTR_RTR = 1u << 7,       /* rtr */
 	RPCRDMA_EP_ATTR_SOCKBUF = 1u << 8,   /* sockbuf */
+	RPCRDMA_EP_ATTR_SRQ = 1u << 9,       /* srq */
 };
 
 /* RFC 6581 §5 peer-to-peer "ready to receive" message the initiator sends
@@ -507,6 +509,11 @@ struct rpcrdma_ep_attr {
 	 * the kernel's autotuning. */
 	uint32_t sockbuf;
 	void *context; /* RPCRDMA_EP_ATTR_CONTEXT: returned in events */
+	/* RPCRDMA_EP_ATTR_SRQ: Sends arriving on this endpoint consume the
+	 * receives of @srq (same PD) instead of its own receive queue:
+	 * rpcrdma_post_recv() on it says -EINVAL and max_recv_wr is ignored.
+	 * Their completions go to recv_cq with wc.ep naming this endpoint. */
+	struct rpcrdma_srq *srq;
 };
 
 /*
@@ -701,6 +708,49 @@ RPCRDMA_API int rpcrdma_post_send_recv(struct rpcrdma_ep *ep, const struct rpcrd
  * 0 (also on a provider that never holds work) or -errno.
  */
 RPCRDMA_API int rpcrdma_ep_flush(struct rpcrdma_ep *ep);
+
+/* ------------------------------------------------------------------ */
+/* Shared receive queues                                               */
+/* ------------------------------------------------------------------ */
+
+enum rpcrdma_srq_attr_mask {
+	RPCRDMA_SRQ_ATTR_CONTEXT = 1u << 0,
+};
+
+struct rpcrdma_srq_attr {
+	uint32_t comp_mask;
+	uint32_t max_wr;  /* receives posted at once (required, > 0) */
+	uint32_t max_sge; /* SGEs per receive (0: 1) */
+	void *context;    /* RPCRDMA_SRQ_ATTR_CONTEXT */
+};
+
+/*
+ * A shared receive queue, as ibv_create_srq: receives posted to it are
+ * taken by whichever endpoint created with it (RPCRDMA_EP_ATTR_SRQ) gets
+ * a Send first, so a server's receive buffers need not be posted once per
+ * connection. An endpoint takes a receive when a message starts arriving
+ * and holds it until the message is complete: a connection that breaks
+ * meanwhile flushes that one receive (RPCRDMA_WC_WR_FLUSH_ERR on its
+ * recv_cq), the others stay in the queue. Which posted receive a Send
+ * takes is the provider's choice (softiwarp: the one posted last, so an
+ * idle server keeps touching the same few buffers); wr_id says which.
+ * A Send finding the queue empty is the RFC 5041 §7 "no buffer" error of
+ * that endpoint's connection, as without one. -EOPNOTSUPP: the provider or
+ * device has none (keep receives per endpoint).
+ */
+RPCRDMA_API int rpcrdma_srq_create(struct rpcrdma_pd *pd, const struct rpcrdma_srq_attr *attr,
+				   struct rpcrdma_srq **out);
+/* -EBUSY while endpoints use it. Receives still posted are dropped without
+ * completions: their memory is the caller's again. */
+RPCRDMA_API int rpcrdma_srq_destroy(struct rpcrdma_srq *srq);
+RPCRDMA_API void *rpcrdma_srq_context(const struct rpcrdma_srq *srq);
+/* rpcrdma_post_recv() for the shared queue: -ENOMEM when max_wr are
+ * posted, -EINVAL num_sge > max_sge. */
+RPCRDMA_API int rpcrdma_post_srq_recv(struct rpcrdma_srq *srq, uint64_t wr_id,
+				      const struct rpcrdma_sge *sg, unsigned int num_sge);
+/* Change max_wr (as ibv_modify_srq IBV_SRQ_MAX_WR): -EBUSY when more
+ * receives are posted than @max_wr, -EINVAL 0 or beyond the limit. */
+RPCRDMA_API int rpcrdma_srq_resize(struct rpcrdma_srq *srq, uint32_t max_wr);
 
 RPCRDMA_EXTERN_C_END
 

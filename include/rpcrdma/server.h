@@ -78,6 +78,7 @@ enum rpcrdma_svc_opt_mask {
 	RPCRDMA_SVC_OPT_PRIVATE_DATA = 1u << 15,     /* private_data */
 	RPCRDMA_SVC_OPT_DRC = 1u << 17,              /* drc, drc_max_entries, drc_max_bytes */
 	RPCRDMA_SVC_OPT_PULL_TIMEOUT = 1u << 18,     /* pull_timeout_ms */
+	RPCRDMA_SVC_OPT_SRQ = 1u << 19,              /* srq_depth */
 	/* reliable_reply, exposed_timeout_ms, max_exposed_conn_bytes,
 	 * max_exposed_bytes */
 	RPCRDMA_SVC_OPT_RELIABLE_REPLY = 1u << 16,
@@ -195,6 +196,18 @@ struct rpcrdma_svc_opts {
 	 * neither iWARP nor InfiniBand times out a Read toward a peer that
 	 * keeps the connection up. Stats: pull_timeouts. */
 	uint32_t pull_timeout_ms;
+	/* Receive buffers every connection shares (a shared receive queue,
+	 * rpcrdma_srq_create; default 16 x credits; 0: a receive pool per
+	 * connection, as on a provider without one). A connection starts
+	 * with a grant of one credit; each reply raises it towards its
+	 * share, srq_depth / connections (at most `credits`), as far as the
+	 * receives not reserved yet allow; a grant never shrinks while its
+	 * connection lives, and the pool grows beyond srq_depth only by the
+	 * one credit each connection is always granted. So the receives
+	 * posted always cover every grant (RFC 8166 §3.3.1): a client that
+	 * keeps to its grant never meets an empty queue; one that sends
+	 * more than it was granted is disconnected. */
+	uint32_t srq_depth;
 };
 
 /*

@@ -39,6 +39,12 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 			return -EINVAL;
 		s->credits = o->credits;
 	}
+	s->srq_depth = 16 * s->credits;
+	if (m & RPCRDMA_SVC_OPT_SRQ) {
+		if (o->srq_depth > (1u << 20))
+			return -EINVAL;
+		s->srq_depth = o->srq_depth;
+	}
 	s->v2 = false;
 	s->v2_props = true;
 	if (m & RPCRDMA_SVC_OPT_RDMA_VERSION) {
@@ -258,7 +264,7 @@ static void conn_snapshot(const struct svc_conn *c, struct rpcrdma_svc_conn_stat
 	cs->calls = __atomic_load_n(&c->cst.calls, __ATOMIC_RELAXED);
 	cs->peer = c->peer;
 	cs->connected = c->up;
-	cs->credits = c->svc->credits;
+	cs->credits = c->svc->srq ? c->grant : c->svc->credits;
 	cs->inline_send = c->lim.inline_send;
 	cs->inline_recv = c->lim.inline_recv;
 	cs->outstanding = c->held;

@@ -274,6 +274,8 @@ RPCRDMA_API int rpcrdma_ep_create(struct rpcrdma_pd *pd, const struct rpcrdma_ep
 	if (attr->send_cq->dev != pd->dev || attr->recv_cq->dev != pd->dev ||
 	    attr->evch->dev != pd->dev)
 		return -EINVAL;
+	if ((attr->comp_mask & RPCRDMA_EP_ATTR_SRQ) && (!attr->srq || attr->srq->pd != pd))
+		return -EINVAL;
 	return pd->dev->ops->ep_create(pd, attr, out);
 }
 
@@ -389,6 +391,41 @@ RPCRDMA_API int rpcrdma_post_send(struct rpcrdma_ep *ep, const struct rpcrdma_se
 	if (!ep || !wr || (wr->num_sge && !wr->sg))
 		return -EINVAL;
 	return ep->dev->ops->post_send(ep, wr);
+}
+
+RPCRDMA_API int rpcrdma_srq_create(struct rpcrdma_pd *pd, const struct rpcrdma_srq_attr *attr,
+				   struct rpcrdma_srq **out)
+{
+	if (!pd || !attr || !out || attr->max_wr == 0)
+		return -EINVAL;
+	return pd->dev->ops->srq_create(pd, attr, out);
+}
+
+RPCRDMA_API int rpcrdma_srq_destroy(struct rpcrdma_srq *srq)
+{
+	if (!srq)
+		return -EINVAL;
+	return srq->pd->dev->ops->srq_destroy(srq);
+}
+
+RPCRDMA_API void *rpcrdma_srq_context(const struct rpcrdma_srq *srq)
+{
+	return srq ? srq->context : NULL;
+}
+
+RPCRDMA_API int rpcrdma_post_srq_recv(struct rpcrdma_srq *srq, uint64_t wr_id,
+				      const struct rpcrdma_sge *sg, unsigned int num_sge)
+{
+	if (!srq || (num_sge && !sg))
+		return -EINVAL;
+	return srq->pd->dev->ops->post_srq_recv(srq, wr_id, sg, num_sge);
+}
+
+RPCRDMA_API int rpcrdma_srq_resize(struct rpcrdma_srq *srq, uint32_t max_wr)
+{
+	if (!srq || max_wr == 0)
+		return -EINVAL;
+	return srq->pd->dev->ops->srq_resize(srq, max_wr);
 }
 
 /* rpcrdma_post_send_recv() on a provider without the op: one by one. */

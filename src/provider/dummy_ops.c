@@ -148,6 +148,38 @@ static int d_cq_resize(struct rpcrdma_cq *cq, uint32_t cqe)
 	return -EOPNOTSUPP;
 }
 
+static int d_srq_create(struct rpcrdma_pd *pd, const struct rpcrdma_srq_attr *attr,
+			struct rpcrdma_srq **out)
+{
+	(void)pd;
+	(void)attr;
+	(void)out;
+	return -EOPNOTSUPP;
+}
+
+static int d_srq_destroy(struct rpcrdma_srq *srq)
+{
+	(void)srq;
+	return -EOPNOTSUPP;
+}
+
+static int d_post_srq_recv(struct rpcrdma_srq *srq, uint64_t wr_id, const struct rpcrdma_sge *sg,
+			   unsigned int num_sge)
+{
+	(void)srq;
+	(void)wr_id;
+	(void)sg;
+	(void)num_sge;
+	return -EOPNOTSUPP;
+}
+
+static int d_srq_resize(struct rpcrdma_srq *srq, uint32_t max_wr)
+{
+	(void)srq;
+	(void)max_wr;
+	return -EOPNOTSUPP;
+}
+
 static int d_evch_create(struct rpcrdma_dev *dev, const struct rpcrdma_evch_attr *attr,
 			 struct rpcrdma_evch **out)
 {
@@ -307,6 +339,10 @@ void rpcrdma_prov_fill_dummies(struct rpcrdma_dev_ops *ops)
 	FILL(cq_get_fd, d_cq_get_fd);
 	FILL(cq_ack_notify, d_cq_op);
 	FILL(cq_resize, d_cq_resize);
+	FILL(srq_create, d_srq_create);
+	FILL(srq_destroy, d_srq_destroy);
+	FILL(post_srq_recv, d_post_srq_recv);
+	FILL(srq_resize, d_srq_resize);
 	FILL(evch_create, d_evch_create);
 	FILL(evch_destroy, d_evch_destroy);
 	FILL(evch_get, d_evch_get);

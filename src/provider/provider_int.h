@@ -61,6 +61,11 @@ struct rpcrdma_conn_req {
 	struct rpcrdma_dev *dev;
 };
 
+struct rpcrdma_srq {
+	struct rpcrdma_pd *pd;
+	void *context;
+};
+
 /* The ops table, sorted by object. Every op returns 0 or -errno unless it
  * says otherwise; arguments were checked for NULL by dispatch.c. */
 struct rpcrdma_dev_ops {
@@ -121,6 +126,13 @@ struct rpcrdma_dev_ops {
 	int (*post_recv)(struct rpcrdma_ep *ep, uint64_t wr_id, const struct rpcrdma_sge *sg,
 			 unsigned int num_sge);
 	int (*post_send)(struct rpcrdma_ep *ep, const struct rpcrdma_send_wr *wr);
+	/* Optional shared receive queue (NULL: -EOPNOTSUPP). */
+	int (*srq_create)(struct rpcrdma_pd *pd, const struct rpcrdma_srq_attr *attr,
+			  struct rpcrdma_srq **out);
+	int (*srq_destroy)(struct rpcrdma_srq *srq);
+	int (*post_srq_recv)(struct rpcrdma_srq *srq, uint64_t wr_id, const struct rpcrdma_sge *sg,
+			     unsigned int num_sge);
+	int (*srq_resize)(struct rpcrdma_srq *srq, uint32_t max_wr);
 	/* Optional: start work held by RPCRDMA_SEND_DEFER. NULL means the
 	 * provider never holds work (rpcrdma_ep_flush() returns 0). */
 	int (*ep_flush)(struct rpcrdma_ep *ep);

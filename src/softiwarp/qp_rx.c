@@ -172,7 +172,8 @@ static int rx_hdr_send(struct siw_ep *ep, uint32_t seg)
 	if (rx->msn != ep->rx_msn[RDMAP_QN_SEND])
 		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
 				    DDP_ECODE_UT_INVALID_MSN_RANGE);
-	if (ep->rq_head == ep->rq_tail)
+	/* a shared queue's receive is taken at a message's first segment */
+	if (rx->mo == 0 ? !siw_rq_ready(ep) : ep->rq_head == ep->rq_tail)
 		return siw_rx_error(ep, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
 				    DDP_ECODE_UT_INVALID_MSN_NOBUF);
 	r = &ep->rq[ep->rq_head % ep->max_recv_wr];
@@ -619,7 +620,7 @@ static void rx_fast_sends(struct siw_ep *ep)
 			return;
 		if (get_be32(d + DDP_U_OFF_QN) != RDMAP_QN_SEND ||
 		    get_be32(d + DDP_U_OFF_MSN) != ep->rx_msn[RDMAP_QN_SEND] ||
-		    get_be32(d + DDP_U_OFF_MO) != 0 || ep->rq_head == ep->rq_tail)
+		    get_be32(d + DDP_U_OFF_MO) != 0 || !siw_rq_ready(ep))
 			return;
 		r = &ep->rq[ep->rq_head % ep->max_recv_wr];
 		seg = ulpdu_len - DDP_UNTAGGED_HDR_LEN;

@@ -313,6 +313,17 @@ struct siw_pd {
 	uint32_t refs; /* MRs + endpoints */
 };
 
+/* A shared receive queue (srq.c): a stack, so that the receive posted
+ * last (the buffer just given back, whose pages are warm) is taken first. */
+struct siw_srq {
+	struct rpcrdma_srq base;
+	struct siw_pd *pd;
+	uint32_t max_wr, max_sge, n;
+	uint32_t refs;           /* endpoints using it */
+	struct siw_rqe *e;       /* e[0 .. n) posted, e[n - 1] taken next */
+	struct rpcrdma_sge *sge; /* max_sge per entry */
+};
+
 struct siw_mr {
 	struct rpcrdma_mr base;
 	struct siw_pd *pd;
@@ -588,6 +599,7 @@ struct siw_ep {
 	struct siw_pd *pd;
 	struct siw_cq *scq, *rcq;
 	struct siw_evch *evch;
+	struct siw_srq *srq; /* RPCRDMA_EP_ATTR_SRQ, else NULL */
 	struct siw_ep *next; /* dev->eps */
 	uint64_t id;         /* unique on the device (siw_mr.scope) */
 	size_t map_len;      /* the mapping it and its queues live in (verbs.c) */
@@ -777,6 +789,22 @@ void siw_ep_event(struct siw_ep *ep, enum rpcrdma_event_type type, int status);
 void siw_ep_check_overrun(struct siw_ep *ep);
 int siw_rq_complete(struct siw_ep *ep, struct siw_rqe *rqe, enum rpcrdma_wc_status st,
 		    uint32_t byte_len, uint32_t flags, uint32_t inv);
+
+/* srq.c (ops of verbs.c's table). siw_srq_take: device lock held, @ep's
+ * receive ring empty; moves the shared queue's next receive into it.
+ * false: the shared queue is empty too (or @ep has none). */
+int siw_srq_create(struct rpcrdma_pd *p, const struct rpcrdma_srq_attr *attr,
+		   struct rpcrdma_srq **out);
+int siw_srq_destroy(struct rpcrdma_srq *s);
+int siw_post_srq_recv(struct rpcrdma_srq *s, uint64_t wr_id, const struct rpcrdma_sge *sg,
+		      unsigned int num_sge);
+int siw_srq_resize(struct rpcrdma_srq *s, uint32_t max_wr);
+bool siw_srq_take(struct siw_ep *ep);
+/* A receive is ready for the next Send of @ep (device lock held). */
+static inline bool siw_rq_ready(struct siw_ep *ep)
+{
+	return ep->rq_head != ep->rq_tail || siw_srq_take(ep);
+}
 
 /* qp_tx.c */
 int siw_tx_process(struct siw_ep *ep);

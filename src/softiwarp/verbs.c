@@ -314,6 +314,14 @@ int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_
 	uint32_t ird = attr_or(m, RPCRDMA_EP_ATTR_IRD_ORD, attr->ird, SIW_DEF_IRD_ORD);
 	uint32_t ord = attr_or(m, RPCRDMA_EP_ATTR_IRD_ORD, attr->ord, SIW_DEF_IRD_ORD);
 	uint32_t ulpdu = attr_or(m, RPCRDMA_EP_ATTR_MAX_ULPDU, attr->max_ulpdu, SIW_DEF_ULPDU);
+	struct siw_srq *srq =
+	    (m & RPCRDMA_EP_ATTR_SRQ) ? container_of(attr->srq, struct siw_srq, base) : NULL;
+
+	if (srq) {
+		/* one slot: the receive of the message arriving now (srq.c) */
+		rwr = 1;
+		rsge = srq->max_sge;
+	}
 
 	if (!swr || !rwr || swr > SIW_MAX_QP_WR || rwr > SIW_MAX_QP_WR || ssge > SIW_MAX_SGE ||
 	    rsge > SIW_MAX_SGE || ird > SIW_MAX_IRD_ORD || ord > SIW_MAX_IRD_ORD)
@@ -343,6 +351,9 @@ int siw_ep_init(struct siw_dev *dev, struct siw_pd *pd, const struct rpcrdma_ep_
 	ep->fd = -1;
 	ep->max_send_wr = swr;
 	ep->max_recv_wr = rwr;
+	ep->srq = srq;
+	if (srq)
+		srq->refs++;
 	ep->max_send_sge = ssge;
 	ep->max_recv_sge = rsge;
 	ep->ird = ird;
@@ -438,6 +449,8 @@ static int siw_ep_destroy(struct rpcrdma_ep *e)
 		siw_evch_purge(ep->evch, e);
 		ep->evch->refs--;
 	}
+	if (ep->srq)
+		ep->srq->refs--;
 	ep->pd->refs--;
 	dev->nobjs--;
 	siw_timer_rearm(dev);
@@ -595,7 +608,7 @@ static inline int post_recv_locked(struct siw_ep *ep, uint64_t wr_id, const stru
 	uint64_t len = 0;
 	uint32_t slot;
 
-	if (num_sge > ep->max_recv_sge || (num_sge && !sg))
+	if (num_sge > ep->max_recv_sge || (num_sge && !sg) || ep->srq)
 		return -EINVAL;
 	if (ep->used && ep_dead(ep)) {
 		struct siw_rqe tmp = {.wr_id = wr_id};
@@ -835,6 +848,10 @@ struct rpcrdma_dev_ops siw_ops = {
     .reject = siw_reject,
     .disconnect = siw_disconnect,
     .post_recv = siw_post_recv,
+    .srq_create = siw_srq_create,
+    .srq_destroy = siw_srq_destroy,
+    .post_srq_recv = siw_post_srq_recv,
+    .srq_resize = siw_srq_resize,
     .post_send = siw_post_send,
     .post_send_recv = siw_post_send_recv,
     .ep_flush = siw_doorbell,

@@ -295,7 +295,7 @@ static int reply_post(struct svc_conn *c, struct rpcrdma_svc_req *r,
 {
 	struct rpcrdma_svc *s = c->svc;
 	int rc = xprt_reply_hdr(xprt_pool_buf(&c->sendp, sidx), hsize, r->h.vers, r->h.xid,
-				s->credits, &r->h.chunks, long_reply);
+				svc_grant(c), &r->h.chunks, long_reply);
 
 	if (rc || c->dead) {
 		svc_send_buf_put(c, sidx);
@@ -311,7 +311,7 @@ static int reply_post(struct svc_conn *c, struct rpcrdma_svc_req *r,
 	}
 	if (inv)
 		s->st.remote_invalidations++;
-	rc = svc_post_send(c, sidx, long_reply ? hsize : hsize + mlen, inv, r->ridx);
+	rc = svc_post_send(c, sidx, long_reply ? hsize : hsize + mlen, inv, r->rbuf);
 	if (!rc)
 		SVC_COUNT(c, replies, 1);
 	if (rep->reply_stat != RPCRDMA_RPC_MSG_ACCEPTED || rep->accept_stat != RPCRDMA_RPC_SUCCESS)
@@ -422,10 +422,10 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 	}
 	sbuf = xprt_pool_buf(&c->sendp, sidx);
 	if (r->h.vers == RPCRDMA1_VERSION) {
-		xprt_short_rdma_msg(sbuf, r->h.xid, s->credits);
+		xprt_short_rdma_msg(sbuf, r->h.xid, svc_grant(c));
 		hl = XPRT_SHORT_HDR;
 	} else {
-		hl = xprt_v2_short_msg(sbuf, r->h.xid, s->credits, RPCRDMA2_REPLY);
+		hl = xprt_v2_short_msg(sbuf, r->h.xid, svc_grant(c), RPCRDMA2_REPLY);
 	}
 	xprt_short_reply_hdr(sbuf + hl, r->call.xid);
 	if (xres) {
@@ -449,7 +449,7 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 	svc_req_end(r, false);
 	SVC_COUNT(c, short_msgs, 1);
 	SVC_COUNT(c, inline_bytes_tx, hl + mlen);
-	rc = svc_post_send(c, sidx, hl + mlen, 0, r->ridx);
+	rc = svc_post_send(c, sidx, hl + mlen, 0, r->rbuf);
 	if (!rc)
 		SVC_COUNT(c, replies, 1);
 	futex_mutex_unlock(&s->lock);

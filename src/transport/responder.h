@@ -19,10 +19,13 @@
  * connection (resized as they come: rpcrdma_cq_resize; a provider that
  * cannot resize gets a CQ per connection): a pass of the progress thread
  * then costs the same with 1 or 10,000 connections, and a connection no
- * descriptor beyond its socket. Each connection has a receive pool of `credits` buffers (all posted: RFC 8166
- * §3.3.1, the grant is backed by posted receives) and a send pool of
- * credits + 8 buffers (replies and RDMA_ERRORs). Request i of a connection
- * is bound to receive buffer i: it owns that buffer, its pulled Read chunk
+ * descriptor beyond its socket. Receives come from the server's shared
+ * pool (svc_srq.c: a shared receive queue; the grants never exceed the
+ * receives posted, RFC 8166 §3.3.1), or, on a provider without one, from
+ * a pool of `credits` buffers per connection, all posted. Each connection
+ * has a send pool of credits + 8 buffers (replies and RDMA_ERRORs).
+ * Request i of a connection owns the receive buffer its call landed in
+ * (r->rbuf; with per-connection pools buffer i), its pulled Read chunk
  * data and its MRs from the RECV completion until its reply is posted.
  * Requests are allocated on the first message into their buffer (a
  * request is some 6 kB: 64 of them were most of an idle connection's
@@ -111,7 +114,8 @@ struct svc_conn;
 
 struct rpcrdma_svc_req {
 	struct svc_conn *conn;
-	uint32_t ridx;
+	uint32_t ridx; /* its slot in conn->reqs (and in wr_ids) */
+	uint32_t rbuf; /* the receive buffer it owns while held */
 	uint32_t recv_len;
 	bool held;             /* between RECV and reply: owns receive buffer ridx */
 	struct rpcrdma1_hdr h; /* the call's transport header (the reply's too) */
@@ -169,6 +173,14 @@ struct svc_conn {
 	 * first lands in buffer i and kept until the connection goes: an
 	 * idle connection holds only the few it used (svc_req_of) */
 	struct rpcrdma_svc_req **reqs;
+	/* Receive buffers: the connection's own (recvp), or the server's
+	 * shared pool (svc_srq.c), where request slots are not bound to a
+	 * buffer: r->rbuf says which one a call landed in, and the free
+	 * slots wait in rfree. grant: the credits announced to it, all
+	 * backed by the shared pool (never shrinks). */
+	struct xprt_pool *rpool;
+	uint32_t *rfree;
+	uint32_t nrfree, grant;
 	bool up, dead;
 	uint32_t held; /* requests between RECV and reply */
 	/* RFC 8167 §4.3.2: receives posted = credits + the backchannel's extra
@@ -256,6 +268,15 @@ struct rpcrdma_svc {
 	 * sum of the connections' shares (svc_conn.c) */
 	struct rpcrdma_cq *scq;
 	uint32_t scq_cap, scq_need;
+	/* The shared receive queue and its buffers (svc_srq.c; NULL: a pool
+	 * per connection): srq_depth the option, srq_posted buffers posted
+	 * or held by calls (never fewer than srq_resv, the sum of the
+	 * connections' grants), srqp.count its capacity; srq_tried: created
+	 * (or found impossible) at the first connection. */
+	struct rpcrdma_srq *srq;
+	struct xprt_pool srqp;
+	uint32_t srq_depth, srq_posted, srq_resv;
+	bool srq_tried;
 	/* connections with replies held (tx_held), flushed per batch */
 	struct svc_conn *held_conns;
 	/* connections freed since the allocator was last trimmed */
@@ -352,6 +373,29 @@ static inline int svc_send_buf_get(struct svc_conn *c, uint32_t *idx)
 static inline void svc_send_buf_put(struct svc_conn *c, uint32_t idx)
 {
 	c->sfree[c->nsfree++] = idx;
+}
+
+/* ---- svc_srq.c: the shared receive pool (lock held) ---- */
+
+/* At the first connection: create the server's shared receive queue when
+ * srq_depth, the provider and the options allow (none: pools per
+ * connection, s->srq NULL). */
+void svc_srq_init(struct rpcrdma_svc *s);
+void svc_srq_fini(struct rpcrdma_svc *s);
+/* Reserve @c's first credit, posting a buffer if the pool is short of
+ * one; set c->rpool and its free request slots. */
+int svc_srq_conn_add(struct rpcrdma_svc *s, struct svc_conn *c);
+void svc_srq_conn_del(struct rpcrdma_svc *s, struct svc_conn *c);
+/* Give receive buffer @idx back to the shared queue. */
+void svc_srq_repost(struct rpcrdma_svc *s, uint32_t idx);
+/* The credits to announce in @c's next message (raised when the pool
+ * has room, RFC 8166 §3.3.1: backed before announced). */
+uint32_t svc_srq_grant(struct svc_conn *c);
+static inline uint32_t svc_grant(struct svc_conn *c)
+{
+	if (!c->svc->srq)
+		return c->svc->credits;
+	return c->grant >= c->svc->credits ? c->grant : svc_srq_grant(c);
 }
 
 static inline uint32_t svc_nsend(const struct svc_conn *c)
@@ -495,7 +539,7 @@ static inline const uint8_t *svc_call_cursor(struct rpcrdma_svc_req *r, size_t *
 
 	*len = r->stage_len;
 	if (!base) {
-		base = xprt_pool_buf(&r->conn->recvp, r->ridx) + r->h.hdr_len;
+		base = xprt_pool_buf(r->conn->rpool, r->rbuf) + r->h.hdr_len;
 		*len = r->msg_len;
 	}
 	rpcrdma_xdr_init(&r->cur, base, *len, RPCRDMA_XDR_DECODE);

@@ -98,7 +98,7 @@ void svc_splice_inline(struct svc_conn *c, struct rpcrdma_svc_req *r)
 	uint32_t prev = 0;
 
 	if (r->h.proc == RPCRDMA1_MSG)
-		inl = xprt_pool_buf(&c->recvp, r->ridx) + r->h.hdr_len;
+		inl = xprt_pool_buf(c->rpool, r->rbuf) + r->h.hdr_len;
 	for (uint32_t i = 0; i < r->nrc; i++) {
 		uint32_t gap = r->rc[i].ioff - prev, len = r->rc[i].len;
 		size_t pad = RPCRDMA_XDR_ROUNDUP((size_t)len) - len;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The server's connections (transport/responder.h has the objects): a
- * connection is accepted with its own CQ, a receive pool whose buffers are
- * all posted (the credit grant of RFC 8166 §3.3.1 is backed by posted
- * receives) and a send pool. This file posts and recycles them: send
+ * connection is accepted with its share of the shared CQ, its first
+ * credit in the shared receive pool (svc_srq.c) or a receive pool of its
+ * own whose buffers are all posted (either way the credit grant of RFC
+ * 8166 §3.3.1 is backed by posted receives), and a send pool. This file posts and recycles them: send
  * signalling (every SVC_SIGNAL_EVERY-th Send, the drain marker once a
  * connection is down), RDMA_ERROR refusals (RFC 8166 §4.5), the RFC 8167
  * direction demux of a received message (reverse replies go to the
@@ -89,7 +90,11 @@ int svc_post_send(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t inv_st
 		if (!c->svc->nheld++)
 			c->svc->held_since = monotonic_ns();
 	}
-	if (ridx >= 0) {
+	if (ridx >= 0 && c->svc->srq) {
+		/* the shared queue: given back first, then the Send */
+		svc_srq_repost(c->svc, (uint32_t)ridx);
+		rc = rpcrdma_post_send(c->ep, &wr);
+	} else if (ridx >= 0) {
 		struct rpcrdma_sge rs = xprt_pool_sge(&c->recvp, (uint32_t)ridx, 0, c->recvp.size);
 		struct rpcrdma_recv_wr rw = {
 		    .wr_id = svc_wrid(SVC_WR_RECV, (uint32_t)ridx), .sg = &rs, .num_sge = 1};
@@ -125,9 +130,9 @@ void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err, uint32_t ver
 		return;
 	buf = xprt_pool_buf(&c->sendp, sidx);
 	if (s->v2 && vers != RPCRDMA1_VERSION)
-		len = xprt_v2_encode_error(buf, c->sendp.size, xid, s->credits, err);
+		len = xprt_v2_encode_error(buf, c->sendp.size, xid, svc_grant(c), err);
 	else
-		len = xprt_encode_error(buf, c->sendp.size, xid, s->credits, err);
+		len = xprt_encode_error(buf, c->sendp.size, xid, svc_grant(c), err);
 	if (len < 0 || svc_post_send(c, sidx, (size_t)len, 0, -1)) {
 		return;
 	}
@@ -141,7 +146,9 @@ void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err, uint32_t ver
 
 static void repost_recv(struct svc_conn *c, uint32_t idx)
 {
-	if (!c->dead && xprt_pool_post_recv(&c->recvp, c->ep, idx, svc_wrid(SVC_WR_RECV, idx)))
+	if (c->svc->srq)
+		svc_srq_repost(c->svc, idx); /* the server's, dead connection or not */
+	else if (!c->dead && xprt_pool_post_recv(&c->recvp, c->ep, idx, svc_wrid(SVC_WR_RECV, idx)))
 		rpcrdma_disconnect(c->ep);
 }
 
@@ -160,7 +167,9 @@ void svc_req_end(struct rpcrdma_svc_req *r, bool repost)
 	if (c->svc->pull_kick_needed && !c->svc->in_pull_kick)
 		svc_pull_kick(c->svc);
 	if (repost)
-		repost_recv(c, r->ridx);
+		repost_recv(c, r->rbuf);
+	if (c->rfree)
+		c->rfree[c->nrfree++] = r->ridx;
 	c->held--;
 	c->svc->st.outstanding--;
 	svc_done_wake(c->svc);
@@ -178,14 +187,54 @@ void svc_refuse(struct svc_conn *c, struct rpcrdma_svc_req *r, uint32_t err)
 /* Receiving a call (progress thread, lock held)                       */
 /* ------------------------------------------------------------------ */
 
+/* The request a message in receive buffer @idx becomes: request @idx of
+ * a per-connection pool, or any free slot with the shared pool (none
+ * free: more calls than the credits granted, RFC 8166 §3.3.1, and the
+ * connection is cut off). Allocated on first use (see responder.h). NULL:
+ * dropped, the buffer given back. */
+static struct rpcrdma_svc_req *req_for(struct svc_conn *c, uint32_t idx)
+{
+	struct rpcrdma_svc_req *r;
+	uint32_t slot = idx;
+
+	if (c->rfree) {
+		if (!c->nrfree) {
+			RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer,
+				  "more calls than the %u credits granted", c->grant);
+			SVC_COUNT(c, bad_headers, 1);
+			repost_recv(c, idx);
+			svc_conn_fail(c);
+			return NULL;
+		}
+		slot = c->rfree[--c->nrfree];
+	}
+	r = c->reqs[slot];
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r) {
+			if (c->rfree) {
+				c->rfree[c->nrfree++] = slot;
+				repost_recv(c, idx); /* the shared pool's */
+			}
+			svc_conn_fail(c); /* the call cannot even be refused */
+			return NULL;
+		}
+		r->conn = c;
+		r->ridx = slot;
+		c->reqs[slot] = r;
+	}
+	r->rbuf = idx;
+	return r;
+}
+
 /* A message arrived in receive buffer @idx: a reverse reply for the
  * backchannel, or a call to check, pull and dispatch. */
 static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 			struct rpcrdma_svc_req **runnow)
 {
 	struct rpcrdma_svc *s = c->svc;
-	struct rpcrdma_svc_req *r = c->reqs[idx];
-	const uint8_t *buf = xprt_pool_buf(&c->recvp, idx);
+	const uint8_t *buf = xprt_pool_buf(c->rpool, idx);
+	struct rpcrdma_svc_req *r;
 	struct rpcrdma1_chunks *ch;
 	uint64_t total = 0, w;
 	uint32_t nchunks = 0;
@@ -198,17 +247,9 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		repost_recv(c, idx);
 		return;
 	}
-	if (!r) {
-		/* first message into this buffer (see responder.h) */
-		r = calloc(1, sizeof(*r));
-		if (!r) {
-			svc_conn_fail(c); /* the call cannot even be refused */
-			return;
-		}
-		r->conn = c;
-		r->ridx = idx;
-		c->reqs[idx] = r;
-	}
+	r = req_for(c, idx);
+	if (!r)
+		return;
 	ch = &r->h.chunks;
 	r->held = true;
 	r->recv_len = len;
@@ -310,8 +351,14 @@ void svc_conn_wc(struct svc_conn *c, const struct rpcrdma_wc *wc, struct rpcrdma
 	switch (kind) {
 	case SVC_WR_RECV:
 		c->rr_inv = (wc->wc_flags & RPCRDMA_WC_F_WITH_INV) ? wc->invalidated_stag : 0;
-		if (ok && idx < c->nrecv)
+		if (s->srq && idx < s->srq_posted) {
+			if (ok)
+				handle_call(c, idx, wc->byte_len, runnow);
+			else
+				svc_srq_repost(s, idx); /* flushed: the pool's again */
+		} else if (ok && idx < c->nrecv) {
 			handle_call(c, idx, wc->byte_len, runnow);
+		}
 		break;
 	case SVC_WR_SEND:
 		send_done(c, idx);
@@ -355,6 +402,16 @@ int svc_conn_poll(struct svc_conn *c, struct rpcrdma_svc_req **runnow)
 /* Connections (progress thread)                                       */
 /* ------------------------------------------------------------------ */
 
+/* A completion of an endpoint being destroyed: a shared receive it had
+ * taken goes back to the queue (the buffer is the server's). */
+static void srq_reclaim(struct rpcrdma_svc *s, const struct rpcrdma_wc *wc)
+{
+	uint32_t idx = (uint32_t)wc->wr_id & 0xffffff;
+
+	if (s->srq && (uint32_t)(wc->wr_id >> 24) == SVC_WR_RECV && idx < s->srq_posted)
+		svc_srq_repost(s, idx);
+}
+
 /* Destroying @c's endpoint flushed what it still had posted into the
  * shared CQ: those completions go (their endpoint is gone), the other
  * connections' are handled as usual. */
@@ -369,6 +426,8 @@ static void shared_cq_purge(struct svc_conn *c)
 		for (int i = 0; i < n; i++)
 			if (wc[i].ep != c->ep)
 				svc_conn_wc(svc_wc_conn(&wc[i]), &wc[i], &s->runnow);
+			else
+				srq_reclaim(s, &wc[i]);
 	} while (n == 32);
 	s->scq_need -= c->cqe;
 }
@@ -382,8 +441,11 @@ static void conn_destroy(struct svc_conn *c)
 	if (c->cq && c->cq == c->svc->scq) {
 		shared_cq_purge(c);
 	} else if (c->cq) {
-		while (rpcrdma_cq_poll(c->cq, wc, 32) > 0)
-			;
+		int n;
+
+		while ((n = rpcrdma_cq_poll(c->cq, wc, 32)) > 0)
+			for (int i = 0; i < n; i++)
+				srq_reclaim(c->svc, &wc[i]);
 		rpcrdma_cq_destroy(c->cq);
 	}
 	if (c->tx_held) {
@@ -416,6 +478,7 @@ static void conn_destroy(struct svc_conn *c)
 		}
 		free(c->reqs);
 	}
+	svc_srq_conn_del(c->svc, c);
 	xprt_pool_fini(&c->recvp);
 	xprt_pool_fini(&c->sendp);
 	free(c->sfree);
@@ -458,6 +521,8 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 		rpcrdma_reject(ev->req, NULL, 0);
 		return;
 	}
+	if (!s->srq_tried)
+		svc_srq_init(s);
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		rpcrdma_reject(ev->req, NULL, 0);
@@ -482,14 +547,21 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	ea.max_recv_sge = 1;
 	ea.mpa_crc = s->mpa_crc;
 	ea.context = c;
-	rc = conn_cq(s, c, ea.max_send_wr + ea.max_recv_wr + 16);
+	if (s->srq) {
+		ea.comp_mask |= RPCRDMA_EP_ATTR_SRQ;
+		ea.srq = s->srq;
+	}
+	/* at most nrecv receive completions wait, shared queue or not */
+	rc = conn_cq(s, c, ea.max_send_wr + c->nrecv + 16);
 	ea.send_cq = c->cq;
 	ea.recv_cq = c->cq;
 	ea.evch = s->evch;
 	if (!rc)
 		rc = rpcrdma_ep_create(s->pd, &ea, &c->ep);
-	if (!rc)
+	if (!rc && !s->srq)
 		rc = xprt_pool_init(&c->recvp, s->pd, c->nrecv, s->inline_recv);
+	if (!rc)
+		rc = svc_srq_conn_add(s, c);
 	if (!rc)
 		rc = xprt_pool_init(&c->sendp, s->pd, nsend, s->inline_send);
 	if (!rc) {
@@ -502,7 +574,7 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	}
 	for (uint32_t i = 0; !rc && i < nsend; i++)
 		c->sfree[c->nsfree++] = i;
-	for (uint32_t i = 0; !rc && i < c->nrecv; i++)
+	for (uint32_t i = 0; !rc && !s->srq && i < c->nrecv; i++)
 		rc = xprt_pool_post_recv(&c->recvp, c->ep, i, svc_wrid(SVC_WR_RECV, i));
 	if (!rc)
 		rc = xprt_pdata_build(pdata, sizeof(pdata), s->inline_send, s->inline_recv,
@@ -746,6 +818,7 @@ void svc_teardown(struct rpcrdma_svc *s)
 		conn_destroy(c);
 	}
 	bc_svc_free(s->bc);
+	svc_srq_fini(s);
 	if (s->scq)
 		rpcrdma_cq_destroy(s->scq);
 	if (s->lst)

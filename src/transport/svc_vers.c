@@ -58,7 +58,7 @@ static uint32_t props_call(struct svc_conn *c, struct rpcrdma_svc_req *r, const 
 	    svc_send_buf_get(c, &sidx))
 		return 0;
 	rpcrdma_xdr_init(&x, xprt_pool_buf(&c->sendp, sidx), c->sendp.size, RPCRDMA_XDR_ENCODE);
-	if (rpcrdma2_encode_optional(&x, r->h.xid, s->credits, RPCRDMA2_REPLY,
+	if (rpcrdma2_encode_optional(&x, r->h.xid, svc_grant(r->conn), RPCRDMA2_REPLY,
 				     RPCRDMA2_OPTTYPE_PROPS, opt, olen) ||
 	    svc_post_send(c, sidx, rpcrdma_xdr_getpos(&x), 0, -1))
 		svc_send_buf_put(c, sidx);

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The server's shared receive pool (issue 20): one shared receive queue
+ * (rpcrdma_srq_create) and one registered pool of inline-sized buffers
+ * for every connection, instead of `credits` receives per connection, so
+ * an idle connection holds no receive buffer and no receive slots.
+ *
+ * Credits (RFC 8166 §3.3.1: a requester never has more calls outstanding
+ * than it was granted, so the receives it may need must be posted before
+ * a grant is announced). srq_resv is the sum of the grants announced; the
+ * receives posted (srq_posted, in the queue or held by calls) are never
+ * fewer. A connection starts at one credit (what a requester assumes
+ * before the first reply). Each message we send it raises its grant
+ * towards its share, srq_depth / connections capped at `credits`, by what
+ * srq_depth - srq_resv still allows. A grant never shrinks while its
+ * connection lives (its requester may act on the largest one it saw):
+ * it comes back to the pool when the connection is gone. The pool grows
+ * beyond srq_depth only for the floor of one credit per connection, so
+ * its capacity is srq_depth + max_conns. A requester that sends more than
+ * it was granted finds no free request slot and is disconnected (its
+ * extra message is given back to the queue at once).
+ *
+ * Servers with a backchannel or reliable replies keep per-connection
+ * pools: reverse replies and RDMA_DONE messages arrive outside the
+ * forward credits. Lock held everywhere.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "transport/responder.h"
+#include "util/log.h"
+
+static int srq_post(struct rpcrdma_svc *s, uint32_t idx)
+{
+	struct rpcrdma_sge sge = xprt_pool_sge(&s->srqp, idx, 0, s->srqp.size);
+
+	return rpcrdma_post_srq_recv(s->srq, svc_wrid(SVC_WR_RECV, idx), &sge, 1);
+}
+
+void svc_srq_init(struct rpcrdma_svc *s)
+{
+	struct rpcrdma_srq_attr a = {0};
+	uint32_t cap;
+	int rc;
+
+	s->srq_tried = true;
+	if (!s->srq_depth || s->bc || s->rr)
+		return;
+	cap = s->srq_depth + s->max_conns;
+	a.max_wr = cap;
+	a.max_sge = 1;
+	rc = rpcrdma_srq_create(s->pd, &a, &s->srq);
+	if (rc) {
+		s->srq = NULL;
+		if (rc != -EOPNOTSUPP)
+			RLOG_PEER(RPCRDMA_LOG_ERR, "svc", NULL, "shared receive queue: %s",
+				  rlog_errname(rc));
+		return;
+	}
+	rc = xprt_pool_init(&s->srqp, s->pd, cap, s->inline_recv);
+	for (uint32_t i = 0; !rc && i < s->srq_depth; i++)
+		rc = srq_post(s, i);
+	if (rc) {
+		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", NULL, "shared receive pool: %s",
+			  rlog_errname(rc));
+		svc_srq_fini(s);
+		return;
+	}
+	s->srq_posted = s->srq_depth;
+}
+
+void svc_srq_fini(struct rpcrdma_svc *s)
+{
+	if (s->srq)
+		rpcrdma_srq_destroy(s->srq);
+	s->srq = NULL;
+	xprt_pool_fini(&s->srqp);
+	s->srq_posted = s->srq_resv = 0;
+}
+
+int svc_srq_conn_add(struct rpcrdma_svc *s, struct svc_conn *c)
+{
+	if (!s->srq) {
+		c->rpool = &c->recvp;
+		return 0;
+	}
+	c->rfree = calloc(c->nrecv, sizeof(*c->rfree));
+	if (!c->rfree)
+		return -ENOMEM;
+	/* slot 0 on top: an idle connection's calls all use request 0 */
+	for (uint32_t i = c->nrecv; i-- > 0;)
+		c->rfree[c->nrfree++] = i;
+	if (s->srq_resv + 1 > s->srq_posted) {
+		if (s->srq_posted >= s->srqp.count)
+			return -ENOBUFS;
+		int rc = srq_post(s, s->srq_posted);
+
+		if (rc)
+			return rc;
+		s->srq_posted++;
+	}
+	s->srq_resv++;
+	c->grant = 1;
+	c->rpool = &s->srqp;
+	return 0;
+}
+
+void svc_srq_conn_del(struct rpcrdma_svc *s, struct svc_conn *c)
+{
+	if (c->grant) {
+		s->srq_resv -= c->grant;
+		c->grant = 0;
+	}
+	free(c->rfree);
+	c->rfree = NULL;
+}
+
+void svc_srq_repost(struct rpcrdma_svc *s, uint32_t idx)
+{
+	/* A queue that refuses (its device failed) loses the buffer: the
+	 * connections then meet an empty queue and end, as they would. */
+	if (srq_post(s, idx))
+		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", NULL, "shared receive queue refused a receive");
+}
+
+uint32_t svc_srq_grant(struct svc_conn *c)
+{
+	struct rpcrdma_svc *s = c->svc;
+	uint32_t share;
+
+	if (c->grant >= s->credits || c->dead)
+		return c->grant;
+	share = s->nconns ? s->srq_depth / s->nconns : s->srq_depth;
+	if (share > s->credits)
+		share = s->credits;
+	if (c->grant < share && s->srq_depth > s->srq_resv) {
+		uint32_t add = share - c->grant;
+
+		if (add > s->srq_depth - s->srq_resv)
+			add = s->srq_depth - s->srq_resv;
+		c->grant += add;
+		s->srq_resv += add;
+	}
+	return c->grant;
+}
