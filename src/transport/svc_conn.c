@@ -202,6 +202,8 @@ static struct rpcrdma_svc_req *req_for(struct svc_conn *c, uint32_t idx)
 			RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer,
 				  "more calls than the %u credits granted", c->grant);
 			SVC_COUNT(c, bad_headers, 1);
+			if (!c->dead)
+				c->svc->st.conn_errors++; /* as the provider's NOBUF Terminate */
 			repost_recv(c, idx);
 			svc_conn_fail(c);
 			return NULL;
