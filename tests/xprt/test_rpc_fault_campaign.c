@@ -2,7 +2,8 @@
 /*
  * RPC-level seeded fault campaign (issue 20): `test_rpc_fault_campaign N
  * FIRST` makes N runs, seeds FIRST..FIRST+N-1. Each run is a real server
- * process (xprt_test.c, forked; duplicate request cache on) and a client
+ * process (xprt_test.c, forked; duplicate request cache on; a backchannel
+ * in half the runs, the shared receive queue in the others) and a client
  * in this process, one of them with one fault picked by the seed
  * (RPCRDMA_SIW_FAULT=seed:S:SPAN, siw_fault.h: a cut, a corrupted byte, a
  * delay, a dropped FPDU, a cut at a work request, a refused registration;
@@ -12,8 +13,8 @@
  *   Read chunk   WRITE of 64 KiB (bulk argument by RDMA Read)
  *   Write chunk  READ of 64 KiB (bulk result by RDMA Write)
  *   Long Call + Reply chunk   ECHO of 8 KiB both ways
- *   backchannel  (RFC 8167) a forward call whose server makes a reverse
- *                ECHO call on the same connection, of 200 bytes (Short)
+ *   backchannel  (RFC 8167; runs with one) a forward call whose server
+ *                makes a reverse ECHO call on the same connection, of 200 bytes (Short)
  *                and of 6 KiB (reverse Long Call + Reply chunk), and
  *                answers the forward call with the reverse call's outcome
  * and asserts: every call completes once with the right bytes, or fails
@@ -155,10 +156,16 @@ static void camp(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ct
 	rpcrdma_svc_error(req, RPCRDMA_RPC_PROC_UNAVAIL);
 }
 
+/* Half the runs (seeds 0, 1 mod 4) give the server a backchannel; the
+ * others leave it without one, so that it takes its receives from the
+ * shared receive queue (RPCRDMA_SVC_OPT_SRQ, on by default; a server with
+ * a backchannel keeps a pool per connection). Set before the fork. */
+static bool camp_bc;
+
 static void extra(struct rpcrdma_svc *svc)
 {
 	if (rpcrdma_svc_register(svc, CAMP_PROG, 1, camp, NULL) ||
-	    rpcrdma_svc_bc_init(svc, NULL, NULL, NULL))
+	    (camp_bc && rpcrdma_svc_bc_init(svc, NULL, NULL, NULL)))
 		xt_failures++;
 }
 
@@ -290,7 +297,8 @@ static void mix(struct rpcrdma_clnt *c, struct rpcrdma_clnt *camp_c, uint32_t se
 			out.len == ELEN && out.val && memcmp(out.val, ebuf, ELEN) == 0, true);
 		xdr_free((xdrproc_t)xdr_xt_opaque, (char *)&out);
 	}
-	reverse(camp_c, seed);
+	if (camp_bc)
+		reverse(camp_c, seed);
 	v = seed;
 	r = 0;
 	rc = rpcrdma_clnt_call(camp_c, 1, (xdrproc_t)xdr_u_int, &v, (xdrproc_t)xdr_u_int, &r, NULL);
@@ -365,6 +373,7 @@ static void run(uint32_t seed)
 
 	struct siw_fault_cfg fc;
 
+	camp_bc = !((seed >> 1) & 1);
 	snprintf(f, sizeof(f), "seed:%u:%u", seed, SPAN);
 	run_drops = siw_fault_parse(f, &fc) && fc.kind == SIW_FAULT_DROP;
 	xt_failures = 0; /* the server child counts its own from 0 */
@@ -383,8 +392,10 @@ static void run(uint32_t seed)
 	/* Both clients share the fault's device only by name: each opens its
 	 * own, so the fault may fire on either. */
 	if (rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, &co, &c) ||
-	    rpcrdma_clnt_create_bc("127.0.0.1", srv.port, CAMP_PROG, 1, &co, NULL, &k) ||
-	    rpcrdma_clnt_bc_register(k, CB_PROG, 1, cb_echo, NULL) || rpcrdma_clnt_bc_enable(k)) {
+	    (camp_bc ? rpcrdma_clnt_create_bc("127.0.0.1", srv.port, CAMP_PROG, 1, &co, NULL, &k) ||
+			   rpcrdma_clnt_bc_register(k, CB_PROG, 1, cb_echo, NULL) ||
+			   rpcrdma_clnt_bc_enable(k)
+		     : rpcrdma_clnt_create("127.0.0.1", srv.port, CAMP_PROG, 1, &co, &k))) {
 		/* A fault in connection setup may refuse the first connect
 		 * (create does not retry): a clear error, counted. */
 		n_err++;
