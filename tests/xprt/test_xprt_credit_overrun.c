@@ -33,57 +33,12 @@
 #include "xprt/raw_peer.h"
 #include "xprt/xprt_test.h"
 
-#define STATS_PROG 0x2000009du
-#define CREDITS    4u
-#define SLOW_MS    1500u
-#define GOOD_LEN   (64u << 10)
-#define ECHO_LEN   3000u
+#define CREDITS  4u
+#define SLOW_MS  1500u
+#define GOOD_LEN (64u << 10)
+#define ECHO_LEN 3000u
 
 /* ---- server child: STATS proc 1 (void -> {conn_errors, connections}) ---- */
-
-static struct rpcrdma_svc *g_svc;
-
-static bool_t xdr_stats2(XDR *x, uint64_t *v)
-{
-	return xdr_uint64_t(x, &v[0]) && xdr_uint64_t(x, &v[1]);
-}
-
-static void stats(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ctx)
-{
-	struct rpcrdma_xprt_stats st;
-	uint64_t v[2];
-
-	(void)args;
-	(void)ctx;
-	if (proc != 1 || rpcrdma_svc_stats(g_svc, &st)) {
-		rpcrdma_svc_error(req, RPCRDMA_RPC_PROC_UNAVAIL);
-		return;
-	}
-	v[0] = st.conn_errors;
-	v[1] = st.connections;
-	rpcrdma_svc_reply(req, (xdrproc_t)xdr_stats2, v);
-}
-
-static void extra(struct rpcrdma_svc *svc)
-{
-	g_svc = svc;
-	if (rpcrdma_svc_register(svc, STATS_PROG, 1, stats, NULL))
-		xt_failures++;
-}
-
-/* The server's counters, from a client of its own (its connection counts
- * while the call runs: connections includes it). */
-static int server_stats(uint16_t port, uint64_t *v)
-{
-	struct rpcrdma_clnt *c;
-	int rc = rpcrdma_clnt_create("127.0.0.1", port, STATS_PROG, 1, NULL, &c);
-
-	if (rc)
-		return rc;
-	rc = rpcrdma_clnt_call(c, 1, NULL, NULL, (xdrproc_t)xdr_stats2, v, NULL);
-	rpcrdma_clnt_destroy(c);
-	return rc;
-}
 
 /* ---- the good client, in a thread until told to stop ---- */
 
@@ -211,14 +166,14 @@ int main(void)
 	struct rpcrdma_clnt *late = NULL;
 	struct raw *r = calloc(1, sizeof(*r));
 	pthread_t thr;
-	uint64_t v0[2] = {0}, v1[2] = {0};
+	struct xt_srv_stats v0 = {0}, v1 = {0};
 	uint32_t w[32], m[64];
 	int n, before, during, sent = 0;
 	uint64_t burst;
 
 	signal(SIGPIPE, SIG_IGN);
 	g.buf = malloc(GOOD_LEN);
-	if (!r || !g.buf || xt_server_start(&srv, &so, extra))
+	if (!r || !g.buf || xt_server_start(&srv, &so, xt_stats_register))
 		return 1;
 	xt_fill(g.buf, GOOD_LEN, 7);
 	XT_CHECK(rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, NULL, &g.c) ==
@@ -226,7 +181,7 @@ int main(void)
 	if (!g.c)
 		goto out;
 	/* good client + the stats client */
-	XT_CHECK(server_stats(srv.port, v0) == 0 && v0[1] == 2);
+	XT_CHECK(xt_server_stats(srv.port, &v0) == 0 && v0.connections == 2);
 	if (pthread_create(&thr, NULL, good_main, &g)) {
 		XT_CHECK(!"pthread_create");
 		goto out;
@@ -284,15 +239,15 @@ int main(void)
 	/* one connection lost, the good one still there (the server counts
 	 * its disconnect once the rogue's slow calls have ended) */
 	for (int i = 0; i < 50; i++) {
-		XT_CHECK(server_stats(srv.port, v1) == 0);
-		if (v1[1] == v0[1])
+		XT_CHECK(xt_server_stats(srv.port, &v1) == 0);
+		if (v1.connections == v0.connections)
 			break;
 		usleep(100000);
 	}
 	printf("server: conn_errors %llu -> %llu, connections %llu -> %llu\n",
-	       (unsigned long long)v0[0], (unsigned long long)v1[0], (unsigned long long)v0[1],
-	       (unsigned long long)v1[1]);
-	XT_CHECK(v1[0] > v0[0] && v1[1] == v0[1]);
+	       (unsigned long long)v0.conn_errors, (unsigned long long)v1.conn_errors,
+	       (unsigned long long)v0.connections, (unsigned long long)v1.connections);
+	XT_CHECK(v1.conn_errors > v0.conn_errors && v1.connections == v0.connections);
 	XT_CHECK(good_call(&g, 1000) && good_call(&g, 1001));
 
 	/* still serving: a new client */

@@ -27,60 +27,16 @@
 
 #include "xprt/xprt_test.h"
 
-#define STATS_PROG 0x2000009cu
-#define GOOD_LEN   (256u << 10)
-#define ROGUE_LEN  (4u << 20)
-#define ROGUE_BIG  (12u << 20)
-#define ROGUE_N    6
-#define MAXLAT     4096
+#define GOOD_LEN  (256u << 10)
+#define ROGUE_LEN (4u << 20)
+#define ROGUE_BIG (12u << 20)
+#define ROGUE_N   6
+#define MAXLAT    4096
 
 /* ---- server child: STATS proc 1 (void -> {pull_timeouts, pull_bytes,
  * connections}) ---- */
 
-static struct rpcrdma_svc *g_svc;
-
-static bool_t xdr_stats3(XDR *x, uint64_t *v)
-{
-	return xdr_uint64_t(x, &v[0]) && xdr_uint64_t(x, &v[1]) && xdr_uint64_t(x, &v[2]);
-}
-
-static void stats(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ctx)
-{
-	struct rpcrdma_xprt_stats st;
-	uint64_t v[3];
-
-	(void)args;
-	(void)ctx;
-	if (proc != 1 || rpcrdma_svc_stats(g_svc, &st)) {
-		rpcrdma_svc_error(req, RPCRDMA_RPC_PROC_UNAVAIL);
-		return;
-	}
-	v[0] = st.pull_timeouts;
-	v[1] = st.pull_bytes;
-	v[2] = st.connections;
-	rpcrdma_svc_reply(req, (xdrproc_t)xdr_stats3, v);
-}
-
-static void extra(struct rpcrdma_svc *svc)
-{
-	g_svc = svc;
-	if (rpcrdma_svc_register(svc, STATS_PROG, 1, stats, NULL))
-		xt_failures++;
-}
-
 /* ---- clients ---- */
-
-static int server_stats(uint16_t port, uint64_t *v)
-{
-	struct rpcrdma_clnt *c;
-	int rc = rpcrdma_clnt_create("127.0.0.1", port, STATS_PROG, 1, NULL, &c);
-
-	if (rc)
-		return rc;
-	rc = rpcrdma_clnt_call(c, 1, NULL, NULL, (xdrproc_t)xdr_stats3, v, NULL);
-	rpcrdma_clnt_destroy(c);
-	return rc;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -148,11 +104,12 @@ int main(void)
 	struct rpcrdma_clnt *good = NULL, *rogue = NULL, *late = NULL;
 	struct tl_server srv;
 	uint8_t *gbuf = malloc(GOOD_LEN), *rbuf = malloc(ROGUE_BIG);
-	uint64_t v[3] = {0}, slow, p0, p1;
+	struct xt_srv_stats v = {0};
+	uint64_t slow, p0, p1;
 	int n0, n1, started = 0;
 
 	signal(SIGPIPE, SIG_IGN);
-	if (!gbuf || !rbuf || xt_server_start(&srv, &so, extra))
+	if (!gbuf || !rbuf || xt_server_start(&srv, &so, xt_stats_register))
 		return 1;
 	xt_fill(gbuf, GOOD_LEN, 5);
 	xt_fill(rbuf, ROGUE_BIG, 6);
@@ -198,16 +155,16 @@ int main(void)
 	XT_CHECK(atomic_load(&rogue_done) == started && atomic_load(&rogue_ok) == 0);
 	rpcrdma_clnt_destroy(rogue);
 	rogue = NULL;
-	XT_CHECK(server_stats(srv.port, v) == 0);
-	printf("server: pull_timeouts %llu, pull bytes held %llu\n", (unsigned long long)v[0],
-	       (unsigned long long)v[1]);
-	XT_CHECK(v[0] >= 1);
+	XT_CHECK(xt_server_stats(srv.port, &v) == 0);
+	printf("server: pull_timeouts %llu, pull bytes held %llu\n",
+	       (unsigned long long)v.pull_timeouts, (unsigned long long)v.pull_bytes);
+	XT_CHECK(v.pull_timeouts >= 1);
 	/* held only by the stats call itself (none) once the rogue is gone */
-	for (int i = 0; i < 200 && v[1] != 0; i++) {
+	for (int i = 0; i < 200 && v.pull_bytes != 0; i++) {
 		usleep(10000);
-		XT_CHECK(server_stats(srv.port, v) == 0);
+		XT_CHECK(xt_server_stats(srv.port, &v) == 0);
 	}
-	XT_CHECK(v[1] == 0);
+	XT_CHECK(v.pull_bytes == 0);
 
 	/* still serving: a new client's WRITE */
 	XT_CHECK(rpcrdma_clnt_create("127.0.0.1", srv.port, XTEST_PROG, XTEST_VERS, NULL, &late) ==

@@ -239,6 +239,51 @@ int xt_server_start(struct tl_server *srv, const struct rpcrdma_svc_opts *opts,
 	return xt_server_start_port(srv, 0, opts, extra);
 }
 
+static struct rpcrdma_svc *xt_stats_svc;
+
+static bool_t xdr_xt_srv_stats(XDR *x, struct xt_srv_stats *st)
+{
+	return xdr_uint64_t(x, &st->conn_errors) && xdr_uint64_t(x, &st->connections) &&
+	       xdr_uint64_t(x, &st->pull_timeouts) && xdr_uint64_t(x, &st->pull_bytes);
+}
+
+static void xt_stats_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ctx)
+{
+	struct rpcrdma_xprt_stats st;
+	struct xt_srv_stats v;
+
+	(void)args;
+	(void)ctx;
+	if (proc != 1 || rpcrdma_svc_stats(xt_stats_svc, &st)) {
+		rpcrdma_svc_error(req, RPCRDMA_RPC_PROC_UNAVAIL);
+		return;
+	}
+	v.conn_errors = st.conn_errors;
+	v.connections = st.connections;
+	v.pull_timeouts = st.pull_timeouts;
+	v.pull_bytes = st.pull_bytes;
+	rpcrdma_svc_reply(req, (xdrproc_t)xdr_xt_srv_stats, &v);
+}
+
+void xt_stats_register(struct rpcrdma_svc *svc)
+{
+	xt_stats_svc = svc;
+	if (rpcrdma_svc_register(svc, XT_STATS_PROG, 1, xt_stats_dispatch, NULL))
+		xt_failures++;
+}
+
+int xt_server_stats(uint16_t port, struct xt_srv_stats *st)
+{
+	struct rpcrdma_clnt *c;
+	int rc = rpcrdma_clnt_create("127.0.0.1", port, XT_STATS_PROG, 1, NULL, &c);
+
+	if (rc)
+		return rc;
+	rc = rpcrdma_clnt_call(c, 1, NULL, NULL, (xdrproc_t)xdr_xt_srv_stats, st, NULL);
+	rpcrdma_clnt_destroy(c);
+	return rc;
+}
+
 struct xt_child {
 	uint16_t port; /* 0: any */
 	const struct rpcrdma_svc_opts *opts;

@@ -99,6 +99,17 @@ static inline void xt_fill(void *p, size_t n, uint32_t seed)
  * may be NULL, called in the child after the svc exists) with @opts.
  * srv->port is its port. The child exits when its control pipe closes
  * (xt_server_stop). */
+/* A forked server's counters, as a client sees them: pass
+ * xt_stats_register as (or call it from) xt_server_start's @extra hook;
+ * xt_server_stats() asks over a connection of its own (which counts in
+ * .connections while the call runs). */
+#define XT_STATS_PROG 0x2000009eu
+struct xt_srv_stats {
+	uint64_t conn_errors, connections, pull_timeouts, pull_bytes;
+};
+void xt_stats_register(struct rpcrdma_svc *svc);
+int xt_server_stats(uint16_t port, struct xt_srv_stats *st);
+
 int xt_server_start(struct tl_server *srv, const struct rpcrdma_svc_opts *opts,
 		    void (*extra)(struct rpcrdma_svc *svc));
 /* The same on port @port (0: any). */
