@@ -177,12 +177,16 @@ now() { date +%s.%N; }
 
 "$PERF" server --port 0 --no-tcp --reliable-reply >"$OUT/server.log" 2>&1 &
 SPID=$!
-i=0
-while ! grep -q "rdma port [0-9]" "$OUT/server.log"; do
-	i=$((i + 1))
-	[ $i -gt 300 ] && { echo "soak.sh: server did not start" >&2; cat "$OUT/server.log" >&2; exit 2; }
-	sleep 0.1
-done
+# wait_log FILE PATTERN WHAT: until FILE has a line matching PATTERN (30 s)
+wait_log() {
+	local i=0
+	while ! grep -q "$2" "$1"; do
+		i=$((i + 1))
+		[ $i -gt 300 ] && { echo "soak.sh: $3" >&2; cat "$1" >&2; exit 2; }
+		sleep 0.1
+	done
+}
+wait_log "$OUT/server.log" "rdma port [0-9]" "server did not start"
 PORT=$(sed -n 's/.* rdma port \([0-9]*\).*/\1/p' "$OUT/server.log")
 C=("$PERF" client 127.0.0.1 --port "$PORT" --no-progress --peer rdma)
 
@@ -191,12 +195,7 @@ SECS=$((MINUTES * 60))
 PINGPID=$!
 "${C[@]}" --connections 16 --hold $((SECS + 120)) >"$OUT/holder.log" 2>&1 &
 HOLDPID=$!
-i=0
-while ! grep -q '^holding' "$OUT/holder.log"; do
-	i=$((i + 1))
-	[ $i -gt 300 ] && { echo "soak.sh: holder did not connect" >&2; cat "$OUT/holder.log" >&2; exit 2; }
-	sleep 0.1
-done
+wait_log "$OUT/holder.log" '^holding' "holder did not connect"
 
 # ss -K needs the kernel's socket destroy (INET_DIAG_DESTROY) and root;
 # cut_ping counts only the cuts after which the socket is gone
