@@ -398,6 +398,9 @@ RPCRDMA_API int rpcrdma_srq_create(struct rpcrdma_pd *pd, const struct rpcrdma_s
 {
 	if (!pd || !attr || !out || attr->max_wr == 0)
 		return -EINVAL;
+	/* optional: a server then keeps receives per connection */
+	if (!pd->dev->ops->srq_create)
+		return -EOPNOTSUPP;
 	return pd->dev->ops->srq_create(pd, attr, out);
 }
 

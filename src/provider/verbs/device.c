@@ -123,7 +123,7 @@ static int epoll_add(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? verbs_errno(EIO) : 0;
 }
 
-static const struct rpcrdma_dev_ops verbs_ops;
+static struct rpcrdma_dev_ops verbs_ops;
 
 /* The process that made librdmacm open its device contexts (0: none yet). */
 static pid_t cm_pid;
@@ -181,12 +181,20 @@ static void dev_teardown(struct vdev *d)
 	free(d);
 }
 
+static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
+
+static void ops_init(void)
+{
+	rpcrdma_prov_fill_dummies(&verbs_ops);
+}
+
 static int verbs_open(const struct rpcrdma_dev_attr *attr, struct rpcrdma_dev **out)
 {
 	const char *name = NULL;
 	struct vdev *d;
 	int rc;
 
+	pthread_once(&ops_once, ops_init);
 	if (attr && (attr->comp_mask & RPCRDMA_DEV_ATTR_FLAGS) &&
 	    (attr->flags & RPCRDMA_DEV_F_PROGRESS_THREAD))
 		return -EOPNOTSUPP; /* the caller drives progress */
@@ -349,7 +357,10 @@ static int verbs_pd_free(struct rpcrdma_pd *pd)
 	return 0;
 }
 
-static const struct rpcrdma_dev_ops verbs_ops = {
+/* Filled with the dummies (-EOPNOTSUPP) for the ops it lacks on first open,
+ * as every provider's table is (provider_int.h): without them the shared
+ * receive queue's rpcrdma_srq_create() called through NULL. */
+static struct rpcrdma_dev_ops verbs_ops = {
     .close = verbs_close,
     .query = verbs_query,
     .get_fd = verbs_get_fd,
