@@ -9,7 +9,8 @@
 # usage: scripts/robustness.sh [BUILD_DIR] [--short] [--check]
 #   BUILD_DIR  default ./build (needs tools/perf/rpcrdma-perf)
 #   --short    the CI version: 1 and 1,000 connections, 3 bursts of 300,
-#              no NULL timing (ctest test_scale runs it with --check)
+#              no NULL timing, one rogue run (ctest test_scale runs it
+#              with --check)
 #   --check    exit 1 when a figure misses its target by more than the
 #              margin below (a loaded machine, allocator noise); without it
 #              the figures are only printed
@@ -62,6 +63,19 @@ MISSED=0
 FAILED=0
 
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$SPID/status"; }
+# RSS once the server has let go of closed connections: it reaps them on
+# its next ticks and trims the heap then; wait until two samples a
+# second apart agree (at most 30 s)
+rss_settled() {
+	prev=$(rss)
+	for j in $(seq 1 30); do
+		sleep 1
+		cur=$(rss)
+		[ "$cur" = "$prev" ] && break
+		prev=$cur
+	done
+	echo "$cur"
+}
 now_ms() { date +%s%3N; }
 
 "$PERF" server --port 0 --no-tcp >"$TMP/server.log" 2>&1 &
@@ -136,8 +150,8 @@ R0=$(rss)
 echo "server pid $SPID, RSS with no connection: $R0 kB"
 printf "%-46s %14s %14s %s\n" "figure" "measured" "target" ""
 
-if [ $SHORT = 1 ]; then COUNTS="1 1000"; else COUNTS="1 1000 4000 10000"; fi
-for n in $COUNTS; do
+# one row of the scale table: hold $n connections, then let them go
+scale_step() {
 	base=$(rss)
 	hold "$n" || exit 1
 	ms=$(cat "$TMP/ms")
@@ -162,8 +176,31 @@ for n in $COUNTS; do
 		[ "$n" = 10000 ] && l1=$l
 	fi
 	unhold
-	# "before": the server once it has served and closed a connection
-	[ "$n" = 1 ] && before=$(rss)
+}
+
+# Memory comes back (the issue's case: a server that has served one
+# connection, then bursts of connections that close again): RSS after the
+# bursts against RSS before them.
+if [ $SHORT = 1 ]; then BURST=300; else BURST=1000; fi
+n=1
+scale_step || exit 1
+before=$(rss_settled)
+for b in 1 2 3; do
+	hold $BURST || exit 1
+	unhold
+done
+after=$(rss_settled)
+d=$(pct "$after" "$before")
+ok=$(awk -v d="$d" -v t=$T_RETURN_PCT 'BEGIN { print d <= t ? 1 : 0 }')
+awk -v d="$d" -v t=$M_RETURN_PCT -v a="$after" -v b="$before" -v k=$M_RETURN_KB \
+	'BEGIN { exit (d <= t || a - b <= k) ? 0 : 1 }' || FAILED=1
+printf "%-46s %12s%% %12s%% %s\n" "RSS after 3 bursts of $BURST closed vs before" "$d" \
+	"<= +$T_RETURN_PCT" "$(verdict "$ok")"
+echo "  before $before kB, after $after kB"
+
+if [ $SHORT = 1 ]; then COUNTS="1000"; else COUNTS="1000 4000 10000"; fi
+for n in $COUNTS; do
+	scale_step || exit 1
 done
 
 if [ $SHORT = 0 ] && [ -n "${l1:-}" ] && [ -n "${l0:-}" ]; then
@@ -173,34 +210,34 @@ if [ $SHORT = 0 ] && [ -n "${l1:-}" ] && [ -n "${l0:-}" ]; then
 		"+-$T_FLAT_PCT" "$(verdict "$ok")"
 fi
 
-# Memory comes back: after the figures above and bursts of connections
-# that close again, against the RSS after the first connection closed.
-if [ $SHORT = 1 ]; then BURST=300; else BURST=1000; fi
-for b in 1 2 3; do
-	hold $BURST || exit 1
-	unhold
-done
-after=$(rss)
-d=$(pct "$after" "$before")
-ok=$(awk -v d="$d" -v t=$T_RETURN_PCT 'BEGIN { print d <= t ? 1 : 0 }')
-awk -v d="$d" -v t=$M_RETURN_PCT -v a="$after" -v b="$before" -v k=$M_RETURN_KB \
-	'BEGIN { exit (d <= t || a - b <= k) ? 0 : 1 }' || FAILED=1
-printf "%-46s %12s%% %12s%% %s\n" "RSS after all that and 3 bursts of $BURST closed" "$d" \
-	"<= +$T_RETURN_PCT" "$(verdict "$ok")"
-echo "  before $before kB, after $after kB"
+# What the largest step leaves behind once its connections are gone
+# (printed only): tables sized for the peak (the device's poll and STag
+# tables) and the shared receive buffers that took messages at the peak
+# (they stay posted: a receive queue cannot take a buffer back).
+late=$(rss_settled)
+printf "%-46s %12s%% %14s\n" "RSS once the largest step closed, vs before" "$(pct "$late" "$before")" ""
+echo "  before $before kB, after $late kB"
 
 # A rogue client (tests/xprt/test_xprt_rogue.c): its device never answers
 # the server's RDMA Reads while it floods Long Calls with 4 MiB and 12 MiB
 # Read chunks; a good client's 256 KiB WRITEs go on. Target: their p99
 # moves less than 2x. Printed only (one short run on a shared machine is
-# noisy; the test itself checks that no good call waits a second).
+# noisy; the test itself checks that no good call waits a second). The
+# full run takes the median of three runs (each p99 is of a few hundred
+# calls: one late scheduling of a 2-core machine moves it).
 ROGUE=$BUILD/tests/xprt/test_xprt_rogue
 if [ -x "$ROGUE" ]; then
-	line=$("$ROGUE" 2>&1 | grep '^good client:')
-	x=$(echo "$line" | sed -n 's/.*(x\([0-9.]*\)).*/\1/p')
+	if [ $SHORT = 1 ]; then RUNS=1; else RUNS=3; fi
+	xs=
+	for k in $(seq 1 $RUNS); do
+		line=$("$ROGUE" 2>&1 | grep '^good client:')
+		echo "  run $k: $line"
+		xs="$xs $(echo "$line" | sed -n 's/.*(x\([0-9.]*\)).*/\1/p')"
+	done
+	x=$(echo $xs | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
 	ok=$(awk -v x="${x:-99}" 'BEGIN { print x < 2 ? 1 : 0 }')
-	printf "%-46s %12sx %12s %s\n" "good client p99, rogue vs none" "${x:-?}" "< 2x" "$(verdict "$ok")"
-	echo "  $line"
+	printf "%-46s %12sx %12s %s\n" "good client p99, rogue vs none (median)" "${x:-?}" "< 2x" \
+		"$(verdict "$ok")"
 else
 	echo "rogue client: no $ROGUE (a test build: -DRPCRDMA_BUILD_TESTS=ON)"
 fi
