@@ -2,7 +2,7 @@
 # The soak of issue 20: one rpcrdma-perf server under a moderate, mixed load
 # for a long time, its memory and descriptors sampled each minute.
 #
-#   scripts/soak.sh [--minutes N] [--interval S] [--cpu-share PCT] [--out DIR] [BUILD]
+#   scripts/soak.sh [--minutes N] [--interval S] [--cpu-share PCT] [--out DIR] [--srq] [BUILD]
 #   scripts/soak.sh --report DIR
 #
 #   --minutes N      how long (default 60)
@@ -12,6 +12,10 @@
 #                    loop sleeps until its average is back under it
 #   --out DIR        where soak.csv, soak.png and the logs go
 #                    (default BUILD/soak-<UTC time>)
+#   --srq            a server without reliable replies, so that it takes its
+#                    receives from the shared receive queue (a server with
+#                    reliable replies keeps a pool per connection); the
+#                    unknown-size step becomes echoes of 100 B to 70 KiB
 #   BUILD            a build directory with tools/perf/rpcrdma-perf and
 #                    tools/ping/rpcrdma-ping (default ./build; a Release or
 #                    RelWithDebInfo build: the figures are about the library)
@@ -46,6 +50,7 @@ INTERVAL=60
 SHARE=30
 OUT=
 REPORT=
+SRQ=0
 BUILD=./build
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -53,8 +58,9 @@ while [ $# -gt 0 ]; do
 	--interval) INTERVAL=$2; shift 2 ;;
 	--cpu-share) SHARE=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
+	--srq) SRQ=1; shift ;;
 	--report) REPORT=$2; shift 2 ;;
-	-h | --help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "soak.sh: unknown option $1" >&2; exit 2 ;;
 	*) BUILD=$1; shift ;;
 	esac
@@ -175,7 +181,9 @@ ticks() {
 now() { date +%s.%N; }
 
 
-"$PERF" server --port 0 --no-tcp --reliable-reply >"$OUT/server.log" 2>&1 &
+if [ $SRQ = 1 ]; then RR=; else RR=--reliable-reply; fi
+# shellcheck disable=SC2086 # RR: one option or none
+"$PERF" server --port 0 --no-tcp $RR >"$OUT/server.log" 2>&1 &
 SPID=$!
 # wait_log FILE PATTERN WHAT: until FILE has a line matching PATTERN (30 s)
 wait_log() {
@@ -282,7 +290,11 @@ while [ "$(elapsed)" -lt $SECS ]; do
 		3) step --workload write --sizes 4K,64K,1M --count 100 --warmup 0 --inflight 4 ;;
 		4) step --workload read --sizes 4K,256K,2M --count 60 --warmup 0 --inflight 2 ;;
 		5) step --workload echo --sizes 8K,300K --count 60 --warmup 0 ;;
-		6) step --workload unknown --count 100 --warmup 0 --block 25 --seed "$round" ;;
+		6) if [ $SRQ = 1 ]; then
+			step --workload echo --sizes 100,3K,70K --count 100 --warmup 0
+		else
+			step --workload unknown --count 100 --warmup 0 --block 25 --seed "$round"
+		fi ;;
 		7) step --workload write --size 16K --connections 40 ;;
 		8) killed "0.$((RANDOM % 9 + 1))" ;;
 		9) cut_ping ;;
