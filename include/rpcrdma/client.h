@@ -218,6 +218,11 @@ struct rpcrdma_xprt_stats {
 	 * exposes. Server: bytes exposed in Read chunks in all. */
 	uint64_t reg_bytes;
 	uint64_t rr_exposed_total;
+	/* server: replies that fit nowhere the requester offered and could
+	 * not be exposed in a Read chunk either (a bound reached, memory or
+	 * registration failed; the debug log says which): answered with
+	 * ERR_CHUNK */
+	uint64_t rr_refused;
 };
 
 /* ------------------------------------------------------------------ */

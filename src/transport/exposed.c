@@ -195,8 +195,9 @@ int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, s
 	int rc;
 
 	if (cap > room(c) || mlen > UINT32_MAX || !(e = ent_free_slot(c))) {
+		rc = cap > room(c) || mlen > UINT32_MAX ? -ENOSPC : -ENOBUFS;
 		buf_put(s, buf, cap);
-		return -ENOSPC;
+		return rc;
 	}
 	/* Read-only for the peer: RFC 5040 lets a Read Response source be
 	 * any local memory, remote read is the only right it needs. */
@@ -240,6 +241,38 @@ int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, s
 	ch->reads[0].seg.length = (uint32_t)mlen;
 	ch->reads[0].seg.offset = rpcrdma_mr_offset(e->mr);
 	return 0;
+}
+
+void svc_rr_refused(struct svc_conn *c, const struct rpcrdma_svc_req *r, size_t len, int rc,
+		    bool encoded)
+{
+	struct rpcrdma_svc *s = c->svc;
+	uint64_t now = monotonic_ns();
+	const char *why;
+
+	s->st.rr_refused++;
+	if (s->rr_refused_ns && now - s->rr_refused_ns < 1000000000ull)
+		return;
+	s->rr_refused_ns = now;
+	switch (rc) {
+	case -EMSGSIZE:
+	case -ENOSPC:
+		why = "over the bound on bytes exposed";
+		break;
+	case -ENOBUFS:
+		why = "every exposed-reply entry of the connection in use";
+		break;
+	default:
+		/* A kernel device pins the pages it registers: ENOMEM there
+		 * is often RLIMIT_MEMLOCK (Linux siw charges root too). */
+		why = encoded ? "registration failed (memlock limit?)" : "no memory";
+		break;
+	}
+	RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer,
+		  "reply xid %#x (%zu B) not exposed: %s (%s; %u replies, %llu B exposed on the "
+		  "connection, %llu B on the server)",
+		  r->h.xid, len, why, rlog_errname(rc), c->rr ? c->rr->n : 0u,
+		  (unsigned long long)(c->rr ? c->rr->bytes : 0), (unsigned long long)s->rr_bytes);
 }
 
 /* Invalidate (unless the peer did: @inv is its STag), deregister, free. */

@@ -246,6 +246,24 @@ int xprt_reply_hdr(uint8_t *buf, size_t hsize, uint32_t vers, uint32_t xid, uint
 	return xprt_hdr_encode(&hx, vers, long_reply, xid, credits, RPCRDMA2_REPLY, ch);
 }
 
+/* Lock held, @r's Writes done (or flushed): drop the registrations of
+ * their sources now rather than when the request slot next replies. A
+ * registration pins its pages on kernel devices (siw charges them to
+ * RLIMIT_MEMLOCK even for root), and kept ones added up over the
+ * connection's request slots, one Reply chunk's reply each, until an
+ * exposed reply could no longer be registered (issue 16). The next
+ * xprt_mr_use() registers anew, as it would have. */
+static void writes_unpin(struct rpcrdma_svc_req *r)
+{
+	if (r->writes_pending)
+		return; /* still read by the device: the connection frees them */
+	for (uint32_t k = 0; k < r->ddp.nitems; k++)
+		if (r->wmr[k])
+			rpcrdma_mr_invalidate(r->wmr[k]);
+	if (r->lmr)
+		rpcrdma_mr_invalidate(r->lmr);
+}
+
 /* Lock held. RDMA Writes: result bulk items into their Write chunks, then
  * the Long Reply (@mlen bytes of r->lrep) into the Reply chunk. */
 static int reply_writes(struct svc_conn *c, struct rpcrdma_svc_req *r, size_t mlen, bool long_reply)
@@ -332,7 +350,7 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 	uint32_t sidx, inv;
 	size_t hsize, mlen = 0, xcap = 0;
 	uint8_t *xbuf = NULL;
-	bool long_reply = false;
+	bool long_reply = false, rr = false;
 	int rc;
 
 	if (r->drc)
@@ -350,8 +368,10 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 				c->lim.inline_send, &r->lrep, &mlen, &long_reply);
 	/* Fits nowhere the requester offered: a responder-provided Read
 	 * chunk when reliable replies are on (exposed.c). */
-	if (rc == -EMSGSIZE && svc_rr_on(c, r->h.vers))
+	if (rc == -EMSGSIZE && svc_rr_on(c, r->h.vers)) {
+		rr = true;
 		rc = svc_rr_encode(c, &rp, &xbuf, &xcap, &mlen);
+	}
 
 	futex_mutex_lock(&s->lock);
 	if (!rc && xbuf) {
@@ -362,6 +382,8 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 		long_reply = true; /* RDMA_NOMSG, the message by Read chunk */
 		hsize = xprt_hdr_fixed(r->h.vers) + rpcrdma1_chunks_size(rch);
 	}
+	if (rc && rr && !c->dead)
+		svc_rr_refused(c, r, mlen, rc, xbuf != NULL);
 	if (rc || c->dead) {
 		svc_send_buf_put(c, sidx);
 		if (!c->dead) {
@@ -382,6 +404,7 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 		 * connection (it retransmits on a new one). */
 		svc_send_buf_put(c, sidx);
 		wait_writes(s, r);
+		writes_unpin(r);
 		svc_req_end(r, false);
 		svc_conn_fail(c);
 		futex_mutex_unlock(&s->lock);
@@ -390,6 +413,7 @@ int svc_reply_msg(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *rep
 	/* The Writes' sources are the caller's buffers: they must be read
 	 * before rpcrdma_svc_reply() returns. */
 	wait_writes(s, r);
+	writes_unpin(r);
 	rc = reply_post(c, r, rep, sidx, hsize, mlen, inv, long_reply);
 	futex_mutex_unlock(&s->lock);
 	return rc;

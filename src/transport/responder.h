@@ -247,6 +247,7 @@ struct rpcrdma_svc {
 	} rr_cache[SVC_RR_CACHE];
 	uint32_t rr_ncache;
 	uint64_t rr_cache_ns;
+	uint64_t rr_refused_ns; /* last refusal logged (svc_rr_refused) */
 	/* RPCRDMA_SVC_OPT_RPCBIND, and whether our entries are in rpcbind
 	 * now (api/rpcbind.c) */
 	bool rpcbind, rpcb_set;
@@ -588,10 +589,16 @@ int svc_rr_encode(struct svc_conn *c, const struct xprt_reply *rp, uint8_t **buf
 		  size_t *mlen);
 /* Expose @mlen bytes of @buf (taken over, freed on failure) for @r's
  * reply: register it remotely readable, enter it in the table and make
- * r->h.chunks's Read list its Position-Zero chunk. 0 or -ENOSPC (a
- * bound), provider errors. */
+ * r->h.chunks's Read list its Position-Zero chunk. 0, -ENOSPC (a
+ * bytes bound), -ENOBUFS (every entry of the connection's table in use),
+ * provider errors. */
 int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, size_t cap,
 		  size_t mlen);
+/* @r's reply of @len bytes could not be exposed (@rc from svc_rr_expose
+ * when @encoded, else from svc_rr_encode): count it and say why in the
+ * debug log (at most once a second). Lock held. */
+void svc_rr_refused(struct svc_conn *c, const struct rpcrdma_svc_req *r, size_t len, int rc,
+		    bool encoded);
 /* A pull completion for @xid arrived on @c (inv: the STag its Send
  * invalidated, or 0): release that reply; unknown XIDs are dropped. */
 void svc_rr_done(struct svc_conn *c, uint32_t xid, uint32_t inv);

@@ -189,6 +189,11 @@ static void finish(struct rpcrdma_clnt *c, struct clnt_slot *s, int st, struct c
 {
 	struct clnt_rr_pull *p = s->rr;
 
+	/* No Read of it is in flight now: unregister the buffer rather than
+	 * keep it pinned until the slot pulls again (a kernel device charges
+	 * pins to RLIMIT_MEMLOCK; one kept per slot adds up, issue 16). */
+	if (p && p->mr)
+		rpcrdma_mr_invalidate(p->mr);
 	s->on_wire = false;
 	xprt_credits_done(&c->cr);
 	c->st.outstanding = c->cr.on_wire;
