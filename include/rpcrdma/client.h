@@ -218,6 +218,14 @@ struct rpcrdma_xprt_stats {
 	 * exposes. Server: bytes exposed in Read chunks in all. */
 	uint64_t reg_bytes;
 	uint64_t rr_exposed_total;
+	/* server (current): its shared receive queue (RPCRDMA_SVC_OPT_SRQ),
+	 * made at the first connection: the depth the grants share and the
+	 * receives it holds (depth + one per connection, or what the device
+	 * allows); both 0 while the server keeps a receive pool per
+	 * connection (no queue yet, srq_depth 0, a provider or device
+	 * without one, a backchannel or reliable replies) */
+	uint32_t srq_depth;
+	uint32_t srq_capacity;
 };
 
 /* ------------------------------------------------------------------ */
