@@ -223,6 +223,14 @@ struct rpcrdma_xprt_stats {
 	 * registration failed; the debug log says which): answered with
 	 * ERR_CHUNK */
 	uint64_t rr_refused;
+	/* server (current): its shared receive queue (RPCRDMA_SVC_OPT_SRQ),
+	 * made at the first connection: the depth the grants share and the
+	 * receives it holds (depth + one per connection, or what the device
+	 * allows); both 0 while the server keeps a receive pool per
+	 * connection (no queue yet, srq_depth 0, a provider or device
+	 * without one, a backchannel or reliable replies) */
+	uint32_t srq_depth;
+	uint32_t srq_capacity;
 };
 
 /* ------------------------------------------------------------------ */

@@ -136,6 +136,10 @@ struct rpcrdma_dev_caps {
 	uint32_t max_private_data; /* RPCRDMA_MAX_PRIVATE_DATA */
 	uint32_t max_msg_size;     /* bytes in one Send / Write / Read */
 	uint32_t flags;            /* RPCRDMA_DEV_CAP_* */
+	/* receives one shared receive queue holds (rpcrdma_srq_create()
+	 * refuses more with -EINVAL); 0: no limit reported (softiwarp) or no
+	 * shared receive queue (verbs devices with max_srq 0) */
+	uint32_t max_srq_wr;
 };
 
 /*

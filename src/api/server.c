@@ -245,6 +245,10 @@ int rpcrdma_svc_stats(struct rpcrdma_svc *s, struct rpcrdma_xprt_stats *st)
 	st->inline_recv = s->inline_recv;
 	st->remote_invalidate = s->remote_inv;
 	st->pull_bytes = s->pull_inuse;
+	if (s->srq) {
+		st->srq_depth = s->srq_depth;
+		st->srq_capacity = s->srqp.count;
+	}
 	futex_mutex_unlock(&s->lock);
 	if (s->drc) {
 		struct svc_drc_stats ds;

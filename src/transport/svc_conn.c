@@ -596,10 +596,11 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	}
 	RLOG_PEER(RPCRDMA_LOG_INFO, "svc", &ev->peer,
 		  "accepted: MPA rev %u, CRC %s, peer IRD %u ORD %u, private data %u bytes, "
-		  "inline send %u recv %u, remote invalidation %s, credits granted %u",
+		  "inline send %u recv %u, remote invalidation %s, credits granted %u%s",
 		  ev->mpa_rev, ev->crc || s->mpa_crc ? "on" : "off", ev->ird, ev->ord,
 		  ev->private_data_len, c->lim.inline_send, c->lim.inline_recv,
-		  c->lim.remote_inv ? "on" : "off", s->credits);
+		  c->lim.remote_inv ? "on" : "off", s->srq ? c->grant : s->credits,
+		  s->srq ? " (shared receive queue: raised by the replies)" : "");
 	if (s->bc)
 		c->bc = bc_svc_conn_new(s->bc, c->ep, &c->lim); /* NULL: no backchannel */
 	c->next = s->conns;

@@ -20,6 +20,12 @@
  * it was granted finds no free request slot and is disconnected (its
  * extra message is given back to the queue at once).
  *
+ * A device may hold fewer receives in one queue than srq_depth +
+ * max_conns (rpcrdma_dev_caps.max_srq_wr): the queue is then made as
+ * large as the device allows, up to half of it for the floors of
+ * connections and the rest for srq_depth (lowered to fit), so that a connection beyond what the queue can back is refused
+ * at accept (-ENOBUFS, svc_srq_conn_add) instead of failing later.
+ *
  * Servers with a backchannel or reliable replies keep per-connection
  * pools: reverse replies and RDMA_DONE messages arrive outside the
  * forward credits. Lock held everywhere.
@@ -37,6 +43,26 @@ static int srq_post(struct rpcrdma_svc *s, uint32_t idx)
 	return rpcrdma_post_srq_recv(s->srq, svc_wrid(SVC_WR_RECV, idx), &sge, 1);
 }
 
+/* The queue's capacity: srq_depth + max_conns, or what the device holds
+ * (srq_depth then lowered: see the top). */
+static uint32_t srq_capacity(struct rpcrdma_svc *s)
+{
+	struct rpcrdma_dev_caps caps;
+	uint32_t cap = s->srq_depth + s->max_conns, floors;
+
+	if (rpcrdma_dev_query(s->dev, &caps) || !caps.max_srq_wr || cap <= caps.max_srq_wr)
+		return cap;
+	cap = caps.max_srq_wr;
+	floors = s->max_conns < cap / 2 ? s->max_conns : cap / 2;
+	if (s->srq_depth > cap - floors)
+		s->srq_depth = cap - floors;
+	RLOG_PEER(RPCRDMA_LOG_INFO, "svc", NULL,
+		  "shared receive queue: the device holds %u receives: depth %u, %u connections "
+		  "at least",
+		  cap, s->srq_depth, cap - s->srq_depth);
+	return cap;
+}
+
 void svc_srq_init(struct rpcrdma_svc *s)
 {
 	struct rpcrdma_srq_attr a = {0};
@@ -46,7 +72,7 @@ void svc_srq_init(struct rpcrdma_svc *s)
 	s->srq_tried = true;
 	if (!s->srq_depth || s->bc || s->rr)
 		return;
-	cap = s->srq_depth + s->max_conns;
+	cap = srq_capacity(s);
 	a.max_wr = cap;
 	a.max_sge = 1;
 	rc = rpcrdma_srq_create(s->pd, &a, &s->srq);

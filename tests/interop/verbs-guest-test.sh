@@ -19,6 +19,14 @@
 #                  payload checked) in Version N, on rxe, siw, softiwarp
 #   siw-pin-echo   24 1 MiB echoes on one connection to a server limited
 #                  to 8 MiB of locked memory (issue 16)
+#   rxe-srq-on, siw-srq-on  issue 20: rpcrdma-perf server with its shared
+#                  receive queue (the device's SRQ), VERBS_SRQ_CONNS
+#                  connections each with one 64 KiB WRITE (checksummed):
+#                  the queue's depth and capacity in the server's stats,
+#                  every connection accepted with one credit, grants
+#                  raised by the replies within the queue (srq_check)
+#   rxe-srq-off    the same with --srq-depth 0: no queue, a pool per
+#                  connection, every grant the full 64
 #   rxe-rr-scope, siw-rr-scope  test_rr scope (VERBS_RR): a Read of a
 #                  reply exposed to another connection fails; rc=77 with
 #                  the reason where the device cannot scope (siw)
@@ -27,7 +35,8 @@
 #      VERBS_COUNT_NULL, VERBS_COUNT_MB, VERBS_COUNT_RR
 #      (rpcrdma-perf counts: NULL calls, 1 MiB calls each way, calls per
 #      mode of --workload unknown);
-#      VERBS_CROSS=1 the cross-provider steps (the host is set up for them)
+#      VERBS_CROSS=1 the cross-provider steps (the host is set up for them);
+#      VERBS_SRQ_CONNS (default 6) connections of the srq steps
 # Devices sit on eth0 and are reached at 10.0.2.15: rdma_cm routes neither
 # siw on lo nor rxe for 127.0.0.1 (-ENOENT and -ENODEV). The e2e programs
 # listen and connect on $RPCRDMA_TEST_ADDR (tests/lib/test_server.c). One
@@ -135,6 +144,77 @@ tools() { # KIND ADDR
 	wait "$spid" 2>/dev/null
 }
 
+# Issue 20 (one step): an rpcrdma-perf server on ADDR:20153 with its
+# shared receive queue (MODE on: the default depth, 16 x 64 credits) or
+# without (off: --srq-depth 0), RPCRDMA_DEBUG=info for its accept lines;
+# a client opens VERBS_SRQ_CONNS connections, one 64 KiB WRITE on each
+# (the server's checksum checked by the client), holds them while the
+# server prints its table (SIGUSR1): then srq_check reads the server log.
+# shellcheck disable=SC2317 # run by step through bash -c (export -f)
+srq_case() { # KIND ADDR MODE
+	local kind=$1 addr=$2 mode=$3 n=${VERBS_SRQ_CONNS:-6} i rc
+	local slog=$out/$kind-srq-$mode-server.log clog=$out/$kind-srq-$mode-client.log
+	local depth=()
+	spid="" cpid=""
+	# the step's timeout ends this shell: never leave the server (its
+	# port) or the client to the next step
+	trap '[ -n "$cpid" ] && kill "$cpid"; [ -n "$spid" ] && kill "$spid"' EXIT
+	trap 'exit 1' TERM
+	[ "$mode" = off ] && depth=(--srq-depth 0)
+	# siw pins registrations within RLIMIT_MEMLOCK even for root: the
+	# guest's default limit stopped the client at 41 connections and the
+	# server's shared pool (21,024 receives of 1 KiB) at ENOMEM
+	ulimit -l unlimited 2>/dev/null
+	env RPCRDMA_DEBUG=info "$bin/rpcrdma-perf" server --port 20153 --no-tcp "${depth[@]}" \
+		>"$slog" 2>&1 &
+	spid=$!
+	wait_server "$addr" 20153 || { echo "FAIL: no server"; return 1; }
+	"$bin/rpcrdma-perf" client "$addr" --port 20153 --workload write --size 64K \
+		--connections "$n" --hold 1 --no-progress >"$clog" 2>&1 &
+	cpid=$!
+	for i in $(seq 1 600); do
+		grep -q '^holding' "$clog" && break
+		kill -0 "$cpid" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -USR1 "$spid"
+	wait "$cpid"
+	rc=$?
+	cpid=""
+	sleep 0.5
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	spid=""
+	cat "$clog"
+	[ "$rc" = 0 ] || { echo "FAIL: client rc $rc (a WRITE failed or was not checked)"; return 1; }
+	srq_check "$slog" "$mode" "$n"
+}
+
+# The server's first table (SIGUSR1, connections held): N rows "up".
+# on: "shared receive queue: depth D capacity C" (C >= D + N), every
+# connection accepted with one credit, grants within [1, 64], their sum
+# within C and most raised above 1; off: no queue, every grant 64.
+# shellcheck disable=SC2317 # called by srq_case
+srq_check() { # SERVER_LOG MODE N
+	awk -v mode="$2" -v n="$3" '
+		/credits granted 1 \(shared receive queue/ { one++ }
+		/credits granted 64$/ { full++ }
+		$1 == "conn" && $2 == "peer" { tables++ }
+		tables == 1 && $3 == "up" { up++; sum += $4; if ($4 > 1) raised++
+			if ($4 < 1 || $4 > 64 || (mode == "off" && $4 != 64)) bad++ }
+		tables == 1 && /^shared receive queue: depth/ { d = $5; c = $7 }
+		tables == 1 && /^shared receive queue: none/ { none = 1 }
+		END {
+			printf "%d up, grants sum %d, %d raised, %d out of range; accepted with 1: %d, with 64: %d; queue depth %s capacity %s%s\n", up, sum, raised, bad, one, full, d, c, none ? " (none)" : ""
+			if (up != n || bad) exit 1
+			if (mode == "on") {
+				if (d < 1 || c < d + n || one < n || sum > c || raised < n / 2) exit 1
+			} else if (!none || full < n) exit 1
+		}' "$1" && echo PASS
+}
+export -f srq_case srq_check wait_server
+export out bin
+
 # The subset of guest/nfs-server.sh our NFS clients read and write:
 # export.cksum in /peer/out, nfsd with its RDMA listener on 20049 (siw0),
 # mountd on tcp 20048.
@@ -176,13 +256,19 @@ for kind in rxe siw; do
 		rdma link show
 		ibv_devices
 		# type-2 memory windows (rpcrdma_mr_bind_ep): max_mw, the
-		# MEM_WINDOW_TYPE_2A/2B capability flags
-		ibv_devinfo -v -d "$dev" | grep -i -E 'max_mw|mem_window|device_cap_flags'
+		# MEM_WINDOW_TYPE_2A/2B capability flags; the shared receive
+		# queue's limits (issue 20)
+		ibv_devinfo -v -d "$dev" | grep -i -E 'max_mw|mem_window|device_cap_flags|max_srq'
 		"$bin/rpcrdma-ping" --list-devices
 	} >>"$out/$kind-link.log" 2>&1
 	export RPCRDMA_PROVIDER=verbs:$dev
 	tools "$kind" "$addr"
 	if [ "$kind" = siw ]; then pin_runs "$kind" "$addr"; fi
+	step "$kind-srq-on" 120 bash -c 'srq_case "$@"' _ "$kind" "$addr" on
+	# the pools per connection over verbs once (the tools steps' server
+	# has them too: --reliable-reply): the guest run's time
+	[ "$kind" = rxe ] &&
+		step "$kind-srq-off" 120 bash -c 'srq_case "$@"' _ "$kind" "$addr" off
 	[ -n "${VERBS_RR:-}" ] &&
 		step "$kind-rr-scope" 120 env RPCRDMA_TEST_ADDR="$addr" "$bin/$VERBS_RR" scope
 	tl=${VERBS_TESTS:-}

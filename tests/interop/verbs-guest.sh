@@ -22,7 +22,8 @@
 # env: PEER_DIR (default /tmp/rpcrdma-guest), VERBS_GUEST_TIMEOUT (default
 #      900 s for the whole guest run), VERBS_COUNT_NULL (default 300),
 #      VERBS_COUNT_MB (default 4), VERBS_COUNT_RR (default 100: calls per
-#      mode of --workload unknown): rpcrdma-perf counts (the README's
+#      mode of --workload unknown), VERBS_SRQ_CONNS (default 6:
+#      connections of the shared receive queue steps): rpcrdma-perf counts (the README's
 #      figures: 2000 and 20), RPCRDMA_INTEROP_VERBS=0 skips the whole run
 #      (scripts/test.sh's sanitizer suite: CI time), VERBS_ACCEL (default
 #      tcg)
@@ -116,7 +117,7 @@ t0=$(date +%s.%N)
 SHARE_FILES=$stage NAME=verbs-$(printf '%s' "$out" | md5sum | cut -c1-8) \
 	CMDLINE_EXTRA=no_timer_check HOSTFWD_PORT=$rport HOSTFWD_EXTRA="$fwd" ACCEL=$accel \
 	TIMEOUT=${VERBS_GUEST_TIMEOUT:-900} \
-	GUEST_ENV="VERBS_TESTS=${tests#,} VERBS_NFS=${nfs#,} VERBS_RR=$rr VERBS_CROSS=$cross VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb VERBS_COUNT_RR=$nrr" \
+	GUEST_ENV="VERBS_TESTS=${tests#,} VERBS_NFS=${nfs#,} VERBS_RR=$rr VERBS_CROSS=$cross VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb VERBS_COUNT_RR=$nrr VERBS_SRQ_CONNS=${VERBS_SRQ_CONNS:-6}" \
 	HOST_HOOK=$here/verbs-host-hook.sh VERBS_H2G_PORT=${h2g:-0} VERBS_PING=$ping VERBS_PERF=$perf \
 	VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb \
 	bash "$here/harness/run-guest.sh" "$here/verbs-guest-test.sh" "$out" >"$out/run.log" 2>&1

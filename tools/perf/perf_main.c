@@ -21,7 +21,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: rpcrdma-perf server [--bind ADDR] [--port P] [--threads N] [--credits C]\n"
 	    "                           [--cpu N] [--tcp-port P] [--tcp-fork-port P] [--no-tcp]\n"
-	    "                           [--busy-poll] [--crc] [--register]\n"
+	    "                           [--busy-poll] [--crc] [--register] [--srq-depth N]\n"
 	    "                           [--rdma-version 1|2|auto] [--inline BYTES]\n"
 	    "                           [--no-private-data] [--reliable-reply]\n"
 	    "       rpcrdma-perf client HOST [--port P] --workload null|write|read|echo\n"
@@ -56,6 +56,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"  --reliable-reply: a reply that fits neither inline nor the Reply chunk\n"
 		"  offered goes in a responder-provided Read chunk (docs/reliable-replies.md).\n"
+		"  --srq-depth N: receives the connections share in one shared receive queue\n"
+		"  (default 16 x credits; 0: a receive pool per connection). SIGUSR1 and exit\n"
+		"  print every connection's grant, the totals and the queue in use.\n"
 		"client: runs the workload on each size for each peer and prints calls/s,\n"
 		"  payload MB/s (10^6 B/s), round-trip p50/p99/p99.9 and the rdma/tcp ratios.\n"
 		"  --threads: client threads, each with its own connection; --inflight: calls\n"
@@ -199,6 +202,7 @@ enum {
 	O_INLINE,
 	O_NO_PDATA,
 	O_RELIABLE,
+	O_SRQ_DEPTH,
 	O_SEED,
 	O_BLOCK,
 };
@@ -239,6 +243,7 @@ static const struct option longopts[] = {
     {"no-private-data", no_argument, NULL, O_NO_PDATA},
     {"device", required_argument, NULL, O_DEVICE},
     {"reliable-reply", no_argument, NULL, O_RELIABLE},
+    {"srq-depth", required_argument, NULL, O_SRQ_DEPTH},
     {"seed", required_argument, NULL, O_SEED},
     {"block", required_argument, NULL, O_BLOCK},
     {NULL, 0, NULL, 0},
@@ -474,6 +479,14 @@ int main(int argc, char **argv)
 			if (!server)
 				return bad("reliable-reply", "(server only)");
 			so.reliable_reply = true;
+			break;
+		case O_SRQ_DEPTH:
+			if (!server)
+				return bad("srq-depth", "(server only)");
+			if (parse_u32(optarg, &v) || v > (1u << 20))
+				return bad("srq-depth", optarg);
+			so.srq_set = true;
+			so.srq_depth = v;
 			break;
 		case O_SEED:
 			co.seed = strtoull(optarg, &end, 0);

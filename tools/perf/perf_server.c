@@ -429,6 +429,10 @@ static void print_conns(void)
 		       t.inline_bytes_rx + t.read_bytes,
 		       t.inline_bytes_tx + t.write_bytes + t.reply_bytes, t.read_chunks,
 		       t.write_chunks, t.reply_chunks, t.err_vers_tx, t.err_chunk_tx);
+	if (rpcrdma_svc_stats(g_svc, &t) == 0 && t.srq_capacity)
+		printf("shared receive queue: depth %u capacity %u\n", t.srq_depth, t.srq_capacity);
+	else
+		printf("shared receive queue: none (a receive pool per connection)\n");
 	fflush(stdout);
 }
 
@@ -501,6 +505,10 @@ int perf_server_main(const struct perf_server_opts *o)
 	if (o->reliable_reply) {
 		so.comp_mask |= RPCRDMA_SVC_OPT_RELIABLE_REPLY;
 		so.reliable_reply = 1;
+	}
+	if (o->srq_set) {
+		so.comp_mask |= RPCRDMA_SVC_OPT_SRQ;
+		so.srq_depth = o->srq_depth;
 	}
 	if (o->rpcbind) {
 		so.comp_mask |= RPCRDMA_SVC_OPT_RPCBIND;

@@ -71,6 +71,10 @@ struct perf_server_opts {
 	/* --reliable-reply: expose replies that fit nothing the client
 	 * offered in a Read chunk (RPCRDMA_SVC_OPT_RELIABLE_REPLY) */
 	bool reliable_reply;
+	/* --srq-depth: RPCRDMA_SVC_OPT_SRQ (srq_set: given; 0 turns the
+	 * shared receive queue off) */
+	bool srq_set;
+	uint32_t srq_depth;
 };
 int perf_server_main(const struct perf_server_opts *o);
 

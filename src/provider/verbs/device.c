@@ -248,6 +248,8 @@ static int verbs_query(struct rpcrdma_dev *dev, struct rpcrdma_dev_caps *caps)
 	caps->max_private_data = d->iwarp ? RPCRDMA_MAX_PRIVATE_DATA - 4 : 56;
 	caps->max_msg_size = d->port.max_msg_sz ? d->port.max_msg_sz : 1u << 31;
 	caps->max_qp_wr = min_u32(caps->max_qp_wr, 1u << 16);
+	caps->max_srq_wr =
+	    d->attr.max_srq > 0 && d->attr.max_srq_wr > 0 ? (uint32_t)d->attr.max_srq_wr : 0;
 	/* No RPCRDMA_DEV_CAP_REMOTE_INV: devices invalidate only
 	 * fast-registered regions remotely, and ours are ibv_reg_mr regions
 	 * (userspace verbs has no fast registration; memory windows, which
@@ -345,7 +347,7 @@ static int verbs_pd_free(struct rpcrdma_pd *pd)
 	int rc = 0;
 
 	pthread_mutex_lock(&d->lock);
-	if (p->nmr || p->nep)
+	if (p->nmr || p->nep || p->nsrq)
 		rc = -EBUSY;
 	else
 		d->npd--;
@@ -358,8 +360,8 @@ static int verbs_pd_free(struct rpcrdma_pd *pd)
 }
 
 /* Filled with the dummies (-EOPNOTSUPP) for the ops it lacks on first open,
- * as every provider's table is (provider_int.h): without them the shared
- * receive queue's rpcrdma_srq_create() called through NULL. */
+ * as every provider's table is (provider_int.h). A device without shared
+ * receive queues (max_srq 0) says -EOPNOTSUPP from verbs_srq_create. */
 static struct rpcrdma_dev_ops verbs_ops = {
     .close = verbs_close,
     .query = verbs_query,
@@ -399,6 +401,10 @@ static struct rpcrdma_dev_ops verbs_ops = {
     .disconnect = verbs_disconnect,
     .post_recv = verbs_post_recv,
     .post_send = verbs_post_send,
+    .srq_create = verbs_srq_create,
+    .srq_destroy = verbs_srq_destroy,
+    .post_srq_recv = verbs_post_srq_recv,
+    .srq_resize = verbs_srq_resize,
 };
 
 const struct rpcrdma_provider rpcrdma_verbs_provider = {

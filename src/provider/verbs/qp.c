@@ -32,8 +32,7 @@
 
 #include "provider/verbs/verbs.h"
 
-#define RECV_BIT      (1ull << 63)
-#define VERBS_MAX_SGE 32u /* SGEs in one request (the stack copy in hw_post_*) */
+#define RECV_BIT (1ull << 63)
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
@@ -111,6 +110,8 @@ int verbs_ep_create(struct rpcrdma_pd *pd, const struct rpcrdma_ep_attr *attr,
 	e->scq = container_of(attr->send_cq, struct vcq, base);
 	e->rcq = container_of(attr->recv_cq, struct vcq, base);
 	e->evch = container_of(attr->evch, struct vevch, base);
+	if (m & RPCRDMA_EP_ATTR_SRQ)
+		e->srq = container_of(attr->srq, struct vsrq, base);
 	e->max_send_sge = 4;
 	e->max_recv_sge = 4;
 	if (m & RPCRDMA_EP_ATTR_CAPS) {
@@ -125,7 +126,7 @@ int verbs_ep_create(struct rpcrdma_pd *pd, const struct rpcrdma_ep_attr *attr,
 	 * find the queue full while their completions are on the way (seen
 	 * on rxe: 300 asynchronous calls with 64 credits, -ENOMEM) */
 	swr = clamp_dev(d->attr.max_qp_wr, swr > UINT32_MAX / 2 ? swr : 2 * swr);
-	rwr = clamp_dev(d->attr.max_qp_wr, rwr);
+	rwr = e->srq ? 1 : clamp_dev(d->attr.max_qp_wr, rwr);
 	e->max_send_sge = clamp_dev(d->attr.max_sge, e->max_send_sge);
 	e->max_recv_sge = clamp_dev(d->attr.max_sge, e->max_recv_sge);
 	e->max_send_sge = min_u32(e->max_send_sge, VERBS_MAX_SGE);
@@ -151,6 +152,8 @@ int verbs_ep_create(struct rpcrdma_pd *pd, const struct rpcrdma_ep_attr *attr,
 	e->scq->nep++;
 	e->rcq->nep++;
 	e->evch->users++;
+	if (e->srq)
+		e->srq->nep++;
 	p->nep++;
 	d->nep++;
 	e->next = d->eps;
@@ -245,6 +248,8 @@ int verbs_ep_destroy(struct rpcrdma_ep *ep)
 	e->scq->nep--;
 	e->rcq->nep--;
 	e->evch->users--;
+	if (e->srq)
+		e->srq->nep--;
 	e->pd->nep--;
 	d->nep--;
 	pthread_mutex_unlock(&d->lock);
@@ -284,8 +289,8 @@ int verbs_ep_query_conn(struct rpcrdma_ep *ep, struct rpcrdma_ep_conn_info *ci)
 }
 
 /* SGEs for the hardware: the STag is the rkey; the device may want the
- * lkey. -EINVAL for an STag we never registered (when they differ). */
-static int to_ibv_sges(struct vdev *d, const struct rpcrdma_sge *sg, uint32_t n,
+ * lkey (an STag we never registered is passed as it is). */
+void verbs_to_ibv_sges(struct vdev *d, const struct rpcrdma_sge *sg, uint32_t n,
 		       struct ibv_sge *out, uint32_t *total)
 {
 	*total = 0;
@@ -301,7 +306,6 @@ static int to_ibv_sges(struct vdev *d, const struct rpcrdma_sge *sg, uint32_t n,
 				out[i].lkey = m->lkey;
 		}
 	}
-	return 0;
 }
 
 static int hw_post_recv(struct vep *e, uint32_t seq, const struct rpcrdma_sge *sg, uint32_t n)
@@ -310,7 +314,7 @@ static int hw_post_recv(struct vep *e, uint32_t seq, const struct rpcrdma_sge *s
 	struct ibv_recv_wr wr = {.wr_id = seq | RECV_BIT, .sg_list = sge, .num_sge = (int)n}, *bad;
 	uint32_t total;
 
-	to_ibv_sges(e->dev, sg, n, sge, &total);
+	verbs_to_ibv_sges(e->dev, sg, n, sge, &total);
 	return ibv_post_recv(e->qp, &wr, &bad);
 }
 
@@ -320,7 +324,7 @@ static int hw_post_send(struct vep *e, uint32_t seq, const struct rpcrdma_send_w
 	struct ibv_send_wr wr = {.wr_id = seq, .sg_list = sge, .num_sge = (int)w->num_sge}, *bad;
 	uint32_t total;
 
-	to_ibv_sges(e->dev, w->sg, w->num_sge, sge, &total);
+	verbs_to_ibv_sges(e->dev, w->sg, w->num_sge, sge, &total);
 	switch (w->opcode) {
 	case RPCRDMA_WR_SEND:
 		/* Send With Invalidate only when asked: the transport asks
@@ -368,9 +372,13 @@ int verbs_qp_create(struct vep *e)
 		qa.recv_cq = e->rcq->cq;
 		qa.qp_type = IBV_QPT_RC;
 		qa.cap.max_send_wr = e->sq.size;
-		qa.cap.max_recv_wr = e->rq.size;
 		qa.cap.max_send_sge = e->max_send_sge;
-		qa.cap.max_recv_sge = e->max_recv_sge;
+		if (e->srq) {
+			qa.srq = e->srq->srq; /* no receive queue of its own */
+		} else {
+			qa.cap.max_recv_wr = e->rq.size;
+			qa.cap.max_recv_sge = e->max_recv_sge;
+		}
 		qa.cap.max_inline_data = inline_try[i];
 		rc = rdma_create_qp(e->id, e->pd->pd, &qa);
 		if (rc == 0)
@@ -418,7 +426,7 @@ int verbs_post_recv(struct rpcrdma_ep *ep, uint64_t wr_id, const struct rpcrdma_
 	uint32_t seq;
 	int rc = 0;
 
-	if (num_sge > e->max_recv_sge)
+	if (num_sge > e->max_recv_sge || e->srq)
 		return -EINVAL;
 	pthread_mutex_lock(&e->dev->lock);
 	if (e->state == VEP_DOWN) {
@@ -620,7 +628,7 @@ void verbs_bind_wait(struct vep *e, uint32_t seq)
 		verbs_cq_reap(e->scq);
 }
 
-static enum rpcrdma_wc_status map_status(enum ibv_wc_status s)
+enum rpcrdma_wc_status verbs_map_status(enum ibv_wc_status s)
 {
 	switch (s) {
 	case IBV_WC_SUCCESS:
@@ -668,6 +676,25 @@ static void ring_retire(struct vring *r, uint32_t seq)
 	}
 }
 
+/* A receive completed: count it, and say what came with it. */
+static void recv_done(struct vdev *d, struct vep *e, const struct ibv_wc *in,
+		      struct rpcrdma_wc *out)
+{
+	e->st.recvs++;
+	e->st.rx_bytes += in->byte_len;
+	if (in->wc_flags & IBV_WC_WITH_INV) {
+		struct vmr *m = verbs_mr_find(d, in->invalidated_rkey);
+
+		out->wc_flags |= RPCRDMA_WC_F_WITH_INV;
+		out->invalidated_stag = in->invalidated_rkey;
+		if (m)
+			__atomic_store_n(&m->valid, false, __ATOMIC_RELAXED);
+	} else if (in->wc_flags & IBV_WC_WITH_IMM) {
+		out->wc_flags |= RPCRDMA_WC_F_WITH_IMM;
+		out->imm_data = ntohl(in->imm_data);
+	}
+}
+
 bool verbs_wc_translate(struct vdev *d, const struct ibv_wc *in, struct rpcrdma_wc *out)
 {
 	struct vep *e = verbs_ep_by_qpn(d, in->qp_num);
@@ -676,6 +703,15 @@ bool verbs_wc_translate(struct vdev *d, const struct ibv_wc *in, struct rpcrdma_
 	struct vring *r;
 	struct vslot *s;
 
+	if (in->wr_id & SRQ_BIT) {
+		/* a shared receive: found by its queue's slot, the endpoint by
+		 * the QP number (none: back into the queue) */
+		if (!verbs_srq_translate(d, e, in, out))
+			return false;
+		if (in->status == IBV_WC_SUCCESS)
+			recv_done(d, e, in, out);
+		return true;
+	}
 	if (!e)
 		return false;
 	r = recv ? &e->rq : &e->sq;
@@ -691,26 +727,13 @@ bool verbs_wc_translate(struct vdev *d, const struct ibv_wc *in, struct rpcrdma_
 	memset(out, 0, sizeof(*out));
 	out->wr_id = s->wr_id;
 	out->opcode = s->opcode;
-	out->status = map_status(in->status);
+	out->status = verbs_map_status(in->status);
 	out->vendor_err = in->status == IBV_WC_SUCCESS ? 0 : in->vendor_err;
 	out->ep = &e->base;
 	/* verbs defines byte_len for receives only; else what was asked */
 	out->byte_len = recv ? in->byte_len : s->length;
-	if (in->status == IBV_WC_SUCCESS && recv) {
-		e->st.recvs++;
-		e->st.rx_bytes += in->byte_len;
-		if (in->wc_flags & IBV_WC_WITH_INV) {
-			struct vmr *m = verbs_mr_find(d, in->invalidated_rkey);
-
-			out->wc_flags |= RPCRDMA_WC_F_WITH_INV;
-			out->invalidated_stag = in->invalidated_rkey;
-			if (m)
-				__atomic_store_n(&m->valid, false, __ATOMIC_RELAXED);
-		} else if (in->wc_flags & IBV_WC_WITH_IMM) {
-			out->wc_flags |= RPCRDMA_WC_F_WITH_IMM;
-			out->imm_data = ntohl(in->imm_data);
-		}
-	}
+	if (in->status == IBV_WC_SUCCESS && recv)
+		recv_done(d, e, in, out);
 	ring_retire(r, seq);
 	return true;
 }

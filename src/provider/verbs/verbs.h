@@ -41,6 +41,12 @@ struct vcq;
 struct vep;
 struct vevch;
 struct vlistener;
+struct vsrq;
+
+/* Hardware wr_ids of shared receives (srq.c): SRQ_BIT | id << 32 | slot */
+#define SRQ_BIT       (1ull << 62)
+#define SRQ_ID_MASK   0x3fffffffu
+#define VERBS_MAX_SGE 32u /* SGEs in one request (the stack copies of ibv_sge) */
 
 struct vdev {
 	struct rpcrdma_dev base;
@@ -66,12 +72,14 @@ struct vdev {
 	 * scoped through one now */
 	bool mw2;
 	unsigned int nscoped;
+	struct vsrq *srqs; /* every shared receive queue (completions name them by id) */
+	uint32_t srq_ids;
 };
 
 struct vpd {
 	struct rpcrdma_pd base;
 	struct ibv_pd *pd;
-	unsigned int nmr, nep;
+	unsigned int nmr, nep, nsrq;
 };
 
 /* A registration. The STag is the rkey when the peer may access the
@@ -108,6 +116,30 @@ struct vcq {
 	uint32_t cap, head, count;
 	uint32_t fresh; /* pushed since progress last counted */
 	struct vcq *next;
+};
+
+/* A receive posted to a shared queue: the caller's wr_id and SGEs (for
+ * posting it again when the endpoint that took it is gone). */
+struct vsrq_slot {
+	uint64_t wr_id;
+	uint32_t nsge;
+	bool busy; /* handed to the hardware */
+};
+
+struct vsrq {
+	struct rpcrdma_srq base;
+	struct vdev *dev;
+	struct vpd *pd;
+	struct ibv_srq *srq;
+	uint32_t id;
+	uint32_t max_wr, max_sge; /* as asked (posting more says -ENOMEM) */
+	uint32_t hw_max_wr;       /* what the device made (resize grows it) */
+	struct vsrq_slot *s;
+	struct rpcrdma_sge *sges; /* max_sge per slot */
+	uint32_t *free;           /* free slot indices (a stack) */
+	uint32_t nslots, nfree;
+	unsigned int nep; /* endpoints created with it */
+	struct vsrq *next;
 };
 
 struct vevch {
@@ -160,6 +192,7 @@ struct vep {
 	struct vpd *pd;
 	struct vcq *scq, *rcq;
 	struct vevch *evch;
+	struct vsrq *srq; /* RPCRDMA_EP_ATTR_SRQ: receives come from it, rq unused */
 	struct rdma_cm_id *id;
 	struct ibv_qp *qp;
 	uint32_t qpn;
@@ -295,7 +328,25 @@ struct vep *verbs_ep_by_qpn(struct vdev *d, uint32_t qpn);
 /* Locked: translate one hardware completion; false when it belongs to no
  * endpoint any more (dropped). */
 bool verbs_wc_translate(struct vdev *d, const struct ibv_wc *in, struct rpcrdma_wc *out);
-/* Locked: slots still owned by the hardware. */
+/* Locked: slots still owned by the hardware (receives taken from a shared
+ * queue are not counted: a QP in error leaves the queue's own posted). */
 uint32_t verbs_ep_outstanding(const struct vep *e);
+/* @sg as the hardware's SGEs (the lkey where the device's differs). */
+void verbs_to_ibv_sges(struct vdev *d, const struct rpcrdma_sge *sg, uint32_t n,
+		       struct ibv_sge *out, uint32_t *total);
+enum rpcrdma_wc_status verbs_map_status(enum ibv_wc_status s);
+
+/* srq.c */
+int verbs_srq_create(struct rpcrdma_pd *pd, const struct rpcrdma_srq_attr *attr,
+		     struct rpcrdma_srq **out);
+int verbs_srq_destroy(struct rpcrdma_srq *srq);
+int verbs_post_srq_recv(struct rpcrdma_srq *srq, uint64_t wr_id, const struct rpcrdma_sge *sg,
+			unsigned int num_sge);
+int verbs_srq_resize(struct rpcrdma_srq *srq, uint32_t max_wr);
+/* Locked: translate the completion of shared receive @in (SRQ_BIT) taken
+ * by @e; @e NULL (a QP no longer known) posts it to its queue again.
+ * false: nothing to report. */
+bool verbs_srq_translate(struct vdev *d, struct vep *e, const struct ibv_wc *in,
+			 struct rpcrdma_wc *out);
 
 #endif
