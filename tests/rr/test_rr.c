@@ -45,15 +45,8 @@
 #define RR_VERS 1u
 enum { RR_NULL = 0, RR_READ = 1, RR_STATS = 2 };
 
-static int failures;
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "[%d] %s:%d: CHECK failed: %s\n", (int)getpid(), __FILE__, \
-				__LINE__, #c);                                                     \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#define CHECK_WITH_PID
+#include "lib/check.h"
 
 struct rr_read_args {
 	uint32_t len, seed, delay_ms;

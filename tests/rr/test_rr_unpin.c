@@ -30,15 +30,8 @@ enum { UP_READ = 1, UP_HELD = 2, UP_REFUSED = 3 };
 #define UP_CALLS 40u /* more than a handful of request slots */
 #define UP_LEN   (96u << 10)
 
-static int failures;
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "[%d] %s:%d: CHECK failed: %s\n", (int)getpid(), __FILE__, \
-				__LINE__, #c);                                                     \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#define CHECK_WITH_PID
+#include "lib/check.h"
 
 struct up_data {
 	char *val;
