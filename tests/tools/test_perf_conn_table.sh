@@ -16,7 +16,11 @@ trap '[ -n "$PPID_PING" ] && kill "$PPID_PING" 2>/dev/null; perf_server_stop; rm
 fail() { echo "FAIL: $*"; cat "$TMP/server.log"; exit 1; }
 
 perf_server_start
-"$PING" 127.0.0.1 -p "$RPORT" -c 0 -i 0.1 >"$TMP/ping.log" 2>&1 &
+# made before the ping starts: the loop below may read it before the
+# backgrounded ping has opened it (a missing file made grep -c print
+# nothing, `[` fail and the loop end at once, under load)
+: >"$TMP/ping.log"
+"$PING" 127.0.0.1 -p "$RPORT" -c 0 -i 0.1 >>"$TMP/ping.log" 2>&1 &
 PPID_PING=$!
 i=0
 while [ "$(grep -c "ready and waiting" "$TMP/ping.log")" -lt 3 ]; do
