@@ -47,12 +47,29 @@ uint32_t bc_clnt_extra_wrs(const struct rpcrdma_bc_opts *o)
 	return 2 * bc_clnt_extra_recvs(o) * 4 + RPCRDMA1_MAX_READ_SEGS + RPCRDMA1_MAX_REPLY_SEGS;
 }
 
+/* Lock held: drop @r's registrations (the Read chunk sink, the Long
+ * Reply source) as soon as no posted work request may still use them,
+ * not when the request slot is next used. A registration pins its pages
+ * on kernel devices (siw charges them to RLIMIT_MEMLOCK even for root),
+ * and kept ones added up over the slots (issue 16). Reads or Writes still
+ * out (a connection lost, a post failed midway): the slot is not reused
+ * until the endpoint is gone, and bc_clnt_up() drops them then. The next
+ * xprt_mr_use() registers anew. */
+static void req_unpin(struct rpcrdma_bc_req *r)
+{
+	if (r->reads_pending || r->writes_out)
+		return;
+	if (r->rdmr && rpcrdma_mr_valid(r->rdmr))
+		rpcrdma_mr_invalidate(r->rdmr);
+	if (r->lmr && rpcrdma_mr_valid(r->lmr))
+		rpcrdma_mr_invalidate(r->lmr);
+}
+
 static void req_free(struct bc_clnt *b, struct rpcrdma_bc_req *r)
 {
 	if (r->state == RQ_FREE)
 		return;
-	if (r->rdmr && rpcrdma_mr_valid(r->rdmr))
-		rpcrdma_mr_invalidate(r->rdmr);
+	req_unpin(r);
 	/* A request counts against the reverse credits until its reply is
 	 * posted (the server may then send the next call). */
 	if (r->state != RQ_SENDING && b->st.outstanding)
@@ -155,8 +172,12 @@ static int req_post_reads(struct bc_clnt *b, struct rpcrdma_bc_req *r, uint64_t 
 		xprt_read_wr(&wr, &sge, bc_wrid(b->gen, BC_OP_READ, r->idx), sg, r->rd.buf + off,
 			     rpcrdma_mr_stag(r->rdmr));
 		rc = clnt_post(b, &wr);
-		if (rc)
+		if (rc) {
+			/* the Reads posted end the request: not dispatched
+			 * with part of its data */
+			r->read_err = true;
 			return rc;
+		}
 		r->reads_pending++;
 		off += sg->length;
 	}
@@ -198,7 +219,9 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 		return true;
 	}
 	for (uint32_t i = 0; i < b->nreq; i++) {
-		if (b->reqs[i].state == RQ_FREE) {
+		/* not one whose work requests may still be out (req_unpin) */
+		if (b->reqs[i].state == RQ_FREE && !b->reqs[i].reads_pending &&
+		    !b->reqs[i].writes_out) {
 			r = &b->reqs[i];
 			break;
 		}
@@ -241,7 +264,8 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 			r->state = RQ_READING;
 			if (req_post_reads(b, r, total)) {
 				if (r->reads_pending)
-					return true; /* the connection is failing */
+					return true; /* freed when they complete */
+				req_unpin(r);        /* no Read out: the sink goes now */
 				req_err_chunk(b, r);
 			}
 			return true;
@@ -264,8 +288,12 @@ void bc_clnt_wc(struct bc_clnt *b, const struct rpcrdma_wc *wc)
 	r = &b->reqs[idx];
 	switch (op) {
 	case BC_OP_SEND:
-		if (r->state == RQ_SENDING)
+		if (r->state == RQ_SENDING) {
+			/* The Reply chunk Writes were posted before the Send
+			 * on the same send queue: they are complete too. */
+			r->writes_out = false;
 			req_free(b, r);
+		}
 		break;
 	case BC_OP_READ:
 		if (r->state != RQ_READING)
@@ -293,6 +321,18 @@ void bc_clnt_up(struct bc_clnt *b, struct rpcrdma_ep *ep, const struct xprt_limi
 	b->gen = gen;
 	b->up = true;
 	b->st.connected = 1;
+	/* The previous endpoint, if any, is destroyed by now (reconnect.c):
+	 * the work requests that were out on it are gone, and the
+	 * registrations they could use go too (req_unpin). */
+	for (uint32_t i = 0; i < b->nreq; i++) {
+		struct rpcrdma_bc_req *r = &b->reqs[i];
+
+		if (r->state != RQ_FREE)
+			continue;
+		r->reads_pending = 0;
+		r->writes_out = false;
+		req_unpin(r);
+	}
 	/* RFC 8167 §6 on the new connection: the server must hear again that
 	 * we take reverse calls (as NFSv4.1 BIND_CONN_TO_SESSION). */
 	if (reconnect && b->enabled) {
@@ -619,8 +659,12 @@ int bc_clnt_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *rep
 	xprt_reply_echo(rch, NULL, long_reply);
 	if (long_reply) {
 		rc = xprt_mr_use(b->pd, &r->lmr, r->lrep.buf, mlen, 0);
-		if (!rc)
+		if (!rc) {
+			/* until the Send's completion (bc_clnt_wc); kept on
+			 * a failure below, some Writes may be out */
+			r->writes_out = true;
 			rc = write_reply_chunk(b, r, r->lrep.buf, mlen, rch->reply, rch->nreply);
+		}
 		if (rc) {
 			req_free(b, r);
 			futex_mutex_unlock(b->lock);

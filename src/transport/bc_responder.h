@@ -51,6 +51,9 @@ struct rpcrdma_bc_req {
 	/* the reply: send buffer idx of the pool; Long Reply source */
 	struct xprt_lbuf lrep;
 	struct rpcrdma_mr *lmr;
+	/* Reply chunk Writes posted and not known complete (unsignaled: the
+	 * reply's Send completion says they are); lmr stays until then */
+	bool writes_out;
 	struct rpcrdma_bc_req *next;
 };
 

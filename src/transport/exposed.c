@@ -194,10 +194,12 @@ int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, s
 	struct svc_rr_ent *e;
 	int rc;
 
-	if (cap > room(c) || mlen > UINT32_MAX || !(e = ent_free_slot(c))) {
-		rc = cap > room(c) || mlen > UINT32_MAX ? -ENOSPC : -ENOBUFS;
+	/* over the connection's bound: -ENOSPC; no entry free: -ENOBUFS */
+	rc = cap > room(c) || mlen > UINT32_MAX ? -ENOSPC : 0;
+	e = rc ? NULL : ent_free_slot(c);
+	if (!e) {
 		buf_put(s, buf, cap);
-		return rc;
+		return rc ? rc : -ENOBUFS;
 	}
 	/* Read-only for the peer: RFC 5040 lets a Read Response source be
 	 * any local memory, remote read is the only right it needs. */
