@@ -145,6 +145,9 @@ struct perf_conn_report {
 	uint64_t client_rss_kb;
 	uint64_t connect_us; /* all N connected (each with its first call) */
 };
+/* --connections N (perf_conns.c): 0, or nonzero once it has said why on
+ * stderr. */
+int perf_connections_mode(const struct perf_client_opts *o, struct perf_conn_report *rep);
 
 int perf_client_main(const struct perf_client_opts *o);
 /* One RPC-over-RDMA connection with the options of @o, for @inflight
