@@ -62,6 +62,8 @@ struct perf_server_opts {
 	/* Tests only: answer WRITE with a wrong checksum and READ with the
 	 * bytes 8 further on, so a test can see the client's checks fail. */
 	bool corrupt;
+	/* Tests only: refuse every second WRITE with an RPC error. */
+	bool refuse_writes;
 	/* --register: with the local rpcbind (netids rdma, rdma6) */
 	bool rpcbind;
 	/* --rdma-version: RPCRDMA_VERSION_1 (default) or _2 (Version Two capable) */
