@@ -16,6 +16,9 @@
 #                                RPC programs decoded as rpc anyway
 # It also defines skip and fail (print the reason, exit 77 / 1).
 
+# shellcheck source-path=SCRIPTDIR source=wait_log.sh
+. "$(dirname "${BASH_SOURCE[0]}")/wait_log.sh"
+
 skip() {
 	echo "SKIP: $*"
 	exit 77
@@ -70,15 +73,12 @@ wire_capture_once() {
 		2>"$work/tcpdump.err" &
 	tdpid=$!
 	# A loaded machine (ASan, a fuzz job) can take seconds to start it.
-	for _ in $(seq 1 400); do
-		grep -q "listening on" "$work/tcpdump.err" && break
-		kill -0 "$tdpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if ! grep -q "listening on" "$work/tcpdump.err"; then
-		kill -0 "$tdpid" 2>/dev/null && fail "tcpdump not listening after 20 s"
-		skip "tcpdump cannot capture on lo: $(head -1 "$work/tcpdump.err")"
-	fi
+	wait_log tcpdump "$tdpid" "$work/tcpdump.err" "listening on" 20
+	case $? in
+	0) ;;
+	1) skip "tcpdump cannot capture on lo: $(head -1 "$work/tcpdump.err")" ;;
+	*) fail "$wait_log_error" ;;
+	esac
 	env "$env=$port" "$wire_bin" >"$work/traffic.out" 2>&1
 	rc=$?
 	cat "$work/traffic.out"

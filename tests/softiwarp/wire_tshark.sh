@@ -33,6 +33,9 @@ fail() {
 	exit 1
 }
 
+# shellcheck source-path=SCRIPTDIR source=../lib/wait_log.sh
+. "$(dirname "$0")/../lib/wait_log.sh"
+
 command -v tcpdump >/dev/null || skip "tcpdump not installed"
 command -v tshark >/dev/null || skip "tshark not installed"
 [ -x "$bin" ] || fail "test binary $bin not found"
@@ -72,16 +75,18 @@ capture() {
 	tcpdump -i lo -s 0 -U --immediate-mode -B 32768 -w "$pcap" "tcp port $port" 2>"$work/tcpdump.err" &
 	tdpid=$!
 	# A loaded machine (ASan, a fuzz job) can take seconds to start it.
-	for _ in $(seq 1 400); do
-		grep -q "listening on" "$work/tcpdump.err" && break
-		kill -0 "$tdpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if ! grep -q "listening on" "$work/tcpdump.err"; then
+	wait_log tcpdump "$tdpid" "$work/tcpdump.err" "listening on" 20
+	case $? in
+	0) ;;
+	1)
 		cat "$work/tcpdump.err"
-		kill -0 "$tdpid" 2>/dev/null && fail "tcpdump not listening after 20 s"
 		skip "tcpdump cannot capture on lo (needs root or CAP_NET_RAW)"
-	fi
+		;;
+	*)
+		cat "$work/tcpdump.err"
+		fail "$wait_log_error"
+		;;
+	esac
 
 	SIWT_WIRE=1 SIWT_PORT=$port "$bin" "$@" >"$work/test.out" 2>&1
 	local rc=$?

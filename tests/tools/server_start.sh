@@ -33,6 +33,9 @@ perf_server_start() {
 perf_server_stop() {
 	if [ -n "${SPID:-}" ]; then
 		kill -TERM "$SPID" 2>/dev/null
+		# a test may have stopped it (SIGSTOP): the TERM stays pending
+		# until it runs again, and the wait would never end
+		kill -CONT "$SPID" 2>/dev/null
 		wait "$SPID"
 		rc=$?
 		SPID=

@@ -12,7 +12,17 @@ PING=$2
 TMP=$(mktemp -d)
 . "$(dirname "$0")/server_start.sh"
 PPID_PING=
-trap '[ -n "$PPID_PING" ] && kill "$PPID_PING" 2>/dev/null; perf_server_stop; rm -rf "$TMP"' EXIT
+# The ping may be stopped (SIGSTOP below) when a check fails: a stopped
+# process leaves SIGTERM pending until continued, so continue it too.
+ping_stop() {
+	if [ -n "$PPID_PING" ]; then
+		kill "$PPID_PING" 2>/dev/null
+		kill -CONT "$PPID_PING" 2>/dev/null
+		wait "$PPID_PING" 2>/dev/null
+		PPID_PING=
+	fi
+}
+trap 'ping_stop; perf_server_stop; rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*"; cat "$TMP/server.log"; exit 1; }
 
 perf_server_start
@@ -55,10 +65,7 @@ hdr == 1 && /^[0-9]+ / {
 hdr == 1 && /^total / { if ($5 != calls || $6 != calls) { print "total: " $0; bad = 1 } }
 END { if (hdr != 1 || rows != 1) { print hdr " tables, " rows " rows"; bad = 1 } exit bad }
 ' "$TMP/server.log" || fail "table after SIGUSR1"
-kill -CONT "$PPID_PING"
-kill "$PPID_PING"
-wait "$PPID_PING" 2>/dev/null
-PPID_PING=
+ping_stop
 perf_server_stop || fail "server exit status $rc"
 [ "$(grep -c "^conn " "$TMP/server.log")" -eq 2 ] || fail "no table at exit"
 grep "^total " "$TMP/server.log" | tail -1 | awk '$5 < 3 { exit 1 }' || fail "exit total"

@@ -6,8 +6,10 @@
 # row has calls, a positive rate and latency, no errors; every WRITE/READ
 # payload was checked (verified == calls) and RDMA really used chunks; the
 # JSON parses with the same figures; --plot writes a PNG; --connections
-# reports the server's RSS with the connections it saw; and a server
-# answering with wrong bytes is caught on every transport.
+# reports the server's RSS with the connections it saw; a server
+# answering with wrong bytes is caught on every transport; and --connections
+# counts each failed WRITE once (wrong data, or refused by a server with
+# --test-refuse-writes), naming its connection.
 # usage: test_tool_perf.sh PERF
 set -u
 PERF=$1
@@ -111,6 +113,26 @@ perf_server_stop || fail "server exit status $?"
 # The checks can fail: a server that answers with wrong bytes (READ data 8
 # bytes off, WRITE checksum off by one) makes every case report bad data
 # and the client exit 1.
+# check_conn_fail OUT N X ERR WRONG: a --connections N run whose WRITEs
+# failed says "X of N WRITEs failed: ERR with an error, WRONG with wrong
+# data, 0 unanswered" and names X different connections, each once (a
+# failed call once counted twice printed "382 of 200").
+check_conn_fail() {
+	awk -v n="$2" -v x="$3" -v e="$4" -v w="$5" '
+	/^rpcrdma-perf: WRITE on connection [0-9]+ failed: / {
+		k = $5 + 0; if (k < 1 || k > n || seen[k]++) { print "connection " $5; bad = 1 }
+		listed++
+	}
+	/ WRITEs failed: / {
+		sums++
+		if ($2 != x || $4 != n || $7 != e || $11 != w || $15 != 0 || $2 > $4 || $7 + $11 + $15 != $2) {
+			print "counts: " $0; bad = 1
+		}
+	}
+	END { if (sums != 1 || listed != x) { print sums " summaries, " listed " listed"; bad = 1 } exit bad }
+	' "$1" || { cat "$1"; fail "--connections $2 with failed WRITEs"; }
+}
+
 perf_server_start --test-corrupt
 C="$PERF client 127.0.0.1 --port $RPORT --tcp-port $TPORT --tcp-fork-port $FPORT --no-progress"
 for wl in write read; do
@@ -121,5 +143,19 @@ for wl in write read; do
 	n=$(awk -F, 'NR > 1 && $18 > 0 && $8 == 0' "$TMP/bad-$wl.csv" | wc -l)
 	[ "$n" -eq 3 ] || { cat "$TMP/bad-$wl.csv"; fail "corrupt $wl: $n of 3 rows show bad data"; }
 done
+# every WRITE answered, each with a wrong checksum: counted once each
+$C --connections 5 --workload write --size 64K >"$TMP/cbad.out" 2>&1 &&
+	{ cat "$TMP/cbad.out"; fail "--connections with wrong data exited 0"; }
+check_conn_fail "$TMP/cbad.out" 5 5 0 5
 perf_server_stop || fail "corrupt server exit status $?"
+
+# A server refusing every second WRITE: of 7 at once, 3 fail with an RPC
+# error (their results stay zeroed: they must not also count as wrong data).
+perf_server_start --test-refuse-writes
+C="$PERF client 127.0.0.1 --port $RPORT --tcp-port $TPORT --tcp-fork-port $FPORT --no-progress"
+$C --connections 7 --workload write --size 64K >"$TMP/cref.out" 2>&1 &&
+	{ cat "$TMP/cref.out"; fail "--connections with refused WRITEs exited 0"; }
+check_conn_fail "$TMP/cref.out" 7 3 3 0
+grep -q "failed: SYSTEM_ERR" "$TMP/cref.out" || { cat "$TMP/cref.out"; fail "refusal not named"; }
+perf_server_stop || fail "refusing server exit status $?"
 echo ok

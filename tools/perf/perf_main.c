@@ -93,7 +93,8 @@ static void usage(FILE *f)
 		"  call in flight; every payload checked; per mode mean/p50/p99 latency and\n"
 		"  the bytes each side registered per call, and the ratio of the means.\n"
 		"  --count N: N calls per mode (whole blocks) instead of --duration.\n"
-		"  (server --test-corrupt answers with wrong data: for tests of the checks.)\n");
+		"  (server --test-corrupt answers with wrong data, --test-refuse-writes refuses\n"
+		"  every second WRITE: for tests of the checks.)\n");
 }
 
 /* -d DEV: the provider named by RPCRDMA_PROVIDER (verbs when unset) on
@@ -196,6 +197,7 @@ enum {
 	O_VERSION,
 	O_BIND,
 	O_CORRUPT,
+	O_REFUSE,
 	O_REGISTER,
 	O_RDMA_VERSION,
 	O_DEVICE,
@@ -237,6 +239,7 @@ static const struct option longopts[] = {
     {"version", no_argument, NULL, O_VERSION},
     {"bind", required_argument, NULL, O_BIND},
     {"test-corrupt", no_argument, NULL, O_CORRUPT},
+    {"test-refuse-writes", no_argument, NULL, O_REFUSE},
     {"register", no_argument, NULL, O_REGISTER},
     {"rdma-version", required_argument, NULL, O_RDMA_VERSION},
     {"inline", required_argument, NULL, O_INLINE},
@@ -474,6 +477,9 @@ int main(int argc, char **argv)
 			break;
 		case O_CORRUPT:
 			so.corrupt = true;
+			break;
+		case O_REFUSE:
+			so.refuse_writes = true;
 			break;
 		case O_RELIABLE:
 			if (!server)

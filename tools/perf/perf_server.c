@@ -38,6 +38,14 @@ void rpcrdma_perf_prog_1(struct svc_req *rqstp, SVCXPRT *transp);
 
 static struct rpcrdma_svc *g_svc;
 static const struct perf_server_opts *g_opts;
+static _Atomic uint32_t g_writes; /* WRITEs received, for --test-refuse-writes */
+
+/* --test-refuse-writes: the 2nd, 4th, ... WRITE this server receives is
+ * refused, so a test knows how many of a burst fail. */
+static bool refuse_write(void)
+{
+	return g_opts->refuse_writes && atomic_fetch_add(&g_writes, 1) % 2 == 1;
+}
 
 /* VmRSS, VmHWM (kB) and Threads of this process. */
 static void proc_status(uint64_t *rss, uint64_t *hwm, uint32_t *threads)
@@ -113,6 +121,8 @@ bool_t perf_null_1_svc(void *argp, void *res, struct svc_req *rq)
 bool_t perf_write_1_svc(perf_write_args *a, perf_write_res *r, struct svc_req *rq)
 {
 	(void)rq;
+	if (refuse_write())
+		return FALSE; /* libtirpc answers SYSTEM_ERR */
 	r->len = a->data.len;
 	r->sum = perf_sum(a->data.base, a->data.len);
 	if (g_opts->corrupt)
@@ -206,7 +216,10 @@ static void rdma_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args,
 			return;
 		}
 		/* a.data points at the bytes pulled from the Read chunk */
-		perf_write_1_svc(&a, &r, NULL);
+		if (!perf_write_1_svc(&a, &r, NULL)) {
+			rpcrdma_svc_error(req, RPCRDMA_RPC_SYSTEM_ERR);
+			return;
+		}
 		rpcrdma_svc_reply(req, (xdrproc_t)xdr_perf_write_res, &r);
 		return;
 	}

@@ -62,6 +62,8 @@ struct perf_server_opts {
 	/* Tests only: answer WRITE with a wrong checksum and READ with the
 	 * bytes 8 further on, so a test can see the client's checks fail. */
 	bool corrupt;
+	/* Tests only: refuse every second WRITE with an RPC error. */
+	bool refuse_writes;
 	/* --register: with the local rpcbind (netids rdma, rdma6) */
 	bool rpcbind;
 	/* --rdma-version: RPCRDMA_VERSION_1 (default) or _2 (Version Two capable) */
@@ -145,6 +147,9 @@ struct perf_conn_report {
 	uint64_t client_rss_kb;
 	uint64_t connect_us; /* all N connected (each with its first call) */
 };
+/* --connections N (perf_conns.c): 0, or nonzero once it has said why on
+ * stderr. */
+int perf_connections_mode(const struct perf_client_opts *o, struct perf_conn_report *rep);
 
 int perf_client_main(const struct perf_client_opts *o);
 /* One RPC-over-RDMA connection with the options of @o, for @inflight
