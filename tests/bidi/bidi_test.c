@@ -523,6 +523,23 @@ int bt_client(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
 	return bt_client_vers(port, bc, credits, RPCRDMA_VERSION_1, out);
 }
 
+int bt_setup(struct tl_server *srv, const struct bt_srv_cfg *cfg, const struct rpcrdma_bc_opts *bc,
+	     uint32_t credits, struct rpcrdma_clnt **out)
+{
+	int rc;
+
+	*out = NULL;
+	if (bt_server_start(srv, cfg))
+		return -1;
+	rc = bt_client(srv->port, bc, credits, out);
+	if (!rc && rpcrdma_clnt_bc_enable(*out)) {
+		rpcrdma_clnt_destroy(*out);
+		*out = NULL;
+		rc = 1;
+	}
+	return rc;
+}
+
 int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
 		   enum rpcrdma_version_policy vers, struct rpcrdma_clnt **out)
 {

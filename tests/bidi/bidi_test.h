@@ -124,6 +124,11 @@ int bt_client(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
 /* The same with RPC-over-RDMA version policy @vers (RPCRDMA_VERSION_*). */
 int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
 		   enum rpcrdma_version_policy vers, struct rpcrdma_clnt **out);
+/* Server child, then a client (bt_client) with the backchannel enabled:
+ * -1 the server did not start (nothing to stop), otherwise 0 or the
+ * client's error (the server runs: bt_server_stop). */
+int bt_setup(struct tl_server *srv, const struct bt_srv_cfg *cfg, const struct rpcrdma_bc_opts *bc,
+	     uint32_t credits, struct rpcrdma_clnt **out);
 int bt_ctl(struct rpcrdma_clnt *c, uint32_t op, uint32_t a, uint32_t b, uint32_t cc,
 	   struct bt_ctl_res *res);
 /* Reverse calls that reuse the forward calls' XIDs (CTL_MIRROR: @n reverse

@@ -40,14 +40,12 @@ int main(void)
 	int rc;
 
 	bt_slow_budget = NSLOW;
-	rc = bt_server_start(&srv, &cfg);
-	if (rc)
+	rc = bt_setup(&srv, &cfg, &bo, 16, &c);
+	if (rc < 0)
 		return 1;
-	rc = bt_client(srv.port, &bo, 16, &c);
 	BT_CHECK(rc == 0);
 	if (rc)
 		goto out;
-	BT_CHECK(rpcrdma_clnt_bc_enable(c) == 0);
 	/* Open the reverse window to the client's grant of 2 (it starts at
 	 * one, RFC 8166 §3.3.1, and grows with the grants in the replies). */
 	BT_CHECK(bt_ctl(c, CTL_REV_ECHO, NWARM, 100, 0, &res) == 0 && res.rc == 0);

@@ -40,13 +40,12 @@ int main(void)
 	struct bt_ctl_res res;
 	int rc;
 
-	if (bt_server_start(&srv, &cfg))
+	rc = bt_setup(&srv, &cfg, &bo, 16, &c);
+	if (rc < 0)
 		return 1;
-	rc = bt_client(srv.port, &bo, 16, &c);
 	BT_CHECK(rc == 0);
 	if (rc)
 		goto out;
-	BT_CHECK(rpcrdma_clnt_bc_enable(c) == 0);
 	/* Open the reverse window to the client's 4 credits. */
 	BT_CHECK(bt_ctl(c, CTL_REV_ECHO, 8, 100, 0, &res) == 0 && res.rc == 0);
 	BT_CHECK(wait_done(c, 8, &res) == 0);

@@ -22,13 +22,12 @@ int main(void)
 	struct bt_ctl_res res;
 	int rc;
 
-	if (bt_server_start(&srv, &cfg))
+	rc = bt_setup(&srv, &cfg, NULL, 16, &c);
+	if (rc < 0)
 		return 1;
-	rc = bt_client(srv.port, NULL, 16, &c);
 	BT_CHECK(rc == 0);
 	if (rc)
 		goto out;
-	BT_CHECK(rpcrdma_clnt_bc_enable(c) == 0);
 	for (int i = 0; i < 3; i++) {
 		BT_CHECK(bt_ctl(c, CTL_TRY, 0, 0, 0, &res) == 0);
 		BT_CHECK(res.rc == 0);

@@ -50,13 +50,12 @@ int main(void)
 	uint32_t ok = 0, held = ~0u;
 	int rc;
 
-	if (bt_server_start(&srv, &cfg))
+	rc = bt_setup(&srv, &cfg, NULL, 16, &c);
+	if (rc < 0)
 		return 1;
-	rc = bt_client(srv.port, NULL, 16, &c);
 	BT_CHECK(rc == 0);
 	if (rc)
 		goto out;
-	BT_CHECK(rpcrdma_clnt_bc_enable(c) == 0);
 	for (uint32_t i = 0; i < UN_CALLS; i++) {
 		BT_CHECK(bt_ctl(c, CTL_REV_BULK, UN_ARG + i * 4u, UN_REPLY + i * 64u, 0, &res) ==
 			 0);
