@@ -57,8 +57,8 @@ run_suite() {
 # The interop label needs the QEMU guest (tests/interop/README.md).
 # A full run builds it when this machine lacks it (tests/interop/harness/
 # build-guest.sh, Debian archive, about 1-5 min, once per machine; the
-# normal suite's interop_guest_start does it, bounded by
-# RPCRDMA_INTEROP_BUILD_TIMEOUT). If it cannot be built, the interop tests
+# normal suite's fixture interop_guest_build does it before both guest
+# runs, bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT). If it cannot be built, the interop tests
 # skip with the reason. RPCRDMA_INTEROP_BUILD_GUEST=0 turns the build off.
 if [ $quick -eq 0 ]; then
 	export RPCRDMA_INTEROP_BUILD_GUEST=${RPCRDMA_INTEROP_BUILD_GUEST:-1}

@@ -8,9 +8,9 @@
 #                    (ports) or STATE_DIR/skip (why there is no guest)
 # env: PEER_DIR (default /tmp/rpcrdma-guest, where harness/build-guest.sh
 #      put the guest; an image of another harness version counts as not built),
-#      INTEROP_BOOT_TIMEOUT (default 300 s to guest-ready),
-#      RPCRDMA_INTEROP_BUILD_GUEST=1 build the guest here if it is missing
-#      (bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT, default 420 s)
+#      INTEROP_BOOT_TIMEOUT (default 300 s to guest-ready). The guest is
+#      built before, by guest-build.sh (the fixture interop_guest_build)
+#      when RPCRDMA_INTEROP_BUILD_GUEST=1.
 # exit: 0 guest up, 77 skip (no guest on this machine: every interop test
 #       then skips with the same reason), 1 failure (guest built but broken).
 set -uo pipefail
@@ -39,23 +39,11 @@ fail() {
 	exit 1
 }
 
-# Opt-in (CI with time to spare): build the guest here when it is missing,
-# bounded by RPCRDMA_INTEROP_BUILD_TIMEOUT (default 420 s).
+# The guest itself is built (or not) by the fixture interop_guest_build
+# (guest-build.sh), which runs before both guest runs.
 guest_current() {
 	bash "$harness/build-guest.sh" --check
 }
-if [ "${RPCRDMA_INTEROP_BUILD_GUEST:-0}" = 1 ] && ! guest_current; then
-	mkdir -p "$PEER_DIR"
-	echo "[start] building the guest (RPCRDMA_INTEROP_BUILD_GUEST=1, log $PEER_DIR/build-guest.log)"
-	t0=$(date +%s)
-	if timeout "${RPCRDMA_INTEROP_BUILD_TIMEOUT:-420}" bash "$harness/build-guest.sh" \
-		>"$PEER_DIR/build-guest.log" 2>&1; then
-		rm -f "$PEER_DIR/build-failed"
-	else
-		tail -5 "$PEER_DIR/build-guest.log" >"$PEER_DIR/build-failed"
-	fi
-	echo "[start] guest build took $(($(date +%s) - t0)) s"
-fi
 why=""
 [ -s "$PEER_DIR/build-failed" ] && why=" (last build attempt failed: $(tr '\n' ' ' <"$PEER_DIR/build-failed" | cut -c1-300))"
 

@@ -47,9 +47,13 @@ skip() {
 [ "${RPCRDMA_INTEROP_VERBS:-1}" = 0 ] &&
 	skip "RPCRDMA_INTEROP_VERBS=0: the verbs guest run is turned off (scripts/test.sh sets it for the sanitizer suite: 8-13 minutes under ASan would take CI past 30 minutes)"
 [ "$built" = 1 ] || skip "the verbs provider is not built (needs libibverbs-dev and librdmacm-dev)"
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed"
+# the fixture interop_guest_build (guest-build.sh) built the guest before
+# this run when it could; why it could not, if it tried
+why=""
+[ -s "$PEER_DIR/build-failed" ] && why=" (last build attempt failed: $(tr '\n' ' ' <"$PEER_DIR/build-failed" | cut -c1-300))"
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed$why"
 bash "$here/harness/build-guest.sh" --check >/dev/null 2>&1 ||
-	skip "the interop guest is not built in $PEER_DIR (tests/interop/harness/build-guest.sh, or scripts/interop.sh)"
+	skip "the interop guest is not built in $PEER_DIR (tests/interop/harness/build-guest.sh, or scripts/interop.sh)$why"
 
 stage=$(mktemp -d)
 hsrv=""
