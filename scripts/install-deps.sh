@@ -4,8 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libtirpc-dev rpcsvc-proto libisal-dev
-      libfabric-dev libfabric-bin libibverbs-dev librdmacm-dev
-      tshark tcpdump gnuplot-nox rpcbind python3 socat mandoc)
+      libfabric-dev libibverbs-dev librdmacm-dev
+      tshark tcpdump gnuplot-nox rpcbind python3 socat mandoc valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
