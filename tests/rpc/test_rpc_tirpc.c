@@ -295,7 +295,9 @@ static int t_byte_flips(void)
 		for (size_t at = 0; at < m->len; at++) {
 			for (int v = 0; v < 10; v++) {
 				memcpy(b, m->b, m->len);
-				b[at] = v < 8 ? (uint8_t)(b[at] ^ (1u << v)) : v == 8 ? 0x00 : 0xff;
+				b[at] = (uint8_t)(v < 8    ? b[at] ^ (1u << v)
+						  : v == 8 ? 0x00u
+							   : 0xffu);
 				compare(b, m->len, m->name);
 			}
 		}
