@@ -129,7 +129,13 @@ void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err, uint32_t ver
 	if (c->dead || svc_send_buf_get(c, &sidx))
 		return;
 	buf = xprt_pool_buf(&c->sendp, sidx);
-	if (s->v2 && vers != RPCRDMA1_VERSION)
+	if (err == RPCRDMA1_ERR_VERS) /* == RPCRDMA2_ERR_VERS, the same words */
+		/* RFC 8166 §4.5.1: our range in the body; the fixed words
+		 * echo the call's rdma_vers, a version the requester decodes
+		 * (RFC 5666 §4.2, Version Two draft §5.3), as Linux does. */
+		len = xprt_encode_err_vers(buf, c->sendp.size, xid, vers, svc_grant(c),
+					   s->v2 ? RPCRDMA2_VERSION : RPCRDMA1_VERSION);
+	else if (s->v2 && vers != RPCRDMA1_VERSION)
 		len = xprt_v2_encode_error(buf, c->sendp.size, xid, svc_grant(c), err);
 	else
 		len = xprt_encode_error(buf, c->sendp.size, xid, svc_grant(c), err);

@@ -459,6 +459,12 @@ int xprt_rdma_err_status(uint32_t err);
 /* Encode an RDMA_ERROR (ERR_VERS 1..1 or ERR_CHUNK) answering @xid into
  * @buf; returns the length or -errno. */
 int xprt_encode_error(void *buf, size_t len, uint32_t xid, uint32_t credit, uint32_t err);
+/* RDMA_ERROR / ERR_VERS answering a message of version @vers: the fixed
+ * words carry @vers back (the requester's version, which it can decode;
+ * RFC 5666 §4.2, Version Two draft §5.3, and Linux's svcrdma), the body
+ * our range 1..@high. Length or -errno. */
+int xprt_encode_err_vers(void *buf, size_t len, uint32_t xid, uint32_t vers, uint32_t credit,
+			 uint32_t high);
 
 /* The accept_stat an error reply carries: SUCCESS, PROG_MISMATCH (it needs
  * the version range) and unknown values become SYSTEM_ERR (RFC 5531 §9). */
