@@ -460,8 +460,10 @@ struct rpcrdma_call_opts {
 	struct rpcrdma_buf recv_bulk[RPCRDMA_MAX_BULK];
 	uint32_t nrecv_bulk;
 	/* Largest RPC reply expected, in bytes, not counting bulk items moved
-	 * by Write chunk. When it exceeds the inline receive threshold the
-	 * client offers a Reply chunk of this size (Long Reply). */
+	 * by Write chunk. When it and the reply's transport header (28 bytes
+	 * in Version One, 32 in Version Two, plus the Write list echoed)
+	 * exceed the inline receive threshold, the client offers a Reply
+	 * chunk of this size (Long Reply). */
 	uint32_t reply_size;
 	uint32_t flags;                     /* RPCRDMA_CALL_F_* */
 	struct rpcrdma_call_result *result; /* filled when the call completes */

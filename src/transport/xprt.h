@@ -321,7 +321,8 @@ struct xprt_call {
  * Encode the call (RPC header + @xargs) and choose its form (RFC 8166
  * §3.5): Short (RDMA_MSG, all inline), Chunked (large bulk items by Read
  * chunk at their positions, Write chunks for large result buffers, a Reply
- * chunk when opts.reply_size exceeds the inline receive threshold), or Long
+ * chunk when the reply's transport header + opts.reply_size exceed the
+ * inline receive threshold), or Long
  * Call (RDMA_NOMSG + Position-Zero Read chunk) when the rest still exceeds
  * the inline send threshold. Registers the chunk memory (left registered:
  * xprt_call_fence() invalidates it). Fills c->sge/nsge: the Send to post.
