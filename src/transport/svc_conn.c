@@ -540,9 +540,11 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	c->peer = ev->peer;
 	c->cst.id = ++s->conn_ids;
 	c->nrecv = s->credits + bc_svc_extra_recvs(s->bc) + svc_rr_extra_recvs(s);
-	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024. */
-	xprt_negotiate(ev->private_data, ev->private_data_len, s->inline_send, s->inline_recv,
-		       s->remote_inv, &c->lim);
+	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024.
+	 * Accepting without private data of ours, the client assumes 1024
+	 * each way whatever it sent (RFC 8797 §4.1): so do we. */
+	xprt_negotiate(s->pdata ? ev->private_data : NULL, s->pdata ? ev->private_data_len : 0,
+		       s->inline_send, s->inline_recv, s->remote_inv, &c->lim);
 	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_CONTEXT |
 		       RPCRDMA_EP_ATTR_IRD_ORD;
 	/* RFC 6581 §9: we issue the Reads (ORD); we serve Reads only for a

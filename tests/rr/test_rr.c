@@ -178,6 +178,12 @@ static struct rpcrdma_clnt *clnt_new(uint16_t port, bool v2, uint32_t credits, b
 
 	o.comp_mask = RPCRDMA_CLNT_OPT_CREDITS | RPCRDMA_CLNT_OPT_TIMEOUT;
 	o.credits = credits;
+	if (!v2) {
+		/* the sizes of mode_mixed are chosen around 1 KiB (our peers
+		 * advertise 4096 by default since issue 32) */
+		o.comp_mask |= RPCRDMA_CLNT_OPT_INLINE;
+		o.inline_send = o.inline_recv = 1024;
+	}
 	o.timeout_ms = 60000;
 	if (rr) {
 		o.comp_mask |= RPCRDMA_CLNT_OPT_RELIABLE_REPLY;

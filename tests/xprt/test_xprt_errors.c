@@ -37,6 +37,11 @@
 #include "xprt/raw_peer.h"
 #include "xprt/xprt_test.h"
 
+/* 1 KiB inline thresholds, which the sizes here are chosen around (our
+ * peers advertise 4096 by default since issue 32). */
+static const struct rpcrdma_clnt_opts kib1 = {
+    .comp_mask = RPCRDMA_CLNT_OPT_INLINE, .inline_send = 1024, .inline_recv = 1024};
+
 #define SEND(...)                                                                                  \
 	do {                                                                                       \
 		const uint32_t m_[] = {__VA_ARGS__};                                               \
@@ -257,7 +262,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	if (xt_server_start(&srv, NULL, NULL))
 		return 1;
-	rc = rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, NULL, &c);
+	rc = rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, &kib1, &c);
 	if (rc) {
 		xt_server_stop(&srv);
 		return 1;
