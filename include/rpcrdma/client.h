@@ -84,8 +84,13 @@ RPCRDMA_EXTERN_C_BEGIN
 
 /* RFC 8166 §5 (RFC 5666 §10): the IANA port for RPC-over-RDMA. */
 #define RPCRDMA_DEFAULT_PORT 20049
-/* RFC 8166 §3.3.2: default inline threshold, each direction. */
+/* RFC 8166 §3.3.2: default inline threshold, each direction: what we
+ * assume of a peer that sends no RFC 8797 private data. */
 #define RPCRDMA_DEFAULT_INLINE 1024u
+/* The inline thresholds we advertise in RFC 8797 private data unless
+ * told otherwise (inline_send / inline_recv), as Linux does: 1-4 KiB
+ * messages go inline between RFC 8797 peers. */
+#define RPCRDMA_ADVERTISED_INLINE 4096u
 /* Default server credit grant and client credit request. */
 #define RPCRDMA_DEFAULT_CREDITS 64u
 /* Most DDP-eligible (bulk) items in one call's arguments, and most result
@@ -284,8 +289,10 @@ struct rpcrdma_clnt_opts {
 	 * grant may lower it; the client starts at one (RFC 8166 §3.3.1). */
 	uint32_t credits;
 	/* Inline thresholds we advertise (RFC 8797): largest message we send /
-	 * can receive. Multiples of 1024 in 1024..262144 (default 1024). The
-	 * thresholds used are the minimum of ours and the server's. */
+	 * can receive. Multiples of 1024 in 1024..262144 (default 4096,
+	 * RPCRDMA_ADVERTISED_INLINE). The thresholds used are the minimum of
+	 * ours and the server's; 1024 with a server that sends no private
+	 * data (or when we send none). */
 	uint32_t inline_send, inline_recv;
 	/* Default per-call timeout in ms (default 30000; 0 = wait forever).
 	 * RPC-over-RDMA is reliable: a call is sent again only on a new
@@ -460,8 +467,10 @@ struct rpcrdma_call_opts {
 	struct rpcrdma_buf recv_bulk[RPCRDMA_MAX_BULK];
 	uint32_t nrecv_bulk;
 	/* Largest RPC reply expected, in bytes, not counting bulk items moved
-	 * by Write chunk. When it exceeds the inline receive threshold the
-	 * client offers a Reply chunk of this size (Long Reply). */
+	 * by Write chunk. When it and the reply's transport header (28 bytes
+	 * in Version One, 32 in Version Two, plus the Write list echoed)
+	 * exceed the inline receive threshold, the client offers a Reply
+	 * chunk of this size (Long Reply). */
 	uint32_t reply_size;
 	uint32_t flags;                     /* RPCRDMA_CALL_F_* */
 	struct rpcrdma_call_result *result; /* filled when the call completes */

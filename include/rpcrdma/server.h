@@ -93,8 +93,9 @@ struct rpcrdma_svc_opts {
 	 * client may have outstanding. */
 	uint32_t credits;
 	/* Inline thresholds we advertise (RFC 8797), multiples of 1024 in
-	 * 1024..262144 (default 1024); the ones used with a client are the
-	 * minimum of ours and its (1024 when it sent no valid private data). */
+	 * 1024..262144 (default 4096, RPCRDMA_ADVERTISED_INLINE, as Linux);
+	 * the ones used with a client are the minimum of ours and its (1024
+	 * when it sent no valid private data, or we accept with none). */
 	uint32_t inline_send, inline_recv;
 	/* Worker threads that run dispatch functions (default 0: dispatch
 	 * runs on the progress thread itself, the lowest latency; a dispatch

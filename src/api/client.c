@@ -38,7 +38,7 @@ static int apply_opts(struct rpcrdma_clnt *c, const struct rpcrdma_clnt_opts *o)
 	uint32_t m = o ? o->comp_mask : 0;
 
 	c->nslots = RPCRDMA_DEFAULT_CREDITS;
-	c->inline_send = c->inline_recv = RPCRDMA_DEFAULT_INLINE;
+	c->inline_send = c->inline_recv = RPCRDMA_ADVERTISED_INLINE;
 	c->timeout_ms = 30000;
 	c->connect_timeout_ms = 10000;
 	c->retries = 3;

@@ -20,7 +20,7 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 	uint32_t m = o ? o->comp_mask : 0;
 
 	s->credits = RPCRDMA_DEFAULT_CREDITS;
-	s->inline_send = s->inline_recv = RPCRDMA_DEFAULT_INLINE;
+	s->inline_send = s->inline_recv = RPCRDMA_ADVERTISED_INLINE;
 	s->workers = 0; /* dispatch inline on the progress thread */
 	s->cpu = -1;
 	s->progress = RPCRDMA_PROGRESS_THREAD;

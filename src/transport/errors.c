@@ -43,9 +43,21 @@ int xprt_encode_error(void *buf, size_t len, uint32_t xid, uint32_t credit, uint
 	rpcrdma_xdr_init(&x, buf, len, RPCRDMA_XDR_ENCODE);
 	if (err == RPCRDMA1_ERR_VERS)
 		/* RFC 8166 §4.5.1: we implement exactly Version One. */
-		rc = rpcrdma1_encode_err_vers(&x, xid, credit, RPCRDMA1_VERSION, RPCRDMA1_VERSION);
+		rc = rpcrdma1_encode_err_vers(&x, xid, RPCRDMA1_VERSION, credit, RPCRDMA1_VERSION,
+					      RPCRDMA1_VERSION);
 	else
 		rc = rpcrdma1_encode_err_chunk(&x, xid, credit);
+	return rc ? rc : (int)rpcrdma_xdr_getpos(&x);
+}
+
+int xprt_encode_err_vers(void *buf, size_t len, uint32_t xid, uint32_t vers, uint32_t credit,
+			 uint32_t high)
+{
+	struct rpcrdma_xdr x;
+	int rc;
+
+	rpcrdma_xdr_init(&x, buf, len, RPCRDMA_XDR_ENCODE);
+	rc = rpcrdma1_encode_err_vers(&x, xid, vers, credit, RPCRDMA1_VERSION, high);
 	return rc ? rc : (int)rpcrdma_xdr_getpos(&x);
 }
 

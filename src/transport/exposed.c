@@ -45,11 +45,13 @@ struct svc_rr_ent {
 	size_t len; /* bytes exposed */
 	struct rpcrdma_mr *mr;
 	uint64_t deadline; /* monotonic ns */
+	uint64_t seq;      /* order of exposure on the connection */
 };
 
 struct svc_rr {
 	uint32_t n, cap; /* entries in use, entries */
 	uint64_t bytes;  /* bytes mapped for them */
+	uint64_t seq;    /* exposures so far */
 	struct svc_rr_ent ent[];
 };
 
@@ -227,6 +229,7 @@ int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, s
 	e->cap = cap;
 	e->len = mlen;
 	e->deadline = monotonic_ns() + (uint64_t)s->rr_timeout_ms * 1000000ull;
+	e->seq = c->rr->seq++;
 	c->rr->n++;
 	c->rr->bytes += cap;
 	s->rr_bytes += cap;
@@ -302,11 +305,21 @@ void svc_rr_done(struct svc_conn *c, uint32_t xid, uint32_t inv)
 {
 	struct svc_rr_ent *e = NULL;
 
+	/* A requester may reuse an XID while a reply to its earlier use is
+	 * still exposed (it never notified, or its notification is still on
+	 * the way), so one XID can name several entries. Send With
+	 * Invalidate says which (its STag); a plain notification takes the
+	 * oldest, the one pulled first (issue 32: matching the first entry
+	 * found failed the connection when the STag was another entry's). */
 	for (uint32_t i = 0; c->rr && i < c->rr->cap; i++) {
-		if (c->rr->ent[i].used && c->rr->ent[i].xid == xid) {
-			e = &c->rr->ent[i];
+		struct svc_rr_ent *x = &c->rr->ent[i];
+
+		if (!x->used || x->xid != xid)
+			continue;
+		if (inv ? inv == rpcrdma_mr_stag(x->mr) : !e || x->seq < e->seq)
+			e = x;
+		if (inv && e)
 			break;
-		}
 	}
 	/* The draft: Send With Invalidate names exactly the reply's STag. One
 	 * that named another STag of ours (the provider has invalidated it

@@ -164,6 +164,25 @@ static void short_msg(struct xprt_call *c, uint32_t credits, uint32_t vers)
 	c->nsge = 2;
 }
 
+/* Bytes of the transport header of a reply sent inline to @c (RFC 8166
+ * §4.2): fixed words, an empty Read list, the Write list echoed with
+ * every segment offered (§3.4.6; the upper bound, the responder may
+ * leave some unused), no Reply chunk. Linux's client subtracts this from
+ * the threshold too (re_max_inline_recv). */
+static uint64_t reply_hdr_size(const struct xprt_call *c, uint32_t vers)
+{
+	uint32_t seg_max =
+	    (c->opts.comp_mask & RPCRDMA_CALL_OPT_WRITE_SEG) ? c->opts.write_seg_max : 0;
+	uint64_t n = xprt_hdr_fixed(vers) + 12u;
+
+	for (uint32_t i = 0; i < c->nwrite; i++) {
+		uint64_t nsegs = seg_max ? (c->write_cap[i] + seg_max - 1) / seg_max : 1;
+
+		n += 8u + 16u * nsegs; /* discriminator, count, segments */
+	}
+	return n;
+}
+
 /* Steps 3 and 4 of marshal_full(): Write chunks for the result bulk
  * buffers and a Reply chunk, exposed for the responder to write. */
 static int expose_results(struct xprt_call *c, const struct xprt_limits *lim,
@@ -195,10 +214,12 @@ static int expose_results(struct xprt_call *c, const struct xprt_limits *lim,
 			c->nwrite++;
 		}
 	}
-	/* 4. A Reply chunk when the reply may not fit inline (§3.5.3.2). */
+	/* 4. A Reply chunk when the reply may not fit inline (§3.5.3.2):
+	 * the responder sends its transport header in the same message, so
+	 * header + reply must fit the threshold (issue 32). */
 	if ((c->opts.comp_mask & RPCRDMA_CALL_OPT_REPLY_SIZE) &&
 	    !(c->opts.comp_mask & RPCRDMA_CALL_OPT_UNKNOWN_REPLY) &&
-	    c->opts.reply_size > lim->inline_recv) {
+	    reply_hdr_size(c, lim->vers) + c->opts.reply_size > lim->inline_recv) {
 		struct rpcrdma1_segment seg;
 		size_t rlen = RPCRDMA_XDR_ROUNDUP((size_t)c->opts.reply_size);
 

@@ -150,7 +150,11 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 			if (ev.type == RPCRDMA_EV_ESTABLISHED) {
 				struct xprt_limits lim;
 
-				xprt_negotiate(ev.private_data, ev.private_data_len, c->inline_send,
+				/* A server that got no private data from us
+				 * assumes 1024 each way (RFC 8797 §4.1)
+				 * whatever it sent: so do we. */
+				xprt_negotiate(c->pdata ? ev.private_data : NULL,
+					       c->pdata ? ev.private_data_len : 0, c->inline_send,
 					       c->inline_recv, c->remote_inv, &lim);
 				futex_mutex_lock(&c->lock);
 				c->ep = ep;

@@ -334,11 +334,11 @@ int rpcrdma1_encode_done(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit)
 	return encode_words(x, &w, NULL);
 }
 
-int rpcrdma1_encode_err_vers(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit, uint32_t low,
-			     uint32_t high)
+int rpcrdma1_encode_err_vers(struct rpcrdma_xdr *x, uint32_t xid, uint32_t vers, uint32_t credit,
+			     uint32_t low, uint32_t high)
 {
 	const struct hdr_words w = {.xid = xid,
-				    .vers = RPCRDMA1_VERSION,
+				    .vers = vers,
 				    .credit = credit,
 				    .proc = RPCRDMA1_ERROR,
 				    .err = RPCRDMA1_ERR_VERS,

@@ -141,9 +141,11 @@ int rpcrdma1_encode_msgp(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit, u
 			 uint32_t thresh, const struct rpcrdma1_chunks *c);
 /* RFC 8166 §4.6.2 deprecates DONE (RFC 5666 §3.8 pull completion). */
 int rpcrdma1_encode_done(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit);
-/* RFC 8166 §4.5.1: the versions we support, low..high inclusive. */
-int rpcrdma1_encode_err_vers(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit, uint32_t low,
-			     uint32_t high);
+/* RFC 8166 §4.5.1: the versions we support, low..high inclusive, in a
+ * header whose rdma_vers is @vers: the version of the message answered
+ * (a responder echoes it, xprt_encode_err_vers). */
+int rpcrdma1_encode_err_vers(struct rpcrdma_xdr *x, uint32_t xid, uint32_t vers, uint32_t credit,
+			     uint32_t low, uint32_t high);
 /* RFC 8166 §4.5.2. */
 int rpcrdma1_encode_err_chunk(struct rpcrdma_xdr *x, uint32_t xid, uint32_t credit);
 

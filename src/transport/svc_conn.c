@@ -129,7 +129,13 @@ void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err, uint32_t ver
 	if (c->dead || svc_send_buf_get(c, &sidx))
 		return;
 	buf = xprt_pool_buf(&c->sendp, sidx);
-	if (s->v2 && vers != RPCRDMA1_VERSION)
+	if (err == RPCRDMA1_ERR_VERS) /* == RPCRDMA2_ERR_VERS, the same words */
+		/* RFC 8166 §4.5.1: our range in the body; the fixed words
+		 * echo the call's rdma_vers, a version the requester decodes
+		 * (RFC 5666 §4.2, Version Two draft §5.3), as Linux does. */
+		len = xprt_encode_err_vers(buf, c->sendp.size, xid, vers, svc_grant(c),
+					   s->v2 ? RPCRDMA2_VERSION : RPCRDMA1_VERSION);
+	else if (s->v2 && vers != RPCRDMA1_VERSION)
 		len = xprt_v2_encode_error(buf, c->sendp.size, xid, svc_grant(c), err);
 	else
 		len = xprt_encode_error(buf, c->sendp.size, xid, svc_grant(c), err);
@@ -534,9 +540,11 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	c->peer = ev->peer;
 	c->cst.id = ++s->conn_ids;
 	c->nrecv = s->credits + bc_svc_extra_recvs(s->bc) + svc_rr_extra_recvs(s);
-	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024. */
-	xprt_negotiate(ev->private_data, ev->private_data_len, s->inline_send, s->inline_recv,
-		       s->remote_inv, &c->lim);
+	/* RFC 8797: the client's sizes bound ours; absent or bad -> 1024.
+	 * Accepting without private data of ours, the client assumes 1024
+	 * each way whatever it sent (RFC 8797 §4.1): so do we. */
+	xprt_negotiate(s->pdata ? ev->private_data : NULL, s->pdata ? ev->private_data_len : 0,
+		       s->inline_send, s->inline_recv, s->remote_inv, &c->lim);
 	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_CONTEXT |
 		       RPCRDMA_EP_ATTR_IRD_ORD;
 	/* RFC 6581 §9: we issue the Reads (ORD); we serve Reads only for a

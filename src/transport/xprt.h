@@ -321,7 +321,8 @@ struct xprt_call {
  * Encode the call (RPC header + @xargs) and choose its form (RFC 8166
  * §3.5): Short (RDMA_MSG, all inline), Chunked (large bulk items by Read
  * chunk at their positions, Write chunks for large result buffers, a Reply
- * chunk when opts.reply_size exceeds the inline receive threshold), or Long
+ * chunk when the reply's transport header + opts.reply_size exceed the
+ * inline receive threshold), or Long
  * Call (RDMA_NOMSG + Position-Zero Read chunk) when the rest still exceeds
  * the inline send threshold. Registers the chunk memory (left registered:
  * xprt_call_fence() invalidates it). Fills c->sge/nsge: the Send to post.
@@ -459,6 +460,12 @@ int xprt_rdma_err_status(uint32_t err);
 /* Encode an RDMA_ERROR (ERR_VERS 1..1 or ERR_CHUNK) answering @xid into
  * @buf; returns the length or -errno. */
 int xprt_encode_error(void *buf, size_t len, uint32_t xid, uint32_t credit, uint32_t err);
+/* RDMA_ERROR / ERR_VERS answering a message of version @vers: the fixed
+ * words carry @vers back (the requester's version, which it can decode;
+ * RFC 5666 §4.2, Version Two draft §5.3, and Linux's svcrdma), the body
+ * our range 1..@high. Length or -errno. */
+int xprt_encode_err_vers(void *buf, size_t len, uint32_t xid, uint32_t vers, uint32_t credit,
+			 uint32_t high);
 
 /* The accept_stat an error reply carries: SUCCESS, PROG_MISMATCH (it needs
  * the version range) and unknown values become SYSTEM_ERR (RFC 5531 §9). */

@@ -24,6 +24,9 @@
  *                  Read chunk and one inline, for the capture
  *   badinv         a notification with Send With Invalidate of another
  *                  STag: the connection ends, the memory is freed
+ *   dupxid         a raw requester that reuses an XID: two replies
+ *                  exposed under it, each released by its own
+ *                  notification, the connection kept (issue 32)
  *   scope          two connections: a raw peer on B RDMA-Reads the STag
  *                  of a reply exposed to A; B gets the server's Terminate,
  *                  A still pulls its reply intact, the server goes on
@@ -175,6 +178,12 @@ static struct rpcrdma_clnt *clnt_new(uint16_t port, bool v2, uint32_t credits, b
 
 	o.comp_mask = RPCRDMA_CLNT_OPT_CREDITS | RPCRDMA_CLNT_OPT_TIMEOUT;
 	o.credits = credits;
+	if (!v2) {
+		/* the sizes of mode_mixed are chosen around 1 KiB (our peers
+		 * advertise 4096 by default since issue 32) */
+		o.comp_mask |= RPCRDMA_CLNT_OPT_INLINE;
+		o.inline_send = o.inline_recv = 1024;
+	}
 	o.timeout_ms = 60000;
 	if (rr) {
 		o.comp_mask |= RPCRDMA_CLNT_OPT_RELIABLE_REPLY;
@@ -729,6 +738,37 @@ static int mode_badinv(uint16_t port)
 	return 0;
 }
 
+/* Issue 32: a requester that reuses an XID while the reply to its first
+ * use is still exposed. Two replies exposed under one XID; the
+ * notification for the second, with Send With Invalidate of its STag,
+ * releases that one and the connection serves on; a plain notification
+ * then releases the first. */
+static int mode_dupxid(uint16_t port)
+{
+	struct raw r = {0};
+	struct rr_seg s1, s2;
+	struct rr_stats s;
+	uint32_t x;
+
+	CHECK(raw_open(&r, port) == 0);
+	CHECK(raw_read_call(&r, 60000, 15, &s1) == 0);
+	x = r.xid;
+	r.xid = x - 1; /* raw_call numbers the next call x again */
+	CHECK(raw_read_call(&r, 80000, 16, &s2) == 0 && r.xid == x);
+	CHECK(s1.handle != s2.handle);
+	CHECK(raw_pull(&r, &s2, s2.length) == RPCRDMA_WC_SUCCESS && pulled_ok(&r, 80000, 16));
+	CHECK(raw_done(&r, x, s2.handle) == RPCRDMA_WC_SUCCESS);
+	s = raw_stats(&r); /* answered: the connection is up */
+	CHECK(s.exposed == 1 && s.replies == 2 && s.notifications == 1);
+	/* the first reply is still there, intact */
+	CHECK(raw_pull(&r, &s1, s1.length) == RPCRDMA_WC_SUCCESS && pulled_ok(&r, 60000, 15));
+	CHECK(raw_done(&r, x, 0) == RPCRDMA_WC_SUCCESS);
+	s = raw_stats(&r);
+	CHECK(s.exposed == 0 && s.exposed_bytes == 0 && s.notifications == 2 && s.reclaimed == 0);
+	raw_close(&r);
+	return 0;
+}
+
 /* Whether the provider can scope a registration to one connection (the
  * server uses the same provider and device): 0, or 77 with the reason. */
 static int scope_probe(struct raw *r, bool *softiwarp)
@@ -847,6 +887,8 @@ int main(int argc, char **argv)
 		rc = mode_badinv(srv.port);
 	else if (!strcmp(m, "scope"))
 		rc = mode_scope(srv.port);
+	else if (!strcmp(m, "dupxid"))
+		rc = mode_dupxid(srv.port);
 	else if (!strcmp(m, "wire"))
 		rc = mode_wire(srv.port);
 	else

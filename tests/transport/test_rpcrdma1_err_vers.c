@@ -7,7 +7,9 @@
  *     Linux 6.1 in the interop suite, tests/interop): it decodes, with
  *     err ERR_VERS and low 1 / high 1, hdr_len 28, also from bytes cut
  *     into 2- and 3-byte iovecs; other versions and other ranges likewise;
- *     rpcrdma1_hdr_size() predicts it and re-encoding gives the same bytes;
+ *     rpcrdma1_hdr_size() predicts it and re-encoding gives the same bytes,
+ *     as does rpcrdma1_encode_err_vers() with the call's rdma_vers (what
+ *     our responder sends, issue 32);
  *   - everything else with rdma_vers != 1 stays -EPROTONOSUPPORT with the
  *     cursor unmoved and no error body reported: RDMA_MSG, RDMA_NOMSG,
  *     RDMA_DONE, ERR_CHUNK, an unknown errcode, a truncated ERR_VERS (no
@@ -99,6 +101,12 @@ static void test_linux_reply(void)
 	CHECK(rpcrdma1_hdr_size(&h) == sizeof(linux_err_vers));
 	rpcrdma_xdr_init(&x, out, sizeof(out), RPCRDMA_XDR_ENCODE);
 	CHECK(rpcrdma1_encode(&x, &h) == 0);
+	CHECK(rpcrdma_xdr_getpos(&x) == sizeof(linux_err_vers));
+	CHECK(memcmp(out, linux_err_vers, sizeof(linux_err_vers)) == 0);
+	/* What our responder sends for that call (issue 32): the same 28
+	 * bytes, rdma_vers echoed, 1..1 in the body. */
+	rpcrdma_xdr_init(&x, out, sizeof(out), RPCRDMA_XDR_ENCODE);
+	CHECK(rpcrdma1_encode_err_vers(&x, 0x2a000004, 2, 64, 1, 1) == 0);
 	CHECK(rpcrdma_xdr_getpos(&x) == sizeof(linux_err_vers));
 	CHECK(memcmp(out, linux_err_vers, sizeof(linux_err_vers)) == 0);
 	printf("Linux ERR_VERS (rdma_vers 2): err %u, versions %u..%u, %zu bytes\n", h.err,

@@ -363,7 +363,7 @@ static void test_kat_other_procs(void)
 	CHECK_RC(rpcrdma1_check_call(&h), -EINVAL);
 
 	rpcrdma_xdr_init(&x, buf, sizeof(buf), RPCRDMA_XDR_ENCODE);
-	CHECK_RC(rpcrdma1_encode_err_vers(&x, 11, 64, 1, 1), 0);
+	CHECK_RC(rpcrdma1_encode_err_vers(&x, 11, 1, 64, 1, 1), 0);
 	expect_bytes("err_vers", buf, rpcrdma_xdr_getpos(&x), kat_err_vers, sizeof(kat_err_vers));
 	CHECK_RC(rpcrdma1_decode_buf(kat_err_vers, sizeof(kat_err_vers), &h), 0);
 	CHECK(h.proc == RPCRDMA1_ERROR && h.err == RPCRDMA1_ERR_VERS && h.vers_low == 1 &&
@@ -546,7 +546,7 @@ static void test_encode_errors(void)
 	rpcrdma_xdr_init(&x, buf, 27, RPCRDMA_XDR_ENCODE);
 	CHECK_RC(rpcrdma1_encode_msg(&x, 1, 1, NULL), -EMSGSIZE);
 	rpcrdma_xdr_init(&x, buf, 27, RPCRDMA_XDR_ENCODE);
-	CHECK_RC(rpcrdma1_encode_err_vers(&x, 1, 1, 1, 1), -EMSGSIZE);
+	CHECK_RC(rpcrdma1_encode_err_vers(&x, 1, 1, 1, 1, 1), -EMSGSIZE);
 	rpcrdma_xdr_init(&x, buf, 19, RPCRDMA_XDR_ENCODE);
 	CHECK_RC(rpcrdma1_encode_err_chunk(&x, 1, 1), -EMSGSIZE);
 	rpcrdma_xdr_init(&x, buf, 15, RPCRDMA_XDR_ENCODE);

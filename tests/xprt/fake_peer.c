@@ -142,11 +142,86 @@ static void fp_on_call2(struct fake_peer *p, const uint32_t *w, size_t n, int mo
 	fp_reply2(p, rx, 1, arg + 1);
 }
 
+/* FP_FIT: @w a Version One call (RDMA_MSG, no Read or Write list, a
+ * Reply chunk or none). */
+static void fp_on_fit(struct fake_peer *p, const uint32_t *w, size_t n)
+{
+	uint32_t cr = atomic_load(&p->credit), rpc = 7, nseg = 0, len, o[256];
+
+	if (n < 7 || w[1] != 1 || w[3] != 0 || w[4] != 0 || w[5] != 0)
+		return;
+	if (w[6]) {
+		nseg = n > 7 ? w[7] : 0;
+		if (nseg != 1 || n < 12)
+			return; /* one segment is all this responder takes */
+		rpc = 12;
+		atomic_fetch_add(&p->reply_chunks, 1);
+	}
+	if (n < rpc + 11 || w[rpc + 1] != 0)
+		return;
+	len = w[rpc + 10];
+	if (len < 28 || len % 4 || len > sizeof(p->wbuf))
+		return;
+	atomic_fetch_add(&p->calls, 1);
+	/* The RPC reply, in host-order words: xid, REPLY, MSG_ACCEPTED,
+	 * AUTH_NONE verifier, SUCCESS, opaque<len - 28>. */
+	uint32_t m[6] = {w[rpc], 1, 0, 0, 0, 0};
+	uint8_t *b = p->wbuf;
+
+	for (uint32_t i = 0; i < 6; i++) {
+		uint32_t v = htonl(m[i]);
+
+		memcpy(b + 4 * i, &v, 4);
+	}
+	uint32_t ol = htonl(len - 28);
+
+	memcpy(b + 24, &ol, 4);
+	for (uint32_t i = 28; i < len; i++)
+		b[i] = (uint8_t)((i - 28) & 0xff);
+	if (28 + len <= 1024) {
+		/* RFC 8166 §3.5.1: header and reply inline */
+		const uint32_t h[] = {w[0], 1, cr, 0, 0, 0, 0};
+
+		memcpy(o, h, sizeof(h));
+		for (uint32_t i = 0; i < len / 4; i++) {
+			uint32_t v;
+
+			memcpy(&v, b + 4 * i, 4);
+			o[7 + i] = ntohl(v);
+		}
+		fp_send(p, o, 7 + len / 4);
+	} else if (nseg && w[9] >= len) {
+		/* §3.5.3.2: the reply into the Reply chunk, then RDMA_NOMSG
+		 * with the chunk's length written */
+		struct rpcrdma_sge s = {(uint64_t)(uintptr_t)b, len, rpcrdma_mr_stag(p->mr)};
+		struct rpcrdma_send_wr wr = {.wr_id = 999,
+					     .opcode = RPCRDMA_WR_RDMA_WRITE,
+					     .sg = &s,
+					     .num_sge = 1,
+					     .remote_offset = (uint64_t)w[10] << 32 | w[11],
+					     .remote_stag = w[8]};
+		const uint32_t h[] = {w[0], 1, cr, 1, 0, 0, 1, 1, w[8], len, w[10], w[11], 0};
+
+		if (p->ep && rpcrdma_post_send(p->ep, &wr) == 0)
+			fp_send(p, h, sizeof(h) / 4);
+	} else {
+		/* §4.5.2: the reply fits nowhere the requester offered */
+		const uint32_t e[] = {w[0], 1, cr, 4, 2};
+
+		atomic_fetch_add(&p->err_chunks, 1);
+		fp_send(p, e, 5);
+	}
+}
+
 static void fp_on_call(struct fake_peer *p, const uint32_t *w, size_t n)
 {
 	uint32_t rx, px, arg;
 	int mode = atomic_load(&p->mode);
 
+	if (mode == FP_FIT) {
+		fp_on_fit(p, w, n);
+		return;
+	}
 	if (n >= 4 && w[1] == 2) {
 		fp_on_call2(p, w, n, mode);
 		return;
@@ -292,7 +367,8 @@ int fp_start(struct fake_peer *p, uint16_t port, enum fp_mode mode)
 	atomic_store(&p->batch, 1);
 	if (rpcrdma_dev_open(NULL, NULL, &p->dev) || rpcrdma_pd_alloc(p->dev, &p->pd) ||
 	    rpcrdma_cq_create(p->dev, &ca, &p->cq) || rpcrdma_evch_create(p->dev, NULL, &p->ch) ||
-	    rpcrdma_mr_reg(p->pd, p->buf, sizeof(p->buf), RPCRDMA_ACCESS_LOCAL_WRITE, &p->mr) ||
+	    rpcrdma_mr_reg(p->pd, p->buf, sizeof(p->buf) + sizeof(p->wbuf),
+			   RPCRDMA_ACCESS_LOCAL_WRITE, &p->mr) ||
 	    rpcrdma_listen(p->dev, p->ch, (struct sockaddr *)&sin, sizeof(sin), 8, NULL, &p->l) ||
 	    rpcrdma_listener_addr(p->l, &la)) {
 		fp_stop(p);

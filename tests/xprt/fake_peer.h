@@ -36,6 +36,12 @@ enum fp_mode {
 			    replies. In any other mode, replies still held go out
 			    first when the next call arrives (late replies). */
 	FP_VANISH,       /* at the first call: the connection and the listener close */
+	FP_FIT,          /* a strict responder, as Linux's svcrdma (issue 32): the call's
+		   u_int argument N is the RPC reply's size in bytes (a multiple
+		   of 4, at least 28: header, then opaque<N - 28>, byte i = i &
+		   0xff). 28 + N <= 1024: inline; else into the call's Reply
+		   chunk (RDMA Write, then RDMA_NOMSG); else ERR_CHUNK.
+		   `reply_chunks` counts calls that offered a Reply chunk. */
 	/* Version Two (the client must speak it; any other call is answered
 	 * ERR_VERS 1..1 in Version One, as a Version One server would): */
 	FP_V2_OK,    /* every call answered in Version Two */
@@ -56,10 +62,12 @@ struct fake_peer {
 	_Atomic uint32_t batch;  /* FP_HOLD (default 1) */
 	/* read by the test */
 	uint16_t port;
-	_Atomic uint32_t calls; /* calls received */
-	_Atomic uint32_t sent;  /* messages sent */
-	_Atomic uint32_t conns; /* connections accepted */
-	_Atomic bool gone;      /* FP_VANISH happened */
+	_Atomic uint32_t calls;        /* calls received */
+	_Atomic uint32_t sent;         /* messages sent */
+	_Atomic uint32_t conns;        /* connections accepted */
+	_Atomic bool gone;             /* FP_VANISH happened */
+	_Atomic uint32_t reply_chunks; /* FP_FIT: calls that offered a Reply chunk */
+	_Atomic uint32_t err_chunks;   /* FP_FIT: ERR_CHUNK sent */
 	/* the thread's own */
 	pthread_t thr;
 	_Atomic bool stop;
@@ -77,6 +85,7 @@ struct fake_peer {
 	uint32_t last[3]; /* the last reply sent: rdma_xid, rpc_xid, result */
 	bool have_last;
 	uint8_t buf[96][1024]; /* 32 receives, 64 sends */
+	uint8_t wbuf[8192];    /* FP_FIT: the source of a Reply chunk's Write */
 };
 
 /* Start on 127.0.0.1 port @port (0: any; p->port says which). 0 or -1. */

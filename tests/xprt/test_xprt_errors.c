@@ -5,7 +5,7 @@
  * A raw peer (the provider API, no rpcrdma client) connects without
  * private data and sends hand-made transport headers; the server's answer
  * to each is checked byte for byte:
- *   rdma_vers 2                    ERR_VERS, low 1 high 1
+ *   rdma_vers 2, 0, 3, 0xffffffff  ERR_VERS, low 1 high 1, rdma_vers echoed
  *   RDMA_MSGP                      ERR_CHUNK (Linux behaviour)
  *   RDMA_DONE, RDMA_ERROR          nothing (dropped silently)
  *   list discriminator 7           ERR_CHUNK
@@ -36,6 +36,11 @@
 
 #include "xprt/raw_peer.h"
 #include "xprt/xprt_test.h"
+
+/* 1 KiB inline thresholds, which the sizes here are chosen around (our
+ * peers advertise 4096 by default since issue 32). */
+static const struct rpcrdma_clnt_opts kib1 = {
+    .comp_mask = RPCRDMA_CLNT_OPT_INLINE, .inline_send = 1024, .inline_recv = 1024};
 
 #define SEND(...)                                                                                  \
 	do {                                                                                       \
@@ -132,11 +137,22 @@ static void hostile(uint16_t port, struct rpcrdma_clnt *good)
 
 	memset(&r, 0, sizeof(r));
 	XT_CHECK(raw_open(&r, port) == 0);
-	/* rdma_vers 2: ERR_VERS 1..1 (RFC 8166 §4.5.1). */
+	/* rdma_vers 2: ERR_VERS 1..1 (RFC 8166 §4.5.1), the fixed words
+	 * echoing the call's rdma_vers (issue 32: Linux's 28 bytes). */
 	SEND(0x11, 2, 1, 0, 0, 0, 0);
 	n = raw_recv(&r, m, 64, 3000);
-	XT_CHECK(n == 7 && m[0] == 0x11 && m[1] == 1 && m[2] == 64 && m[3] == 4 && m[4] == 1 &&
+	XT_CHECK(n == 7 && m[0] == 0x11 && m[1] == 2 && m[2] == 64 && m[3] == 4 && m[4] == 1 &&
 		 m[5] == 1 && m[6] == 1);
+	{
+		const uint32_t other[] = {0, 3, 0xffffffffu};
+
+		for (uint32_t i = 0; i < 3; i++) {
+			SEND(0x1a + i, other[i], 1, 0, 0, 0, 0);
+			n = raw_recv(&r, m, 64, 3000);
+			XT_CHECK(n == 7 && m[0] == 0x1a + i && m[1] == other[i] && m[3] == 4 &&
+				 m[4] == 1 && m[5] == 1 && m[6] == 1);
+		}
+	}
 	SEND(0x12, 1, 1, 2, 0, 0, 0, 0, 0); /* RDMA_MSGP */
 	expect_err_chunk(&r, 0x12);
 	SEND(0x13, 1, 1, 3);          /* RDMA_DONE: dropped */
@@ -246,7 +262,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	if (xt_server_start(&srv, NULL, NULL))
 		return 1;
-	rc = rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, NULL, &c);
+	rc = rpcrdma_clnt_create(tl_addr(), srv.port, XTEST_PROG, XTEST_VERS, &kib1, &c);
 	if (rc) {
 		xt_server_stop(&srv);
 		return 1;

@@ -79,7 +79,7 @@ static void usage(FILE *f)
 		"  2 (Version Two only) or auto (Version Two, Version One if the server has\n"
 		"  only that).\n"
 		"  both: --inline BYTES sets both inline thresholds (a multiple of 1024 up to\n"
-		"  256K; default 1024, 4096 with --rdma-version 2/auto). --no-private-data:\n"
+		"  256K; default 4096, 1024 with a peer without RFC 8797). --no-private-data:\n"
 		"  no RFC 8797 private data at connection setup (the peer assumes 1024, 4096\n"
 		"  in Version Two, until transport properties raise it). --workload echo:\n"
 		"  --size bytes sent and the same bytes back as a plain opaque (inline when\n"
