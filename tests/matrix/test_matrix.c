@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The combination matrix (issue 32): every combination of
- *   RPC-over-RDMA version  v1 | v2 | auto (against a Version One server,
- *                          which falls back, and a Version Two one)
+ *   RPC-over-RDMA version  v1 | v2 | auto: the client's policy; the server
+ *                          Version One for v1, Version Two capable for
+ *                          v2; auto against both (a Version One server:
+ *                          it falls back); and v2 against a Version One
+ *                          server, refused by design: its first call must
+ *                          fail with ERR_VERS (-EPROTONOSUPPORT)
  *   backchannel            off | on, reverse calls running meanwhile
  *   reliable replies       off | on (Version One: RFC 5666 mode both sides)
  *   inline threshold       1 KiB | 4 KiB (both sides)
@@ -62,6 +66,7 @@ struct cell {
 	bool bc, rr, pdata;
 	uint32_t inline_thr;
 	char name[48];
+	bool refused; /* by design: Version Two only, a Version One server */
 	/* derived */
 	uint32_t thr; /* the inline threshold in force */
 	uint32_t hdr; /* transport header of a Short message */
@@ -466,26 +471,46 @@ static void diagnose(struct rpcrdma_clnt *c, const struct cell *cl, struct cell_
 			 r.rr_exposed);
 }
 
+/* The first call of a cell (BC_ENABLE with the backchannel, else
+ * MX_RESULT): 0, or the cell is over. A combination refused by design
+ * must be refused right there, clearly. */
+static int first_call(struct rpcrdma_clnt *c, const struct cell *cl, struct cell_run *run,
+		      struct mx_result *base)
+{
+	const char *what = cl->bc ? "BC_ENABLE" : "MX_RESULT";
+	int rc;
+
+	watch(cl, what, CALL_TMO_MS + 2 * SLACK_MS);
+	rc = cl->bc ? rpcrdma_clnt_bc_enable(c) : 0;
+	if (!rc)
+		rc = server_result(c, base);
+	watch(cl, "", 0);
+	run->calls++;
+	if (cl->refused) {
+		/* Version Two only against a Version One server: RDMA_ERROR
+		 * ERR_VERS (RFC 8166 §4.5.1, draft §5) */
+		if (rc == -EPROTONOSUPPORT)
+			snprintf(run->first, sizeof(run->first),
+				 "refused by design: first call (%s) %d (%s)", what, rc,
+				 rpcrdma_strerror(rc));
+		else
+			fail(run, "first call (%s): %d (%s), want %d (%s)", what, rc,
+			     rpcrdma_strerror(rc), -EPROTONOSUPPORT,
+			     rpcrdma_strerror(-EPROTONOSUPPORT));
+		return 1;
+	}
+	if (rc)
+		fail(run, "first call (%s): %d (%s)", what, rc, rpcrdma_strerror(rc));
+	return rc;
+}
+
 static void cell_calls(struct rpcrdma_clnt *c, const struct cell *cl, struct cell_run *run)
 {
 	struct mx_result base;
 	uint32_t cremote, cbase = 0;
-	int rc;
 
-	if (cl->bc) {
-		watch(cl, "BC_ENABLE", CALL_TMO_MS + 2 * SLACK_MS);
-		rc = rpcrdma_clnt_bc_enable(c);
-		watch(cl, "", 0);
-		if (rc) {
-			fail(run, "first call (BC_ENABLE): %d (%s)", rc, rpcrdma_strerror(rc));
-			return;
-		}
-	}
-	rc = server_result(c, &base);
-	if (rc) {
-		fail(run, "first call (MX_RESULT): %d (%s)", rc, rpcrdma_strerror(rc));
+	if (first_call(c, cl, run, &base))
 		return;
-	}
 	mx_dev_regs(c->dev, &cremote, &cbase);
 	if (cl->bc && start_reverse(c, cl, run))
 		return;
@@ -536,7 +561,7 @@ static int run_cell(struct cell *cl)
 	printf("cell %-28s %2u calls %2u reverse %9llu bytes %5.2f s  %s%s%s\n", cl->name,
 	       run.calls, run.rev, (unsigned long long)run.bytes,
 	       (double)(tl_now_ms() - t0) / 1000.0, run.nfail ? "FAIL" : "PASS",
-	       run.nfail ? ": " : "", run.nfail ? run.first : "");
+	       run.nfail || cl->refused ? ": " : "", run.nfail || cl->refused ? run.first : "");
 	fflush(stdout);
 	return run.nfail != 0;
 }
@@ -548,12 +573,13 @@ static void cell_derive(struct cell *cl)
 {
 	bool v2 = cl->cvers != RPCRDMA_VERSION_1 && cl->svers == RPCRDMA_VERSION_2;
 
+	cl->refused = cl->cvers == RPCRDMA_VERSION_2 && cl->svers == RPCRDMA_VERSION_1;
 	cl->hdr = v2 ? MX_HDR_V2 : MX_HDR_V1;
 	cl->thr = cl->pdata || v2 ? cl->inline_thr : 1024u;
 	snprintf(cl->name, sizeof(cl->name), "%s%s/bc-%s/rr-%s/%uk/%s", cl->vname,
-		 cl->cvers == RPCRDMA_VERSION_AUTO
-		     ? (cl->svers == RPCRDMA_VERSION_2 ? ">v2" : ">v1")
-		     : "",
+		 cl->cvers == RPCRDMA_VERSION_1 || (cl->cvers == RPCRDMA_VERSION_2 && !cl->refused)
+		     ? ""
+		     : (cl->svers == RPCRDMA_VERSION_2 ? ">v2" : ">v1"),
 		 cl->bc ? "on" : "off", cl->rr ? "on" : "off", cl->inline_thr / 1024u,
 		 cl->pdata ? "pd" : "nopd");
 }
@@ -584,9 +610,13 @@ int main(int argc, char **argv)
 	cl.bc = !strcmp(argv[2], "bcon");
 	pthread_create(&wd, NULL, watchdog, NULL);
 	pthread_detach(wd);
-	for (int sv = 0; sv < (cl.cvers == RPCRDMA_VERSION_AUTO ? 2 : 1); sv++) {
-		cl.svers =
-		    cl.cvers == RPCRDMA_VERSION_2 || sv ? RPCRDMA_VERSION_2 : RPCRDMA_VERSION_1;
+	/* the server's version: v1 its own; v2 its own, then a Version One
+	 * server (refused by design); auto both, Version One first */
+	for (int sv = 0; sv < (cl.cvers == RPCRDMA_VERSION_1 ? 1 : 2); sv++) {
+		if (cl.cvers == RPCRDMA_VERSION_2)
+			cl.svers = sv ? RPCRDMA_VERSION_1 : RPCRDMA_VERSION_2;
+		else
+			cl.svers = sv ? RPCRDMA_VERSION_2 : RPCRDMA_VERSION_1;
 		for (int m = 0; m < 8; m++) {
 			cl.rr = m & 4;
 			cl.inline_thr = m & 2 ? 4096u : 1024u;
