@@ -67,7 +67,10 @@ struct mx_echo_res {
 	u_int cap; /* decode: the most val may take (val preset or not) */
 };
 /* Reverse calls to make: call i sends arg_len[i] bytes and asks for
- * reply_len[i] (its reply size declared exactly). */
+ * reply_len[i], its reply size declared exactly (i < nknown) or not. A
+ * reply too large for the inline threshold with its size not declared
+ * fits nothing offered: ERR_CHUNK by design (no reliable replies in the
+ * reverse direction). */
 struct mx_rev_args {
 	uint32_t n;
 	uint32_t arg_len[MX_MAX_REV], reply_len[MX_MAX_REV];
@@ -75,6 +78,7 @@ struct mx_rev_args {
 	uint32_t hdr; /* the transport header: reverse calls of at most
 			 inline - hdr - MX_CALL_OVERHEAD payload go inline */
 	uint32_t inline_thr;
+	uint32_t nknown; /* calls nknown..n-1 do not declare their reply size */
 };
 struct mx_result {
 	uint32_t rev_started, rev_done, rev_bad;
@@ -87,7 +91,8 @@ struct mx_result {
 	uint32_t pull_bytes;     /* pulled Read chunk memory held now */
 	int32_t rev_first_err;   /* the first bad reverse call's status */
 	uint32_t rev_first_id;   /* and its id */
-	uint32_t rev_wrong_proc; /* reverse calls not sent as expected */
+	uint32_t rev_wrong_proc; /* reverse calls or replies not sent as expected */
+	uint32_t rev_refused;    /* reverse calls ERR_CHUNK as expected */
 };
 
 bool_t xdr_mx_echo_args(XDR *x, struct mx_echo_args *a);

@@ -30,14 +30,15 @@ bool_t xdr_mx_rev_args(XDR *x, struct mx_rev_args *a)
 		if (!xdr_u_int(x, &a->arg_len[i]) || !xdr_u_int(x, &a->reply_len[i]))
 			return FALSE;
 	return xdr_u_int(x, &a->timeout_ms) && xdr_u_int(x, &a->hdr) &&
-	       xdr_u_int(x, &a->inline_thr);
+	       xdr_u_int(x, &a->inline_thr) && xdr_u_int(x, &a->nknown);
 }
 
 bool_t xdr_mx_result(XDR *x, struct mx_result *r)
 {
 	uint32_t *w[] = {&r->rev_started, &r->rev_done,     &r->rev_bad,      &r->arg_bad,
 			 &r->rr_exposed,  &r->rr_reclaimed, &r->rr_replies,   &r->regs_remote,
-			 &r->regs_all,    &r->pull_bytes,   &r->rev_first_id, &r->rev_wrong_proc};
+			 &r->regs_all,    &r->pull_bytes,   &r->rev_first_id, &r->rev_wrong_proc,
+			 &r->rev_refused};
 
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
 		if (!xdr_u_int(x, w[i]))

@@ -18,7 +18,7 @@
 #define CHECK_WITH_PID
 #include "lib/check.h"
 
-static atomic_uint rev_started, rev_done, rev_bad, rev_wrong_proc, arg_bad;
+static atomic_uint rev_started, rev_done, rev_bad, rev_wrong_proc, rev_refused, arg_bad;
 static atomic_int rev_first_err;
 static atomic_uint rev_first_id;
 
@@ -28,7 +28,9 @@ struct rev_call {
 	struct mx_echo_args a;
 	struct mx_echo_res r;
 	uint64_t want;
-	uint32_t want_proc; /* RDMA_MSG (0) or RDMA_NOMSG (1) */
+	uint32_t want_proc;       /* the call: RDMA_MSG (0) or RDMA_NOMSG (1) */
+	uint32_t want_reply_proc; /* its reply: inline or in the Reply chunk */
+	bool want_refused;        /* ERR_CHUNK by design: its reply fits nothing */
 	struct rpcrdma_call_result res;
 	struct rpcrdma_call_opts o;
 };
@@ -48,18 +50,27 @@ static void rev_cb(struct rpcrdma_svc_client *cl, int status, void *res, void *a
 
 	(void)cl;
 	(void)res;
-	if (status || rc->r.id != rc->a.id || rc->r.hash != rc->want ||
-	    rc->r.len != rc->a.reply_len || !mx_data_ok(rc->r.val, rc->r.len, rc->a.seed + 1)) {
-		fprintf(stderr,
-			"[server] reverse call %u (arg %u, reply %u bytes): %d (%s), rdma_err %u, "
-			"id %u, hash ok %d, reply %u bytes\n",
-			rc->a.id, rc->a.len, rc->a.reply_len, status, rpcrdma_strerror(status),
-			rc->res.rdma_err, rc->r.id, rc->r.hash == rc->want, rc->r.len);
+	if (rc->want_refused && status == -EREMOTEIO && rc->res.rdma_err == 2) {
+		atomic_fetch_add(&rev_refused, 1); /* RFC 8166 §4.5.2 */
+	} else if (rc->want_refused || status || rc->r.id != rc->a.id || rc->r.hash != rc->want ||
+		   rc->r.len != rc->a.reply_len ||
+		   !mx_data_ok(rc->r.val, rc->r.len, rc->a.seed + 1)) {
+		fprintf(
+		    stderr,
+		    "[server] reverse call %u (arg %u, reply %u bytes %s): %d (%s), rdma_err %u, "
+		    "id %u, hash ok %d, reply %u bytes%s\n",
+		    rc->a.id, rc->a.len, rc->a.reply_len,
+		    rc->o.comp_mask & RPCRDMA_CALL_OPT_REPLY_SIZE ? "declared" : "unknown", status,
+		    rpcrdma_strerror(status), rc->res.rdma_err, rc->r.id, rc->r.hash == rc->want,
+		    rc->r.len, rc->want_refused ? ", want ERR_CHUNK" : "");
 		rev_fail(rc->a.id, status);
-	} else if (rc->res.call_proc != rc->want_proc) {
+	} else if (rc->res.call_proc != rc->want_proc ||
+		   rc->res.reply_proc != rc->want_reply_proc) {
 		fprintf(stderr,
-			"[server] reverse call %u (arg %u bytes) sent as proc %u, want %u\n",
-			rc->a.id, rc->a.len, rc->res.call_proc, rc->want_proc);
+			"[server] reverse call %u (arg %u, reply %u bytes) sent as proc %u, its "
+			"reply as %u; want %u, %u\n",
+			rc->a.id, rc->a.len, rc->a.reply_len, rc->res.call_proc, rc->res.reply_proc,
+			rc->want_proc, rc->want_reply_proc);
 		atomic_fetch_add(&rev_wrong_proc, 1);
 	}
 	free(rc->a.val);
@@ -76,6 +87,7 @@ struct rev_job {
 static void rev_start(struct rpcrdma_svc_client *cl, const struct mx_rev_args *a, uint32_t i)
 {
 	struct rev_call *rc = calloc(1, sizeof(*rc));
+	bool fits;
 	int r;
 
 	if (!rc) {
@@ -92,11 +104,14 @@ static void rev_start(struct rpcrdma_svc_client *cl, const struct mx_rev_args *a
 	rc->r.val = malloc(rc->a.reply_len + 1);
 	tl_fill(rc->a.val, rc->a.len, rc->a.seed);
 	rc->want = tl_hash(rc->a.val, rc->a.len);
-	/* a reply too large to come inline gets a Reply chunk */
-	rc->want_proc = mx_call_proc(rc->a.len, a->inline_thr, a->hdr,
-				     !mx_reply_fits(rc->a.reply_len, a->inline_thr, a->hdr));
+	fits = mx_reply_fits(rc->a.reply_len, a->inline_thr, a->hdr);
+	rc->want_reply_proc = !fits;
+	rc->want_refused = i >= a->nknown && !fits;
+	/* a reply declared too large to come inline gets a Reply chunk */
+	rc->want_proc = mx_call_proc(rc->a.len, a->inline_thr, a->hdr, i < a->nknown && !fits);
 	rc->o.comp_mask =
-	    RPCRDMA_CALL_OPT_RESULT | RPCRDMA_CALL_OPT_TIMEOUT | RPCRDMA_CALL_OPT_REPLY_SIZE;
+	    RPCRDMA_CALL_OPT_RESULT | RPCRDMA_CALL_OPT_TIMEOUT |
+	    (i < a->nknown ? RPCRDMA_CALL_OPT_REPLY_SIZE : RPCRDMA_CALL_OPT_UNKNOWN_REPLY);
 	rc->o.result = &rc->res;
 	rc->o.timeout_ms = a->timeout_ms;
 	rc->o.reply_size = mx_reply_size(rc->a.reply_len);
@@ -181,6 +196,7 @@ static void result(struct rpcrdma_svc_req *req, struct rpcrdma_svc *svc)
 	r.rev_done = atomic_load(&rev_done);
 	r.rev_bad = atomic_load(&rev_bad);
 	r.rev_wrong_proc = atomic_load(&rev_wrong_proc);
+	r.rev_refused = atomic_load(&rev_refused);
 	r.rev_first_err = atomic_load(&rev_first_err);
 	r.rev_first_id = atomic_load(&rev_first_id);
 	r.arg_bad = atomic_load(&arg_bad);
