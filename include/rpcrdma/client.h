@@ -236,6 +236,13 @@ struct rpcrdma_xprt_stats {
 	 * without one, a backchannel or reliable replies) */
 	uint32_t srq_depth;
 	uint32_t srq_capacity;
+	/* client: the RPC-over-RDMA version the connection speaks (1 or 2;
+	 * 0 while its first Version Two call awaits an answer), and how often
+	 * an `auto` client's Version Two probe went unanswered until its
+	 * call's deadline, so that it went on in Version One on a new
+	 * connection (docs/rpcrdma2.md reading 3) */
+	uint32_t rdma_version;
+	uint64_t v2_probe_losses;
 };
 
 /* ------------------------------------------------------------------ */

@@ -28,7 +28,10 @@ enum rpcrdma_version_policy {
 	 * Version Two call with ERR_VERS 1..1. */
 	RPCRDMA_VERSION_1 = 0,
 	/* Client: Version Two preferred; against a server that answers
-	 * ERR_VERS, Version One on the same connection. */
+	 * ERR_VERS, Version One on the same connection; against one that
+	 * leaves the first Version Two call unanswered until its deadline
+	 * (that call fails -ETIMEDOUT), Version One on a new connection and
+	 * every later one (docs/rpcrdma2.md reading 3). */
 	RPCRDMA_VERSION_AUTO = 1,
 	/* Client: Version Two only (calls fail with -EPROTONOSUPPORT against
 	 * a Version One server). Server: Version Two capable, answering every

@@ -110,23 +110,27 @@ static int req_send(struct bc_clnt *b, struct rpcrdma_bc_req *r, size_t len)
 	return 0;
 }
 
-/* Lock held. RFC 8167 §5.3 / RFC 8166 §4.5.2: answer ERR_CHUNK (in
- * Version Two, ERR_BAD_HEADER: the same number, in the call's version). */
-static void req_err_chunk(struct bc_clnt *b, struct rpcrdma_bc_req *r)
+/* Lock held: answer @r with an error of code @err in the call's version
+ * (ERR_CHUNK is Version Two's ERR_BAD_HEADER: the same number). */
+static void req_err(struct bc_clnt *b, struct rpcrdma_bc_req *r, uint32_t err)
 {
 	uint8_t *buf = xprt_pool_buf(&b->sendp, r->idx);
-	int len =
-	    r->h.vers == RPCRDMA2_VERSION
-		? xprt_v2_encode_error(buf, b->sendp.size, r->h.xid, b->credits,
-				       RPCRDMA2_ERR_BAD_HEADER)
-		: xprt_encode_error(buf, b->sendp.size, r->h.xid, b->credits, RPCRDMA1_ERR_CHUNK);
+	int len = r->h.vers == RPCRDMA2_VERSION
+		      ? xprt_v2_encode_error(buf, b->sendp.size, r->h.xid, b->credits, err)
+		      : xprt_encode_error(buf, b->sendp.size, r->h.xid, b->credits, err);
 
 	if (len < 0) {
 		req_free(b, r);
 		return;
 	}
-	if (!req_send(b, r, (size_t)len))
+	if (!req_send(b, r, (size_t)len) && err == RPCRDMA1_ERR_CHUNK)
 		b->st.err_chunk_tx++;
+}
+
+/* Lock held. RFC 8167 §5.3 / RFC 8166 §4.5.2: answer ERR_CHUNK. */
+static void req_err_chunk(struct bc_clnt *b, struct rpcrdma_bc_req *r)
+{
+	req_err(b, r, RPCRDMA1_ERR_CHUNK);
 }
 
 static void queue_ready(struct bc_clnt *b, struct rpcrdma_bc_req *r)
@@ -196,11 +200,19 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 	bool decoded;
 	uint64_t total = 0;
 	enum xprt_dir dir = xprt_msg_direction(buf, len, &b->scratch, &decoded);
+	int rc;
 
 	/* Version Two on a connection that may speak it (lim.vers, set by
 	 * bc_clnt_up from the client's policy): reverse calls come in it. */
-	if (dir == XPRT_DIR_NONE && b->lim.vers == RPCRDMA2_VERSION)
+	if (dir == XPRT_DIR_NONE && b->lim.vers == RPCRDMA2_VERSION) {
 		dir = xprt_v2_msg_direction(buf, len, &b->scratch, &decoded);
+		/* An RDMA2_OPTIONAL whose rdma_optdir (its fifth word) says
+		 * CALL is the server's reverse call too: answered below, on a
+		 * reverse credit (draft §3.1, §3.2). */
+		if (dir == XPRT_DIR_NONE && decoded && b->scratch.proc == RPCRDMA2_OPTIONAL &&
+		    len >= 20 && !buf[16] && !buf[17] && !buf[18] && buf[19] == RPCRDMA2_CALL)
+			dir = XPRT_DIR_CALL;
+	}
 	if (dir != XPRT_DIR_CALL) {
 		/* RFC 8167 §4.1: an RDMA_ERROR's direction cannot be told from
 		 * the message; client.c then ignores its credit value. */
@@ -241,7 +253,17 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 	b->st.outstanding++;
 	if (b->st.outstanding > b->st.max_outstanding)
 		b->st.max_outstanding = b->st.outstanding;
-	if (xprt_decode_hdr(r->buf, len, &r->h, b->lim.vers == RPCRDMA2_VERSION)) {
+	rc = xprt_decode_hdr(r->buf, len, &r->h, b->lim.vers == RPCRDMA2_VERSION);
+	if (rc == -EOPNOTSUPP && r->h.vers == RPCRDMA2_VERSION && r->h.proc == RPCRDMA2_OPTIONAL) {
+		/* Draft §3.1: the reverse responder knows no opttype (our
+		 * properties and pull completion are forward-direction
+		 * messages): ERR_INVAL_OPTION with its xid, whatever it
+		 * carried. */
+		b->st.dropped++;
+		req_err(b, r, RPCRDMA2_ERR_INVAL_OPTION);
+		return true;
+	}
+	if (rc) {
 		b->st.dropped++;
 		req_free(b, r);
 		return true;

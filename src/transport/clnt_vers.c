@@ -16,17 +16,101 @@
  *   - ERR_VERS with _2: the call fails -EPROTONOSUPPORT (its result says
  *     ERR_VERS and the server's range) and the next call probes again;
  *   - any other reply: the call ends with it; the next call probes again.
+ * The probe's reply may also never come: a responder that does not know
+ * Version Two may drop the message silently. Draft §5.2 lets the
+ * requester then assume no Version Two support: with AUTO, a probe still
+ * on the wire at its call's deadline (the call fails -ETIMEDOUT) closes
+ * the connection, and every later connection of the client speaks Version
+ * One (clnt_v2_probe_lost; the calls waiting go out on the fresh one).
+ * An ERR_VERS's rdma_credit is not taken: the draft keeps the single
+ * message until a non-error message reports the actual credit limit.
  * After a reconnect the version is negotiated again: a server may have
  * been replaced by one of another version, and the cost is one round trip.
  * This cannot loop: a connection that drops right after an ERR_VERS only
  * retransmits the call, which counts against the call's retries like any
  * other retransmission (reconnect.c).
+ *
+ * Received Version Two messages: a header in error (undecodable, or a
+ * reply that does not say REPLY) is discarded, touching no call and no
+ * credit grant (RFC 8166 §4.5: errors in a reply are not the call's
+ * answer). An RDMA2_OPTIONAL is our properties' answer, or else answered
+ * RDMA2_ERROR / ERR_INVAL_OPTION with its xid (draft §3.1), whatever its
+ * optdir: from the backchannel's reverse responder when it is a call and
+ * the client has one (bc_responder.c), else from the few send buffers
+ * kept here for that.
  */
 #include <errno.h>
 
 #include "transport/requester.h"
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
+#include "util/log.h"
+
+/* RDMA2_ERROR answers in flight at once (more are dropped and counted);
+ * each is five words. */
+#define CLNT_V2_NANS   4u
+#define CLNT_V2_ANSBUF 32u
+
+int clnt_v2_init(struct rpcrdma_clnt *c, uint32_t *wrs)
+{
+	*wrs = 0;
+	if (c->vpolicy == RPCRDMA_VERSION_1)
+		return 0;
+	*wrs = CLNT_V2_NANS;
+	return xprt_pool_init(&c->v2ans, c->pd, CLNT_V2_NANS, CLNT_V2_ANSBUF);
+}
+
+void clnt_v2_fini(struct rpcrdma_clnt *c)
+{
+	if (c->v2ans.base)
+		xprt_pool_fini(&c->v2ans);
+}
+
+void clnt_v2_answer_wc(struct rpcrdma_clnt *c, uint32_t idx)
+{
+	if (idx < CLNT_V2_NANS)
+		c->v2ans_busy &= ~(1u << idx);
+}
+
+/*
+ * Lock held: answer the message @xid with RDMA2_ERROR @err (draft §3.1).
+ * It travels outside the credit window, as the pull-completion notices of
+ * rr_pull.c do, at most CLNT_V2_NANS at once; its rdma_credit is what our
+ * calls carry (an RDMA2_ERROR's direction cannot be told, so a peer with
+ * a backchannel ignores it, RFC 8167 §4.1).
+ */
+static void answer(struct rpcrdma_clnt *c, uint32_t xid, uint32_t err)
+{
+	struct rpcrdma_send_wr wr = {0};
+	struct rpcrdma_sge sge;
+	uint32_t i;
+	int len;
+
+	for (i = 0; i < CLNT_V2_NANS && (c->v2ans_busy & (1u << i)); i++)
+		;
+	if (!c->v2ans.base || i == CLNT_V2_NANS || c->state != C_UP || !c->ep) {
+		c->st.dropped_msgs++;
+		return;
+	}
+	len =
+	    xprt_v2_encode_error(xprt_pool_buf(&c->v2ans, i), CLNT_V2_ANSBUF, xid, c->nslots, err);
+	if (len < 0) {
+		c->st.dropped_msgs++;
+		return;
+	}
+	sge = xprt_pool_sge(&c->v2ans, i, 0, (size_t)len);
+	wr.wr_id = clnt_wrid(c->gen, CLNT_WR_V2_ANSWER, i);
+	wr.opcode = RPCRDMA_WR_SEND;
+	wr.flags = RPCRDMA_SEND_SIGNALED; /* the buffer is free again at its completion */
+	wr.sg = &sge;
+	wr.num_sge = 1;
+	if (rpcrdma_post_send(c->ep, &wr)) {
+		c->st.dropped_msgs++;
+		return; /* the connection is going: its end says so */
+	}
+	c->v2ans_busy |= 1u << i;
+	c->st.inline_bytes_tx += (uint64_t)len;
+}
 
 /*
  * Lock held, from the reply that completed negotiation (before that reply
@@ -86,14 +170,18 @@ static void props_send(struct rpcrdma_clnt *c)
 void clnt_v2_conn_up(struct rpcrdma_clnt *c)
 {
 	c->props_xid = 0;
-	if (c->vpolicy == RPCRDMA_VERSION_1) {
+	c->v2ans_busy = 0; /* the last endpoint, and its Sends, are gone */
+	if (c->vpolicy == RPCRDMA_VERSION_1 || c->v2_off) {
+		c->lim.vers = RPCRDMA1_VERSION;
 		c->neg = CLNT_NEG_DONE;
 		c->rx_vers = RPCRDMA1_VERSION;
+		c->st.rdma_version = RPCRDMA1_VERSION;
 		return;
 	}
 	c->lim.vers = RPCRDMA2_VERSION;
 	c->neg = CLNT_NEG_PROBE;
 	c->rx_vers = 0;
+	c->st.rdma_version = 0;
 	c->neg_send = c->lim.inline_send;
 	if (c->lim.inline_send > RPCRDMA2_FIRST_MSG_MAX)
 		c->lim.inline_send = RPCRDMA2_FIRST_MSG_MAX;
@@ -112,9 +200,11 @@ static bool probe_reply(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
 		c->lim.inline_send = c->neg_send;
 		c->neg = CLNT_NEG_DONE;
 		c->rx_vers = RPCRDMA1_VERSION;
+		c->st.rdma_version = RPCRDMA1_VERSION;
 		c->st.err_vers_rx++;
-		if (h->vers == RPCRDMA1_VERSION)
-			xprt_credits_update(&c->cr, h->credit);
+		/* Draft §5: one message at a time until a message that is not
+		 * an error reports the credit limit; the ERR_VERS's rdma_credit
+		 * is not one (the grant stays at the connection's first, 1). */
 		c->st.credits = c->cr.grant;
 		s->on_wire = false;
 		xprt_credits_done(&c->cr);
@@ -133,6 +223,7 @@ static bool probe_reply(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
 	    (h->proc == RPCRDMA2_MSG || h->proc == RPCRDMA2_NOMSG)) {
 		c->neg = CLNT_NEG_DONE;
 		c->rx_vers = RPCRDMA2_VERSION;
+		c->st.rdma_version = RPCRDMA2_VERSION;
 		c->lim.inline_send = c->neg_send;
 		xprt_v2_raise_inline(&c->lim, c->inline_send, c->inline_recv);
 		c->st.inline_send = c->lim.inline_send;
@@ -160,6 +251,20 @@ bool clnt_v2_reply_vers(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
 	return false;
 }
 
+void clnt_v2_probe_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	if (c->vpolicy != RPCRDMA_VERSION_AUTO || c->state != C_UP)
+		return;
+	/* Draft §5.2: "the initial negotiation message is lost or dropped":
+	 * no Version Two support assumed, from a fresh connection on (the
+	 * lost probe's credit and any late answer go with the old one). */
+	c->v2_off = true;
+	c->st.v2_probe_losses++;
+	RLOG_PEER(RPCRDMA_LOG_INFO, "clnt", &c->addr,
+		  "Version Two probe unanswered: Version One from now on");
+	clnt_conn_lost(c, cbl); /* clnt_reconnect() closes it */
+}
+
 /* An RDMA2_OPTIONAL: true when it ended a call on the wire. */
 static bool optional_msg(struct rpcrdma_clnt *c, const uint8_t *buf, const struct rpcrdma1_hdr *h,
 			 const struct xprt_v2_info *vi)
@@ -168,20 +273,30 @@ static bool optional_msg(struct rpcrdma_clnt *c, const uint8_t *buf, const struc
 	struct clnt_slot *s = idx < c->nslots ? &c->slots[idx] : NULL;
 	struct rpcrdma2_props p;
 
-	/* Only the answer to our properties is expected: the server's, in
-	 * the REPLY direction with the xid we sent them with. Anything else
-	 * answers no call of ours (a requester answers no optional message:
-	 * it has no call of the peer's to answer) and is dropped. */
-	if (!s || !s->in_use || !s->on_wire || !s->zombie || h->xid != c->props_xid ||
-	    vi->opttype != RPCRDMA2_OPTTYPE_PROPS || vi->optdir != RPCRDMA2_REPLY) {
+	if (vi->opttype != RPCRDMA2_OPTTYPE_PROPS || vi->optdir != RPCRDMA2_REPLY) {
+		/* Draft §3.1: an opttype we do not know, or one we do not
+		 * take here (properties come as the answer to ours; pull
+		 * completion is for a responder that exposed a reply, which
+		 * the requester never does), is answered ERR_INVAL_OPTION
+		 * with its xid, whatever its optdir. With a backchannel, a
+		 * call among them reached its reverse responder first
+		 * (bc_clnt_recv), which answered it on a reverse credit. */
 		c->st.bad_headers++;
+		answer(c, h->xid, RPCRDMA2_ERR_INVAL_OPTION);
+		return false;
+	}
+	/* The server's answer to our properties: the REPLY direction, the
+	 * xid we sent them with. Another one answers nothing of ours. */
+	if (!s || !s->in_use || !s->on_wire || !s->zombie || h->xid != c->props_xid) {
+		c->st.unmatched_replies++;
 		return false;
 	}
 	/* A bad properties message: both sides keep the defaults. */
 	if (!rpcrdma2_props_decode(buf + vi->optinfo_off, vi->optinfo_len, &p)) {
-		xprt_v2_props_apply(&c->lim, &p, c->inline_send, c->inline_recv);
+		xprt_v2_props_apply(&c->lim, &p, c->inline_send, c->inline_recv, c->remote_inv);
 		c->st.inline_send = c->lim.inline_send;
 		c->st.inline_recv = c->lim.inline_recv;
+		c->st.remote_invalidate = c->lim.remote_inv;
 	} else {
 		c->st.bad_headers++;
 	}
@@ -202,10 +317,19 @@ int clnt_v2_decode(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t len, str
 
 	if (!rc && h->proc == RPCRDMA2_OPTIONAL)
 		return optional_msg(c, buf, h, &vi) ? 1 : 2;
-	/* Draft §4.2.2: a reply travels in the REPLY direction and says so;
-	 * one that does not fails its call. */
-	if (!rc && h->proc != RPCRDMA2_ERROR &&
-	    (vi.dir != RPCRDMA2_REPLY || xprt_v2_check_msg_dir(h, &vi, buf, len)))
-		rc = -EPROTO;
-	return rc;
+	if (!rc && h->proc == RPCRDMA2_ERROR)
+		return 0;
+	if (!rc && vi.dir == RPCRDMA2_REPLY && !xprt_v2_check_msg_dir(h, &vi, buf, len))
+		return 0;
+	/* RFC 8166 §4.5: a header in error is discarded. Its xid or credit
+	 * value cannot be trusted, so it touches no call and no credit
+	 * grant; the call it names waits on for its reply (or deadline).
+	 * That includes a "reply" that does not travel in the REPLY
+	 * direction (draft §4.2.2): a reverse call to a client without a
+	 * backchannel, dropped as Version One drops one. */
+	if (!rc && vi.dir == RPCRDMA2_CALL && !xprt_v2_check_msg_dir(h, &vi, buf, len))
+		c->st.unexpected_calls++;
+	else
+		c->st.bad_headers++;
+	return 2;
 }

@@ -476,8 +476,11 @@ void clnt_handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct 
 		clnt_rr_wc(c, wc, cbl); /* reliable replies' Reads and notifications */
 		return;
 	}
-	if (kind != CLNT_WR_RECV || idx >= c->nrecv)
+	if (kind != CLNT_WR_RECV || idx >= c->nrecv) {
+		if (kind == CLNT_WR_V2_ANSWER)
+			clnt_v2_answer_wc(c, idx); /* an RDMA2_ERROR we answered with */
 		return;
+	}
 	bool ended = handle_reply(c, idx, wc, cbl);
 
 	if (c->state != C_UP)
@@ -498,13 +501,19 @@ void clnt_handle_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct 
 void clnt_check_timeouts(struct rpcrdma_clnt *c, struct cb_list *cbl)
 {
 	uint64_t now = monotonic_ns();
+	bool probe_lost = false;
 
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct clnt_slot *s = &c->slots[i];
 
-		if (s->in_use && !s->done && !s->zombie && xprt_deadline_passed(s->deadline, now))
+		if (s->in_use && !s->done && !s->zombie && xprt_deadline_passed(s->deadline, now)) {
+			/* the Version Two probe, unanswered (clnt_vers.c) */
+			probe_lost |= c->neg == CLNT_NEG_PROBE && s->on_wire;
 			clnt_slot_complete(c, s, -ETIMEDOUT, cbl);
+		}
 	}
+	if (probe_lost)
+		clnt_v2_probe_lost(c, cbl);
 }
 
 /* ---- calls ---- */
@@ -695,6 +704,7 @@ void clnt_free(struct rpcrdma_clnt *c)
 	if (c->ep)
 		rpcrdma_ep_destroy(c->ep);
 	clnt_rr_fini(c);
+	clnt_v2_fini(c);
 	if (c->slots) {
 		for (uint32_t i = 0; i < c->nslots; i++) {
 			xprt_call_fini(&c->slots[i].call);
@@ -741,6 +751,12 @@ int clnt_setup(struct rpcrdma_clnt *c, const char *provider, const struct rpcrdm
 		uint32_t w = 0;
 
 		rc = clnt_rr_init(c, &w);
+		c->bc_wrs += w;
+	}
+	if (!rc) {
+		uint32_t w = 0; /* Version Two's RDMA2_ERROR answers, likewise */
+
+		rc = clnt_v2_init(c, &w);
 		c->bc_wrs += w;
 	}
 	ca.cqe = 2 * c->nslots + 16 + (c->nrecv - c->nslots) + c->bc_wrs;

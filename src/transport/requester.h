@@ -57,7 +57,13 @@ struct clnt_testhook {
 
 enum clnt_state { C_DOWN = 0, C_UP, C_DEAD };
 
-enum { CLNT_WR_SEND = 1, CLNT_WR_RECV = 2, CLNT_WR_RR_READ = 5, CLNT_WR_RR_DONE = 6 };
+enum {
+	CLNT_WR_SEND = 1,
+	CLNT_WR_RECV = 2,
+	CLNT_WR_RR_READ = 5,
+	CLNT_WR_RR_DONE = 6,
+	CLNT_WR_V2_ANSWER = 7, /* an RDMA2_ERROR we answer with (clnt_vers.c) */
+};
 
 enum { CLNT_NEG_DONE = 0, CLNT_NEG_PROBE = 1 };
 
@@ -116,6 +122,15 @@ struct rpcrdma_clnt {
 	/* the version replies come in: 1, 2, or 0 while negotiating */
 	uint32_t rx_vers;
 	uint32_t props_xid; /* our transport properties on the wire, 0: none */
+	/* `auto` only: a Version Two probe went unanswered until its
+	 * deadline (draft §5.2: the responder is taken not to support
+	 * Version Two): every later connection speaks Version One. */
+	bool v2_off;
+	/* Version Two policies: send buffers of the RDMA2_ERRORs the
+	 * requester answers optional messages with (draft §3.1,
+	 * clnt_vers.c); bit i of v2ans_busy: buffer i's Send is out. */
+	struct xprt_pool v2ans;
+	uint32_t v2ans_busy;
 	/* credential + verifier of every call (rpc_auth.c); none: AUTH_NONE */
 	uint8_t auth[RPCRDMA_RPC_CRED_VERF_MAX];
 	uint32_t auth_len;
@@ -276,14 +291,26 @@ void clnt_v2_conn_up(struct rpcrdma_clnt *c);
  * -EPROTO) unless it is an ERR_VERS. */
 bool clnt_v2_reply_vers(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
 			int *rc);
-/* Lock held: decode the Version Two message @buf into @h. 0 or -errno
- * (its call fails; -EPROTO: a reply that does not travel in the REPLY
- * direction, draft §4.2.2) as a Version One decode would say; or, for an
- * RDMA2_OPTIONAL (our transport properties answered, or something no call
- * of ours waits for): 1 when its receive is to be given back with the
- * next call (it ended a call on the wire), 2 when the caller re-posts it. */
+/* Lock held: decode the Version Two message @buf into @h. 0: a reply (an
+ * RDMA2_MSG or RDMA2_NOMSG in the REPLY direction, or an RDMA2_ERROR) for
+ * the caller to match; 1: it ended a call on the wire (our transport
+ * properties answered), its receive goes back with the next call; 2: the
+ * caller re-posts its receive at once: a header in error (discarded,
+ * RFC 8166 §4.5: no call and no grant touched), or an RDMA2_OPTIONAL no
+ * call of ours waits for (answered ERR_INVAL_OPTION, draft §3.1). */
 int clnt_v2_decode(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t len,
 		   struct rpcrdma1_hdr *h);
+/* Set up the send buffers of the RDMA2_ERROR answers (a Version Two
+ * policy; clnt_setup, after the PD); send work requests they may add at
+ * once (*@wrs). clnt_v2_fini frees them. */
+int clnt_v2_init(struct rpcrdma_clnt *c, uint32_t *wrs);
+void clnt_v2_fini(struct rpcrdma_clnt *c);
+/* Lock held: the Send of answer buffer @idx (CLNT_WR_V2_ANSWER) completed. */
+void clnt_v2_answer_wc(struct rpcrdma_clnt *c, uint32_t idx);
+/* Lock held: the Version Two probe reached its call's deadline with no
+ * answer (draft §5.2). With AUTO: Version One on every later connection,
+ * and this one closed. */
+void clnt_v2_probe_lost(struct rpcrdma_clnt *c, struct cb_list *cbl);
 
 /* ---- rr_pull.c: reliable replies, the requester's side ---- */
 

@@ -51,7 +51,7 @@ static uint32_t props_call(struct svc_conn *c, struct rpcrdma_svc_req *r, const 
 	c->v2_props_seen = true;
 	c->rr_peer = peer.resp_read;
 	v2_first(c);
-	xprt_v2_props_apply(&c->lim, &peer, s->inline_send, s->inline_recv);
+	xprt_v2_props_apply(&c->lim, &peer, s->inline_send, s->inline_recv, s->remote_inv);
 	xprt_v2_props_ours(&ours, s->inline_send, s->inline_recv, s->bc != NULL, s->remote_inv,
 			   s->rr);
 	if (rpcrdma2_props_encode(opt, sizeof(opt), &ours, &olen) || c->dead ||

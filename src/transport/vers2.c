@@ -160,7 +160,13 @@ void xprt_v2_props_ours(struct rpcrdma2_props *p, uint32_t send, uint32_t recv, 
 		     RPCRDMA2_PROPF_REVERSE_DIR | RPCRDMA2_PROPF_REMOTE_INV;
 	p->max_send_size = send;
 	p->recv_buf_size = recv;
-	p->reverse_dir = bc ? RPCRDMA2_RVRSDIR_GENL : RPCRDMA2_RVRSDIR_NONE;
+	/* version-two-07 §5.2.5: GENL is reverse-direction messages "as in
+	 * the forward direction", Write chunks included, and neither side of
+	 * our backchannel takes those (backchannel.h: results travel inline
+	 * or in the Reply chunk; a reverse call with a Write list is answered
+	 * ERR_CHUNK). Read and Reply chunks alone have no level of their own:
+	 * the highest one we fully meet is SIMPLE (inline messages). */
+	p->reverse_dir = bc ? RPCRDMA2_RVRSDIR_SIMPLE : RPCRDMA2_RVRSDIR_NONE;
 	p->remote_inv = remote_inv;
 	if (resp_read) {
 		p->present |= RPCRDMA2_PROPF_RESP_READ;
@@ -169,11 +175,17 @@ void xprt_v2_props_ours(struct rpcrdma2_props *p, uint32_t send, uint32_t recv, 
 }
 
 void xprt_v2_props_apply(struct xprt_limits *lim, const struct rpcrdma2_props *p, uint32_t our_send,
-			 uint32_t our_recv)
+			 uint32_t our_recv, bool our_inv)
 {
 	/* What we send must fit its receive buffers; what it sends, ours. */
 	if (p->recv_buf_size > lim->inline_send)
 		lim->inline_send = p->recv_buf_size < our_send ? p->recv_buf_size : our_send;
 	if (p->max_send_size > lim->inline_recv)
 		lim->inline_recv = p->max_send_size < our_recv ? p->max_send_size : our_recv;
+	/* docs/rpcrdma2-extensions.md §3: Send With Invalidate when both
+	 * sides announced it, whatever RFC 8797 private data said before (a
+	 * connection without it starts with remote invalidation off); a
+	 * peer that says FALSE gets none. Not sent: unchanged. */
+	if (p->present & RPCRDMA2_PROPF_REMOTE_INV)
+		lim->remote_inv = our_inv && p->remote_inv;
 }

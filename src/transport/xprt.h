@@ -157,9 +157,11 @@ struct rpcrdma2_props;
 void xprt_v2_props_ours(struct rpcrdma2_props *p, uint32_t send, uint32_t recv, bool bc,
 			bool remote_inv, bool resp_read);
 /* The peer's properties @p: sizes above the thresholds in @lim raise them
- * for later messages, never past our own buffers (@our_send, @our_recv). */
+ * for later messages, never past our own buffers (@our_send, @our_recv);
+ * remote invalidation, when @p says, is on exactly when both sides
+ * accept it (@our_inv: ours). */
 void xprt_v2_props_apply(struct xprt_limits *lim, const struct rpcrdma2_props *p, uint32_t our_send,
-			 uint32_t our_recv);
+			 uint32_t our_recv, bool our_inv);
 
 /* ---- credits.c: requester credit window ---- */
 

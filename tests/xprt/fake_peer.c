@@ -109,33 +109,67 @@ static void fp_reply2(struct fake_peer *p, uint32_t rdma_xid, uint32_t dir, uint
 	fp_send(p, w, sizeof(w) / 4);
 }
 
+/* A Version Two message from the client that is not a call: an
+ * RDMA2_ERROR (counted) or its transport properties (kept). */
+static void fp_on_other2(struct fake_peer *p, const uint32_t *w, size_t n)
+{
+	if (n >= 5 && w[3] == 4) {
+		atomic_store(&p->err_xid, w[0]);
+		atomic_store(&p->err_code, w[4]);
+		atomic_fetch_add(&p->errs_rx, 1);
+	} else if (n >= 7 && w[3] == 5 && w[5] == 0x52444d01u) {
+		size_t k = n - 7 < 48 ? n - 7 : 48;
+
+		memcpy(p->props, w + 7, k * 4);
+		atomic_store(&p->props_words, (uint32_t)k);
+		atomic_fetch_add(&p->props_rx, 1);
+	}
+}
+
 /* The Version Two modes: @w a Short RDMA2_MSG call (32-byte header). */
 static void fp_on_call2(struct fake_peer *p, const uint32_t *w, size_t n, int mode)
 {
 	uint32_t rx = w[0], arg = n > 18 ? w[18] : 0, cr = atomic_load(&p->credit);
+	uint32_t bc = atomic_load(&p->bad_credit), vc = atomic_load(&p->vers_credit);
 
+	if (mode == FP_V1_DROP2) {
+		atomic_fetch_add(&p->v2_dropped, 1);
+		return;
+	}
 	if (mode < FP_V2_OK) {
 		/* a Version One server (RFC 8166 §4.5.1) */
-		const uint32_t e[] = {rx, 1, cr, 4, 1, 1, 1};
+		const uint32_t e[] = {rx, 1, vc == UINT32_MAX ? cr : vc, 4, 1, 1, 1};
 
+		if (atomic_load(&p->vers_delay_ms))
+			fp_pause(p, (int)atomic_load(&p->vers_delay_ms));
 		fp_send(p, e, 7);
 		return;
 	}
-	if (n < 18 || w[3] != 0 || w[4] != 0 || w[9] != 0)
+	if (n < 18 || w[3] != 0 || w[4] != 0 || w[9] != 0) {
+		fp_on_other2(p, w, n);
 		return; /* not a Short call */
+	}
 	atomic_fetch_add(&p->calls, 1);
 	if (mode == FP_V2_OPT) {
 		const uint32_t o[] = {rx, 2, cr, 5, 1, 0x1234, 0};
 
 		fp_send(p, o, 7);
+	} else if (mode == FP_V2_OPTCALL) {
+		const uint32_t o[] = {atomic_load(&p->opt_xid), 2, cr, 5, 0, 0x1235, 4, 0xabcd};
+
+		fp_send(p, o, 8);
 	} else if (mode == FP_V2_ERRX) {
-		const uint32_t e[] = {rx, 2, cr, 4, 9};
+		const uint32_t e[] = {rx, 2, bc, 4, 9};
 
 		fp_send(p, e, 5);
-		return;
 	} else if (mode == FP_V2_DIR) {
-		fp_reply2(p, rx, 0, arg + 1);
-		return;
+		const uint32_t d[] = {rx, 2, bc, 0, 0, 0, 0, 0, rx, 1, 0, 0, 0, 0, 0xbad};
+
+		fp_send(p, d, 15);
+	} else if (mode == FP_V2_TRUNC) {
+		const uint32_t t[] = {rx, 2, bc, 0};
+
+		fp_send(p, t, 4);
 	} else if (mode == FP_V2_EARLY) {
 		fp_reply2(p, rx ^ 0x5a5a0000u, 1, 0xbad);
 	}
@@ -237,6 +271,7 @@ static void fp_on_call(struct fake_peer *p, const uint32_t *w, size_t n)
 		fp_flush_held(p); /* late replies first */
 	switch (mode) {
 	case FP_OK:
+	case FP_V1_DROP2:
 		fp_reply(p, rx, px, arg + 1);
 		break;
 	case FP_SILENT:
@@ -365,6 +400,9 @@ int fp_start(struct fake_peer *p, uint16_t port, enum fp_mode mode)
 	atomic_store(&p->mode, (int)mode);
 	atomic_store(&p->credit, 8);
 	atomic_store(&p->batch, 1);
+	atomic_store(&p->vers_credit, UINT32_MAX);
+	atomic_store(&p->bad_credit, 3);
+	atomic_store(&p->opt_xid, 0x0ff10001u);
 	if (rpcrdma_dev_open(NULL, NULL, &p->dev) || rpcrdma_pd_alloc(p->dev, &p->pd) ||
 	    rpcrdma_cq_create(p->dev, &ca, &p->cq) || rpcrdma_evch_create(p->dev, NULL, &p->ch) ||
 	    rpcrdma_mr_reg(p->pd, p->buf, sizeof(p->buf) + sizeof(p->wbuf),

@@ -44,13 +44,22 @@ enum fp_mode {
 		   `reply_chunks` counts calls that offered a Reply chunk. */
 	/* Version Two (the client must speak it; any other call is answered
 	 * ERR_VERS 1..1 in Version One, as a Version One server would): */
-	FP_V2_OK,    /* every call answered in Version Two */
-	FP_V2_OPT,   /* first an RDMA2_OPTIONAL (unknown opttype, optdir REPLY)
-			with the call's xid, then the right reply */
-	FP_V2_ERRX,  /* only an RDMA2_ERROR with errcode 9 and the call's xid */
-	FP_V2_DIR,   /* only a reply whose rdma_direction says CALL */
-	FP_V2_EARLY, /* first a Version Two reply to no call (another xid), then
-			the right reply */
+	FP_V2_OK,      /* every call answered in Version Two */
+	FP_V2_OPT,     /* first an RDMA2_OPTIONAL (unknown opttype, optdir REPLY)
+			  with the call's xid, then the right reply */
+	FP_V2_ERRX,    /* first an RDMA2_ERROR with errcode 9 and the call's xid,
+			  then the right reply */
+	FP_V2_DIR,     /* first a reply whose rdma_direction says CALL, then the
+			  right reply */
+	FP_V2_EARLY,   /* first a Version Two reply to no call (another xid), then
+			  the right reply */
+	FP_V2_OPTCALL, /* first an RDMA2_OPTIONAL (unknown opttype, optdir CALL,
+			  xid opt_xid: the peer's own call), then the right reply */
+	FP_V2_TRUNC,   /* first an RDMA2_MSG header cut after its proc word, with
+			  the call's xid, then the right reply */
+	FP_V1_DROP2,   /* a Version One server that drops every Version Two
+			  message silently (no ERR_VERS) and answers Version One
+			  calls as FP_OK */
 };
 
 #define FP_MAXHELD 64
@@ -60,6 +69,12 @@ struct fake_peer {
 	_Atomic int mode;
 	_Atomic uint32_t credit; /* rdma_credit of every message sent (default 8) */
 	_Atomic uint32_t batch;  /* FP_HOLD (default 1) */
+	/* rdma_credit of ERR_VERS answers (default UINT32_MAX: `credit`) and
+	 * of the bad headers FP_V2_ERRX, _DIR and _TRUNC send first (default 3) */
+	_Atomic uint32_t vers_credit;
+	_Atomic uint32_t bad_credit;
+	_Atomic uint32_t opt_xid;       /* FP_V2_OPTCALL (default 0x0ff10001) */
+	_Atomic uint32_t vers_delay_ms; /* pause before each ERR_VERS (default 0) */
 	/* read by the test */
 	uint16_t port;
 	_Atomic uint32_t calls;        /* calls received */
@@ -68,6 +83,16 @@ struct fake_peer {
 	_Atomic bool gone;             /* FP_VANISH happened */
 	_Atomic uint32_t reply_chunks; /* FP_FIT: calls that offered a Reply chunk */
 	_Atomic uint32_t err_chunks;   /* FP_FIT: ERR_CHUNK sent */
+	/* Version Two messages received that are not calls: RDMA2_ERRORs
+	 * (the last one's xid and errcode), and the client's transport
+	 * properties (RDMA2_OPTIONAL of opttype 0x52444d01: its optinfo,
+	 * words in host order) */
+	_Atomic uint32_t errs_rx;
+	_Atomic uint32_t err_xid, err_code;
+	_Atomic uint32_t props_rx;
+	uint32_t props[48];
+	_Atomic uint32_t props_words;
+	_Atomic uint32_t v2_dropped; /* FP_V1_DROP2: Version Two messages dropped */
 	/* the thread's own */
 	pthread_t thr;
 	_Atomic bool stop;

@@ -26,7 +26,10 @@
  *                 4096; once the properties are exchanged a 16000-byte
  *                 ECHO goes inline both ways on the same connection.
  *                 Without properties (or in Version One) it stays a Long
- *                 Call with a Reply chunk.
+ *                 Call with a Reply chunk. Remote invalidation likewise:
+ *                 on only when both sides' properties say so, and then a
+ *                 call's one STag comes back invalidated by the server's
+ *                 Send With Invalidate.
  */
 #include <errno.h>
 #include <signal.h>
@@ -282,6 +285,18 @@ static void pair_raise(uint16_t port, enum rpcrdma_version_policy v, int props)
 	echo_as(c, 16000, raised);
 	echo_as(c, 3000, v != RPCRDMA_VERSION_1);
 	XT_CHECK(rpcrdma_clnt_stats(c, &st) == 0 && st.connections == 1 && st.bad_headers == 0);
+	/* Remote invalidation (docs/rpcrdma2-extensions.md §3): without
+	 * private data only the properties can turn it on, and then the
+	 * server answers a call that exposed one STag (a Read chunk, a Write
+	 * chunk) with Send With Invalidate of it (a call that exposed more
+	 * gets none). */
+	XT_CHECK(st.remote_invalidate == raised);
+	write_read(c, 65536);
+	XT_CHECK(rpcrdma_clnt_stats(c, &st) == 0);
+	if (raised ? !st.remote_invalidations : st.remote_invalidations != 0)
+		fprintf(stderr, "%s client, props %d: %llu STags invalidated by the server\n",
+			vname[v], props, (unsigned long long)st.remote_invalidations);
+	XT_CHECK(raised ? st.remote_invalidations > 0 : st.remote_invalidations == 0);
 	rpcrdma_clnt_destroy(c);
 }
 
