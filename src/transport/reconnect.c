@@ -261,6 +261,7 @@ void clnt_conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		c->txq_head = head;
 	}
 	xprt_credits_reset(&c->cr);
+	c->rr_held = 0; /* notifications' credits too (rr_pull.c) */
 	c->st.outstanding = 0;
 }
 
@@ -360,5 +361,8 @@ bool clnt_credits_held_by_dead(const struct rpcrdma_clnt *c)
 		if (s->in_use && s->on_wire && (s->zombie || s->done))
 			n++;
 	}
-	return n >= c->cr.on_wire;
+	/* (credits held by notifications come back with replies to later
+	 * calls, which cannot go either; held alone, they come back when
+	 * their Sends complete, rr_pull.c) */
+	return n && n + c->rr_held >= c->cr.on_wire;
 }
