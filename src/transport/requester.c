@@ -435,10 +435,8 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		/* In a responder-provided Read chunk (rr_pull.c): pulled for a
 		 * call still waiting (with a backchannel, always: it may be a
 		 * reverse call), else only notified, on the call's credit. */
-		if (c->bc || (!s->zombie && !s->done)) {
-			clnt_rr_start(c, s, h, buf, len, cbl);
-			return true;
-		}
+		if (c->bc || (!s->zombie && !s->done))
+			return clnt_rr_start(c, s, h, buf, len, cbl);
 		held = clnt_rr_notify_hdr(c, h, true);
 	}
 	s->on_wire = false;

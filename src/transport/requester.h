@@ -306,8 +306,10 @@ static inline bool clnt_rr_reply(const struct rpcrdma_clnt *c, const struct rpcr
  * start pulling it (@s stays on the wire, holding its credit, until the
  * pull ends and its notification takes the credit over). With a
  * backchannel, @h's credit is applied only once the pulled message is
- * known to be a REPLY (RFC 8167 §4.1). */
-void clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
+ * known to be a REPLY (RFC 8167 §4.1). False when @s was pulling already
+ * (a second message of its XID: kept for the pull's end with a
+ * backchannel, else dropped as a duplicate): nothing ended. */
+bool clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
 		   const uint8_t *buf, size_t len, struct cb_list *cbl);
 /* Lock held: notify pull completion of @h's reply without pulling it (no
  * call waits for it any more). @hold: on the credit of the call it ended

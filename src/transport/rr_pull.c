@@ -64,6 +64,10 @@ struct clnt_rr_pull {
 	 * should the pulled one be a CALL */
 	struct xprt_lbuf raw;
 	size_t raw_len;
+	/* with a backchannel: a second such message of the same XID that
+	 * came during the pull (one of the two is a reverse call) */
+	struct xprt_lbuf stash;
+	size_t stash_len;
 };
 
 /* A notification holding its call's credit (FIFO, oldest first). */
@@ -120,6 +124,7 @@ void clnt_rr_fini(struct rpcrdma_clnt *c)
 			rpcrdma_mr_dereg(p->mr);
 		xprt_lbuf_fini(&p->buf);
 		xprt_lbuf_fini(&p->raw);
+		xprt_lbuf_fini(&p->stash);
 		free(p);
 		c->slots[i].rr = NULL;
 	}
@@ -150,8 +155,10 @@ static void sync_gen(struct rpcrdma_clnt *c)
 	for (uint32_t i = 0; i < rr->nbuf; i++)
 		rr->free[i] = i;
 	for (uint32_t i = 0; i < c->nslots; i++)
-		if (c->slots[i].rr)
+		if (c->slots[i].rr) {
 			c->slots[i].rr->pulling = false;
+			c->slots[i].rr->stash_len = 0;
+		}
 }
 
 /* The one STag of the Read list, or 0 when it names several. */
@@ -403,7 +410,7 @@ static bool pulled_call(struct rpcrdma_clnt *c, struct clnt_slot *s)
 	return true;
 }
 
-void clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
+bool clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
 		   const uint8_t *buf, size_t len, struct cb_list *cbl)
 {
 	struct clnt_rr *rr = c->rr;
@@ -414,12 +421,27 @@ void clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpc
 	if (!s->rr)
 		s->rr = calloc(1, sizeof(*s->rr));
 	p = s->rr;
+	if (p && p->pulling) {
+		/* Another message of this XID during the pull. With a
+		 * backchannel one of the two is a reverse call: kept until the
+		 * pull tells which (pull_end). Else a duplicate: notified, as
+		 * a reply no call waits for. */
+		if (c->bc && !p->stash_len && !xprt_lbuf_reserve(&p->stash, len)) {
+			memcpy(p->stash.buf, buf, len);
+			p->stash_len = len;
+		} else {
+			c->st.dropped_msgs++;
+			if (!c->bc)
+				(void)clnt_rr_notify_hdr(c, h, false);
+		}
+		return false;
+	}
 	rc = p ? pull_setup(c, p, h) : -ENOMEM;
 	if (rc) {
 		/* The draft: notify even when nothing was pulled. */
 		notify(c, h->xid, h->vers, only_stag(&h->chunks), true);
 		finish(c, s, rc, cbl);
-		return;
+		return true;
 	}
 	p->raw_len = 0;
 	if (c->bc && !xprt_lbuf_reserve(&p->raw, len)) {
@@ -434,6 +456,39 @@ void clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpc
 		rr->qhead = s;
 	rr->qtail = s;
 	reads_post(c, cbl);
+	return true;
+}
+
+/* Every Read of @s's pull completed: a reverse call (to the backchannel;
+ * a message of the same XID kept meanwhile is then pulled as the reply),
+ * else the reply: notified, the call completed (and a message kept
+ * meanwhile is the reverse call). */
+static void pull_end(struct rpcrdma_clnt *c, struct clnt_slot *s, struct cb_list *cbl)
+{
+	struct clnt_rr_pull *p = s->rr;
+	size_t kept = p->stash_len;
+
+	p->pulling = false;
+	p->stash_len = 0;
+	if (pulled_call(c, s)) {
+		/* (clnt_rr_start copies the stash to raw before reusing it) */
+		if (kept && !rpcrdma1_decode_buf(p->stash.buf, kept, &c->rh) &&
+		    clnt_rr_reply(c, &c->rh) && c->rh.xid == p->xid)
+			(void)clnt_rr_start(c, s, &c->rh, p->stash.buf, kept, cbl);
+		return;
+	}
+	if (kept)
+		(void)bc_clnt_recv(c->bc, p->stash.buf, kept);
+	if (c->bc) {
+		/* a reply after all: its credit counts now (requester.c left
+		 * it, RFC 8167 §4.1) */
+		xprt_credits_update(&c->cr, p->h.credit);
+		c->st.credits = c->cr.grant;
+		clnt_rr_reply_seen(c, s);
+	}
+	/* The draft: after the Reads, pull completion. */
+	notify(c, p->xid, p->vers, p->stag, true);
+	finish(c, s, 0, cbl);
 }
 
 void clnt_rr_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_list *cbl)
@@ -459,19 +514,7 @@ void clnt_rr_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_l
 	s = idx < c->nslots ? &c->slots[idx] : NULL;
 	p = s ? s->rr : NULL;
 	if (p && p->pulling && p->gen == c->gen && --p->pending == 0) {
-		p->pulling = false;
-		if (!pulled_call(c, s)) {
-			if (c->bc) {
-				/* a reply after all: its credit counts now
-				 * (requester.c left it, RFC 8167 §4.1) */
-				xprt_credits_update(&c->cr, p->h.credit);
-				c->st.credits = c->cr.grant;
-				clnt_rr_reply_seen(c, s);
-			}
-			/* The draft: after the Reads, pull completion. */
-			notify(c, p->xid, p->vers, p->stag, true);
-			finish(c, s, 0, cbl);
-		}
+		pull_end(c, s, cbl);
 	}
 	if (c->state == C_UP)
 		reads_post(c, cbl);
