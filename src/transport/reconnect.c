@@ -113,8 +113,9 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_TIMEOUT |
 		       RPCRDMA_EP_ATTR_IRD_ORD;
 	/* RFC 6581 §9: the server RDMA Reads our Read chunks (IRD, 128 as the
-	 * Linux client advertises); we Read only a backchannel's reverse
-	 * Read chunks (ORD). */
+	 * Linux client advertises); we Read a backchannel's reverse Read
+	 * chunks and replies in responder-provided Read chunks, which any
+	 * client pulls (ORD; c->rr always exists, issue 32). */
 	ea.ird = CLNT_IRD;
 	ea.ord = c->bc || c->rr ? CLNT_BC_ORD : 0; /* and reliable replies' pulls */
 	ea.send_cq = c->cq;

@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 	port = traffic();
 	CHECK(port != 0);
 	CHECK(bad_level == 0);
-	CHECK(logged("svc 127.0.0.1:", "accepted: MPA rev 2, CRC on, peer IRD 128 ORD 0"));
+	CHECK(logged("svc 127.0.0.1:", "accepted: MPA rev 2, CRC on, peer IRD 128 ORD 16"));
 	CHECK(logged("accepted:", "private data 8 bytes, inline send 1024 recv 1024"));
 	/* on the shared receive queue a connection starts at one credit,
 	 * raised by the replies (svc_srq.c): the client sees 64 */
