@@ -14,8 +14,12 @@
  * Direction (RFC 8167 §2, §4.1). Every received message is classified by
  * the msg_type of its RPC message (CALL or REPLY), inline or, for
  * RDMA_NOMSG, by its chunks (a Position-Zero Read chunk carries a Call, a
- * Reply chunk alone a Reply). Forward and reverse XIDs are separate spaces:
- * the same XID may be live in both directions. Credits are accounted per
+ * Reply chunk alone a Reply) -- except that in Version One a forward reply
+ * too may come in a Position-Zero Read chunk (reliable replies): on the
+ * client, one whose XID is a forward call's on the wire is pulled first
+ * and goes where its msg_type says (docs/reliable-replies.md §3).
+ * Forward and reverse XIDs are separate spaces: the same XID may be live
+ * in both directions. Credits are accounted per
  * direction (§4.1): forward grants come in forward replies, reverse
  * requests in reverse calls and reverse grants in reverse replies; the
  * credit value of a message whose direction cannot be told (RDMA_ERROR) is

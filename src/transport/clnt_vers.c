@@ -136,7 +136,7 @@ static void props_send(struct rpcrdma_clnt *c)
 		}
 	}
 	xprt_v2_props_ours(&p, c->inline_send, c->inline_recv, c->bc != NULL, c->remote_inv,
-			   c->rr != NULL);
+			   c->rr_opt);
 	if (!s || rpcrdma2_props_encode(opt, sizeof(opt), &p, &olen))
 		return;
 	if (s->call.mr_used)

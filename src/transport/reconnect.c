@@ -113,8 +113,9 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS | RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_TIMEOUT |
 		       RPCRDMA_EP_ATTR_IRD_ORD;
 	/* RFC 6581 §9: the server RDMA Reads our Read chunks (IRD, 128 as the
-	 * Linux client advertises); we Read only a backchannel's reverse
-	 * Read chunks (ORD). */
+	 * Linux client advertises); we Read a backchannel's reverse Read
+	 * chunks and replies in responder-provided Read chunks, which any
+	 * client pulls (ORD; c->rr always exists, issue 32). */
 	ea.ird = CLNT_IRD;
 	ea.ord = c->bc || c->rr ? CLNT_BC_ORD : 0; /* and reliable replies' pulls */
 	ea.send_cq = c->cq;
@@ -265,6 +266,7 @@ void clnt_conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		c->txq_head = head;
 	}
 	xprt_credits_reset(&c->cr);
+	c->rr_held = 0; /* notifications' credits too (rr_pull.c) */
 	c->st.outstanding = 0;
 }
 
@@ -364,5 +366,8 @@ bool clnt_credits_held_by_dead(const struct rpcrdma_clnt *c)
 		if (s->in_use && s->on_wire && (s->zombie || s->done))
 			n++;
 	}
-	return n >= c->cr.on_wire;
+	/* (credits held by notifications come back with replies to later
+	 * calls, which cannot go either; held alone, they come back when
+	 * their Sends complete, rr_pull.c) */
+	return n && n + c->rr_held >= c->cr.on_wire;
 }

@@ -159,6 +159,7 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
 	if (rc)
 		return rc;
 	s->on_wire = true;
+	s->rr_epoch = c->rr_epoch; /* after the notifications sent so far */
 	if (xprt_slot_sent(&s->result, k)) {
 		c->st.retransmits++;
 		RLOG_PEER(RPCRDMA_LOG_DEBUG, "clnt", &c->addr, "retransmitted xid %#x",
@@ -304,6 +305,24 @@ static int reply_rpc_check(const struct clnt_slot *s, const uint8_t *buf, uint32
 	return ntohl(w[0]) != s->call.xid ? 1 : 0;
 }
 
+/* RFC 8167 §4.1 with reliable replies: an RDMA_NOMSG whose Read list
+ * starts at position zero is a reverse Long Call or a forward reply in a
+ * responder-provided Read chunk; only the message tells, once pulled. One
+ * whose XID is that of a forward call on the wire is pulled as its reply
+ * (rr_pull.c hands it to the backchannel should it be a CALL); any other
+ * goes to the backchannel. Version One only: Version Two says its
+ * direction. */
+static bool rr_fwd_reply(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t len)
+{
+	uint32_t w[6];
+
+	if (len < sizeof(w))
+		return false;
+	memcpy(w, buf, sizeof(w));
+	return ntohl(w[1]) == RPCRDMA1_VERSION && ntohl(w[3]) == RPCRDMA1_NOMSG &&
+	       ntohl(w[4]) == 1 && w[5] == 0 && slot_by_xid(c, ntohl(w[0]));
+}
+
 /* The statistics of a decoded reply @h whose processing returned @st. */
 static inline void reply_count(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr *h, int st)
 {
@@ -357,7 +376,7 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 #endif
 	/* RFC 8167 §4.1: a reverse Call (msg_type CALL) lands in any receive
 	 * buffer; the backchannel copies it out, the buffer is re-posted. */
-	if (c->bc && bc_clnt_recv(c->bc, buf, len))
+	if (c->bc && !rr_fwd_reply(c, buf, len) && bc_clnt_recv(c->bc, buf, len))
 		return true; /* re-posted at once (handle_wc: c->bc) */
 	c->st.inline_bytes_rx += len;
 	if (len < RPCRDMA1_FIXED_SIZE) {
@@ -376,7 +395,7 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		/* The draft: a reply in a Read chunk is notified even for an
 		 * XID we do not know. */
 		if (!rc && clnt_rr_reply(c, h))
-			clnt_rr_notify_hdr(c, h);
+			(void)clnt_rr_notify_hdr(c, h, false);
 		/* Not fatal: count and drop. */
 		c->st.unmatched_replies++;
 		return false;
@@ -399,24 +418,30 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		/* Negotiating, or a reply in another version (clnt_vers.c) */
 		if (clnt_v2_reply_vers(c, s, h, &rc))
 			return true; /* ERR_VERS: the call goes again in Version One */
-	} else if (!(c->bc && h->proc == RPCRDMA1_ERROR)) {
+	} else if (!(c->bc && (h->proc == RPCRDMA1_ERROR || (!rc && clnt_rr_reply(c, h))))) {
+		/* (with a backchannel, a reply in a Read chunk counts once
+		 * pulled, rr_pull.c) */
 		xprt_credits_update(&c->cr, h->credit);
+		if (__builtin_expect(c->rr_held != 0, 0))
+			clnt_rr_reply_seen(c, s);
 	}
 	if (RLOG_ON(RPCRDMA_LOG_INFO) && c->st.credits != c->cr.grant)
 		rlog_emit_peer(RPCRDMA_LOG_INFO, "clnt", &c->addr, "credits granted %u (was %u)",
 			       c->cr.grant, c->st.credits);
 	c->st.credits = c->cr.grant;
+	bool held = false;
+
 	if (__builtin_expect(!rc && clnt_rr_reply(c, h), 0) && h->vers == c->rx_vers) {
 		/* In a responder-provided Read chunk (rr_pull.c): pulled for a
-		 * call still waiting, else only notified. */
-		if (!s->zombie && !s->done) {
-			clnt_rr_start(c, s, h, cbl);
-			return true;
-		}
-		clnt_rr_notify_hdr(c, h);
+		 * call still waiting (with a backchannel, always: it may be a
+		 * reverse call), else only notified, on the call's credit. */
+		if (c->bc || (!s->zombie && !s->done))
+			return clnt_rr_start(c, s, h, buf, len, cbl);
+		held = clnt_rr_notify_hdr(c, h, true);
 	}
 	s->on_wire = false;
-	xprt_credits_done(&c->cr);
+	if (!held)
+		xprt_credits_done(&c->cr);
 	c->st.outstanding = c->cr.on_wire;
 	if (s->zombie) {
 		/* (our transport properties answered with an RDMA2_ERROR:
@@ -745,9 +770,10 @@ int clnt_setup(struct rpcrdma_clnt *c, const char *provider, const struct rpcrdm
 	 * once (handle_wc), instead of the peer's Send finding no buffer. */
 	c->nrecv = c->nslots + 1 + (bc ? bc_clnt_extra_recvs(bc) : 0);
 	c->bc_wrs = bc ? bc_clnt_extra_wrs(bc) : 0;
-	if (!rc && c->rr_opt) {
-		/* reliable replies' Reads and notifications: counted with the
-		 * backchannel's work requests */
+	if (!rc) {
+		/* reliable replies' Reads and notifications (whatever the
+		 * option: a reply in a Read chunk is pulled and notified all
+		 * the same): counted with the backchannel's work requests */
 		uint32_t w = 0;
 
 		rc = clnt_rr_init(c, &w);

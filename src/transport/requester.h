@@ -89,6 +89,7 @@ struct clnt_slot {
 	void *cb_arg;
 	struct clnt_slot *qnext; /* transmit queue */
 	struct clnt_rr_pull *rr; /* reliable replies: its pull (rr_pull.c), or NULL */
+	uint32_t rr_epoch;       /* c->rr_epoch when it was last transmitted */
 	struct rpcrdma_call_result result;
 	struct futex_cond cv;
 };
@@ -186,10 +187,15 @@ struct rpcrdma_clnt {
 	struct bc_clnt *bc;
 	uint32_t nrecv;
 	uint32_t bc_wrs; /* send work requests it may have posted at once */
-	/* RPCRDMA_CLNT_OPT_RELIABLE_REPLY: asked for; its state (rr_pull.c),
-	 * or NULL */
+	/* RPCRDMA_CLNT_OPT_RELIABLE_REPLY: asked for (advertised in Version
+	 * Two). The state (rr_pull.c) exists whatever the option: a reply in
+	 * a Read chunk is pulled and notified all the same (the draft). */
 	bool rr_opt;
 	struct clnt_rr *rr;
+	/* Credits held by pull-completion notifications (counted in
+	 * cr.on_wire, rr_pull.c), and their sequence: calls transmitted
+	 * after a notification carry an rr_epoch at or past its own. */
+	uint32_t rr_held, rr_epoch;
 };
 
 /* Completed async calls whose callbacks run after the lock is dropped. */
@@ -314,8 +320,8 @@ void clnt_v2_probe_lost(struct rpcrdma_clnt *c, struct cb_list *cbl);
 
 /* ---- rr_pull.c: reliable replies, the requester's side ---- */
 
-/* Set up @c->rr (option on; clnt_setup, after the PD); send work
- * requests it may add at once (*@wrs). */
+/* Set up @c->rr (clnt_setup, after the PD); send work requests it may add
+ * at once (*@wrs). */
 int clnt_rr_init(struct rpcrdma_clnt *c, uint32_t *wrs);
 void clnt_rr_fini(struct rpcrdma_clnt *c);
 /* Is @h (decoded, no error) a reply in a responder-provided Read chunk? */
@@ -323,13 +329,23 @@ static inline bool clnt_rr_reply(const struct rpcrdma_clnt *c, const struct rpcr
 {
 	return c->rr && h->proc == RPCRDMA1_NOMSG && h->chunks.nreads;
 }
-/* Lock held: @s's reply @h is in a Read chunk: start pulling it (@s
- * stays on the wire, holding its credit, until the pull ends). */
-void clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
-		   struct cb_list *cbl);
+/* Lock held: @s's reply @h (received as @buf, @len) is in a Read chunk:
+ * start pulling it (@s stays on the wire, holding its credit, until the
+ * pull ends and its notification takes the credit over). With a
+ * backchannel, @h's credit is applied only once the pulled message is
+ * known to be a REPLY (RFC 8167 §4.1). False when @s was pulling already
+ * (a second message of its XID: kept for the pull's end with a
+ * backchannel, else dropped as a duplicate): nothing ended. */
+bool clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
+		   const uint8_t *buf, size_t len, struct cb_list *cbl);
 /* Lock held: notify pull completion of @h's reply without pulling it (no
- * call waits for it any more). */
-void clnt_rr_notify_hdr(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr *h);
+ * call waits for it any more). @hold: on the credit of the call it ended
+ * (not given back by the caller); true when the notification holds it,
+ * false when it was given back. */
+bool clnt_rr_notify_hdr(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr *h, bool hold);
+/* Lock held, c->rr_held not 0: a reply ended @s, a call on the wire: the
+ * notifications sent before @s was transmitted give their credits back. */
+void clnt_rr_reply_seen(struct rpcrdma_clnt *c, const struct clnt_slot *s);
 /* Lock held: a completion of kind CLNT_WR_RR_READ or CLNT_WR_RR_DONE. */
 void clnt_rr_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_list *cbl);
 

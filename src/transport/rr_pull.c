@@ -13,15 +13,29 @@
  * Reads: at most our ORD (bounded by the responder's IRD, RFC 6581 §9) at
  * once over all pulls, oldest reply first, as the server's pull.c keeps
  * its Reads within the client's IRD; the work request is rdma_rw.c's.
- * Credits: the call keeps its credit until its pull ends; notifications
- * travel outside the credit window, each on one of the receives the
- * responder posts per reply it may expose (docs/reliable-replies.md §5).
+ * Credits (RFC 5666 §3.8 and the draft: a notification consumes a credit;
+ * docs/reliable-replies.md §5): the call keeps its credit until its pull
+ * ends, and its notification is then sent on that same credit, which
+ * stays counted on the wire ("held") until a reply arrives to a call
+ * transmitted after the notification: the responder processed the
+ * notification (and re-posted its receive) before that call. When held
+ * notifications take every credit granted, no such reply can come, and
+ * the oldest one whose Send completed gives its credit back.
+ *
+ * Direction (RFC 8167 §4.1): with a backchannel, an RDMA_NOMSG with a
+ * Position-Zero Read chunk is a forward reply or a reverse Long Call,
+ * told apart only by the pulled message's msg_type. requester.c sends it
+ * here when its XID matches a forward call on the wire; should the pulled
+ * message be a CALL (the XIDs of the two directions may collide, §2.4.1),
+ * it goes to the backchannel as received and the forward call stays on
+ * the wire.
  * Lock held throughout.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/backchannel_hooks.h"
 #include "transport/requester.h"
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
@@ -46,6 +60,21 @@ struct clnt_rr_pull {
 	struct xprt_lbuf buf;
 	struct rpcrdma_mr *mr;
 	struct clnt_slot *qnext;
+	/* with a backchannel: the message as received, for the backchannel
+	 * should the pulled one be a CALL */
+	struct xprt_lbuf raw;
+	size_t raw_len;
+	/* with a backchannel: a second such message of the same XID that
+	 * came during the pull (one of the two is a reverse call) */
+	struct xprt_lbuf stash;
+	size_t stash_len;
+};
+
+/* A notification holding its call's credit (FIFO, oldest first). */
+struct clnt_rr_held {
+	uint32_t epoch; /* c->rr_epoch it was sent at */
+	uint32_t buf;   /* its send buffer */
+	bool sent;      /* its Send completed */
 };
 
 struct clnt_rr {
@@ -56,6 +85,8 @@ struct clnt_rr {
 	struct xprt_pool np; /* notification send buffers */
 	uint32_t nbuf, nfree;
 	uint32_t *free;
+	struct clnt_rr_held *held; /* ring of nbuf */
+	uint32_t hhead, hn;
 };
 
 int clnt_rr_init(struct rpcrdma_clnt *c, uint32_t *wrs)
@@ -67,9 +98,12 @@ int clnt_rr_init(struct rpcrdma_clnt *c, uint32_t *wrs)
 		return -ENOMEM;
 	rr->nbuf = c->nslots + CLNT_RR_SPARE;
 	rr->free = calloc(rr->nbuf, sizeof(*rr->free));
-	rc = rr->free ? xprt_pool_init(&rr->np, c->pd, rr->nbuf, CLNT_RR_NBUF) : -ENOMEM;
+	rr->held = calloc(rr->nbuf, sizeof(*rr->held));
+	rc =
+	    rr->free && rr->held ? xprt_pool_init(&rr->np, c->pd, rr->nbuf, CLNT_RR_NBUF) : -ENOMEM;
 	if (rc) {
 		free(rr->free);
+		free(rr->held);
 		free(rr);
 		return rc;
 	}
@@ -89,6 +123,8 @@ void clnt_rr_fini(struct rpcrdma_clnt *c)
 		if (p->mr)
 			rpcrdma_mr_dereg(p->mr);
 		xprt_lbuf_fini(&p->buf);
+		xprt_lbuf_fini(&p->raw);
+		xprt_lbuf_fini(&p->stash);
 		free(p);
 		c->slots[i].rr = NULL;
 	}
@@ -96,6 +132,7 @@ void clnt_rr_fini(struct rpcrdma_clnt *c)
 		return;
 	xprt_pool_fini(&c->rr->np);
 	free(c->rr->free);
+	free(c->rr->held);
 	free(c->rr);
 	c->rr = NULL;
 }
@@ -112,12 +149,16 @@ static void sync_gen(struct rpcrdma_clnt *c)
 	rr->ord_known = false;
 	rr->inflight = 0;
 	rr->qhead = rr->qtail = NULL;
+	rr->hhead = rr->hn = 0;
+	c->rr_held = 0; /* the credits went with the connection */
 	rr->nfree = rr->nbuf;
 	for (uint32_t i = 0; i < rr->nbuf; i++)
 		rr->free[i] = i;
 	for (uint32_t i = 0; i < c->nslots; i++)
-		if (c->slots[i].rr)
+		if (c->slots[i].rr) {
 			c->slots[i].rr->pulling = false;
+			c->slots[i].rr->stash_len = 0;
+		}
 }
 
 /* The one STag of the Read list, or 0 when it names several. */
@@ -131,9 +172,35 @@ static uint32_t only_stag(const struct rpcrdma1_chunks *ch)
 	return h;
 }
 
-/* Pull completion for @xid, version @vers (the reply's). Sent outside the
- * credit window; dropped (the responder reclaims) when no buffer is free. */
-static void notify(struct rpcrdma_clnt *c, uint32_t xid, uint32_t vers, uint32_t stag)
+/* Give back the credit of the oldest held notification. */
+static void held_pop(struct rpcrdma_clnt *c)
+{
+	struct clnt_rr *rr = c->rr;
+
+	rr->hhead = (rr->hhead + 1u) % rr->nbuf;
+	rr->hn--;
+	c->rr_held--;
+	xprt_credits_done(&c->cr);
+	c->st.outstanding = c->cr.on_wire;
+}
+
+/* Held notifications taking every credit granted: no call can go, so no
+ * reply can come to give them back. The oldest whose Send completed gives
+ * its credit back (RFC 5666 §3.8 asks the responder to grant enough for
+ * this not to happen). */
+static void held_starved(struct rpcrdma_clnt *c)
+{
+	struct clnt_rr *rr = c->rr;
+
+	while (rr->hn && c->rr_held >= c->cr.grant && rr->held[rr->hhead].sent)
+		held_pop(c);
+}
+
+/* Pull completion for @xid, version @vers (the reply's), dropped (the
+ * responder reclaims) when no buffer is free. @hold: sent on the credit of
+ * the call it ends, which the caller did not give back; true when the
+ * notification holds it now, false when the credit is given back here. */
+static bool notify(struct rpcrdma_clnt *c, uint32_t xid, uint32_t vers, uint32_t stag, bool hold)
 {
 	struct clnt_rr *rr = c->rr;
 	struct rpcrdma_send_wr wr = {0};
@@ -145,7 +212,7 @@ static void notify(struct rpcrdma_clnt *c, uint32_t xid, uint32_t vers, uint32_t
 
 	if (!rr->nfree || c->state != C_UP) {
 		c->st.dropped_msgs++;
-		return;
+		goto nohold;
 	}
 	i = rr->free[--rr->nfree];
 	rpcrdma_xdr_init(&x, xprt_pool_buf(&rr->np, i), CLNT_RR_NBUF, RPCRDMA_XDR_ENCODE);
@@ -172,19 +239,46 @@ static void notify(struct rpcrdma_clnt *c, uint32_t xid, uint32_t vers, uint32_t
 	if (rc) {
 		rr->free[rr->nfree++] = i;
 		c->st.dropped_msgs++;
-		return;
+		goto nohold;
 	}
 	c->st.rr_notifications++;
+	if (!hold)
+		return false;
+	/* Calls transmitted from now on carry a later epoch (transmit). */
+	rr->held[(rr->hhead + rr->hn) % rr->nbuf] =
+	    (struct clnt_rr_held){.epoch = ++c->rr_epoch, .buf = i, .sent = false};
+	rr->hn++;
+	c->rr_held++;
+	return true;
+nohold:
+	if (hold) {
+		xprt_credits_done(&c->cr);
+		c->st.outstanding = c->cr.on_wire;
+	}
+	return false;
 }
 
-void clnt_rr_notify_hdr(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr *h)
+bool clnt_rr_notify_hdr(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr *h, bool hold)
 {
 	sync_gen(c);
-	notify(c, h->xid, h->vers, only_stag(&h->chunks));
+	return notify(c, h->xid, h->vers, only_stag(&h->chunks), hold);
 }
 
-/* The pull of @s ended with @st: the call leaves the wire, its reply is
- * decoded (st 0) and it completes, as handle_reply does for other replies. */
+void clnt_rr_reply_seen(struct rpcrdma_clnt *c, const struct clnt_slot *s)
+{
+	struct clnt_rr *rr = c->rr;
+
+	sync_gen(c);
+	/* Sends arrive in order: the responder saw every notification sent
+	 * before @s's call, and re-posted their receives before it answered. */
+	while (rr->hn && (int32_t)(s->rr_epoch - rr->held[rr->hhead].epoch) >= 0)
+		held_pop(c);
+	held_starved(c);
+}
+
+/* The pull of @s ended with @st and was notified (notify() took or gave
+ * back its credit): the call leaves the wire, its reply is decoded (st 0)
+ * and it completes, as handle_reply does for other replies. */
 static void finish(struct rpcrdma_clnt *c, struct clnt_slot *s, int st, struct cb_list *cbl)
 {
 	struct clnt_rr_pull *p = s->rr;
@@ -195,8 +289,6 @@ static void finish(struct rpcrdma_clnt *c, struct clnt_slot *s, int st, struct c
 	if (p && p->mr)
 		rpcrdma_mr_invalidate(p->mr);
 	s->on_wire = false;
-	xprt_credits_done(&c->cr);
-	c->st.outstanding = c->cr.on_wire;
 	if (s->zombie) {
 		clnt_slot_free(c, s);
 		return;
@@ -300,8 +392,26 @@ static int pull_setup(struct rpcrdma_clnt *c, struct clnt_rr_pull *p, const stru
 	return 0;
 }
 
-void clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
-		   struct cb_list *cbl)
+/* RFC 8167 §4.1, §2.4.1: with a backchannel, is the message pulled for
+ * @s a CALL, a reverse Long Call whose XID is that of a forward call on
+ * the wire? It then goes to the backchannel as received (which pulls it
+ * again: nothing is notified) and @s stays on the wire with its credit. */
+static bool pulled_call(struct rpcrdma_clnt *c, struct clnt_slot *s)
+{
+	struct clnt_rr_pull *p = s->rr;
+	const uint8_t *m = p->buf.buf;
+
+	if (!c->bc || !p->raw_len || p->total < 8 || (m[4] | m[5] | m[6] | m[7]))
+		return false;
+	if (p->mr)
+		rpcrdma_mr_invalidate(p->mr);
+	c->st.unexpected_calls++;
+	(void)bc_clnt_recv(c->bc, p->raw.buf, p->raw_len);
+	return true;
+}
+
+bool clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpcrdma1_hdr *h,
+		   const uint8_t *buf, size_t len, struct cb_list *cbl)
 {
 	struct clnt_rr *rr = c->rr;
 	struct clnt_rr_pull *p;
@@ -311,12 +421,32 @@ void clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpc
 	if (!s->rr)
 		s->rr = calloc(1, sizeof(*s->rr));
 	p = s->rr;
+	if (p && p->pulling) {
+		/* Another message of this XID during the pull. With a
+		 * backchannel one of the two is a reverse call: kept until the
+		 * pull tells which (pull_end). Else a duplicate: notified, as
+		 * a reply no call waits for. */
+		if (c->bc && !p->stash_len && !xprt_lbuf_reserve(&p->stash, len)) {
+			memcpy(p->stash.buf, buf, len);
+			p->stash_len = len;
+		} else {
+			c->st.dropped_msgs++;
+			if (!c->bc)
+				(void)clnt_rr_notify_hdr(c, h, false);
+		}
+		return false;
+	}
 	rc = p ? pull_setup(c, p, h) : -ENOMEM;
 	if (rc) {
 		/* The draft: notify even when nothing was pulled. */
-		notify(c, h->xid, h->vers, only_stag(&h->chunks));
+		notify(c, h->xid, h->vers, only_stag(&h->chunks), true);
 		finish(c, s, rc, cbl);
-		return;
+		return true;
+	}
+	p->raw_len = 0;
+	if (c->bc && !xprt_lbuf_reserve(&p->raw, len)) {
+		memcpy(p->raw.buf, buf, len);
+		p->raw_len = len;
 	}
 	p->pulling = true;
 	p->qnext = NULL;
@@ -326,6 +456,39 @@ void clnt_rr_start(struct rpcrdma_clnt *c, struct clnt_slot *s, const struct rpc
 		rr->qhead = s;
 	rr->qtail = s;
 	reads_post(c, cbl);
+	return true;
+}
+
+/* Every Read of @s's pull completed: a reverse call (to the backchannel;
+ * a message of the same XID kept meanwhile is then pulled as the reply),
+ * else the reply: notified, the call completed (and a message kept
+ * meanwhile is the reverse call). */
+static void pull_end(struct rpcrdma_clnt *c, struct clnt_slot *s, struct cb_list *cbl)
+{
+	struct clnt_rr_pull *p = s->rr;
+	size_t kept = p->stash_len;
+
+	p->pulling = false;
+	p->stash_len = 0;
+	if (pulled_call(c, s)) {
+		/* (clnt_rr_start copies the stash to raw before reusing it) */
+		if (kept && !rpcrdma1_decode_buf(p->stash.buf, kept, &c->rh) &&
+		    clnt_rr_reply(c, &c->rh) && c->rh.xid == p->xid)
+			(void)clnt_rr_start(c, s, &c->rh, p->stash.buf, kept, cbl);
+		return;
+	}
+	if (kept)
+		(void)bc_clnt_recv(c->bc, p->stash.buf, kept);
+	if (c->bc) {
+		/* a reply after all: its credit counts now (requester.c left
+		 * it, RFC 8167 §4.1) */
+		xprt_credits_update(&c->cr, p->h.credit);
+		c->st.credits = c->cr.grant;
+		clnt_rr_reply_seen(c, s);
+	}
+	/* The draft: after the Reads, pull completion. */
+	notify(c, p->xid, p->vers, p->stag, true);
+	finish(c, s, 0, cbl);
 }
 
 void clnt_rr_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_list *cbl)
@@ -340,6 +503,10 @@ void clnt_rr_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_l
 	if (kind == CLNT_WR_RR_DONE) {
 		if (idx < rr->nbuf && rr->nfree < rr->nbuf)
 			rr->free[rr->nfree++] = idx;
+		for (uint32_t k = 0; k < rr->hn; k++)
+			if (rr->held[(rr->hhead + k) % rr->nbuf].buf == idx)
+				rr->held[(rr->hhead + k) % rr->nbuf].sent = true;
+		held_starved(c);
 		return;
 	}
 	if (rr->inflight)
@@ -347,10 +514,7 @@ void clnt_rr_wc(struct rpcrdma_clnt *c, const struct rpcrdma_wc *wc, struct cb_l
 	s = idx < c->nslots ? &c->slots[idx] : NULL;
 	p = s ? s->rr : NULL;
 	if (p && p->pulling && p->gen == c->gen && --p->pending == 0) {
-		/* The draft: after the Reads, pull completion. */
-		p->pulling = false;
-		notify(c, p->xid, p->vers, p->stag);
-		finish(c, s, 0, cbl);
+		pull_end(c, s, cbl);
 	}
 	if (c->state == C_UP)
 		reads_post(c, cbl);

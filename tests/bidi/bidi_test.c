@@ -14,6 +14,7 @@
 int bt_failures;
 int bt_slow_budget;
 int bt_slow_hold, bt_slow_hold_expired, bt_slow_entered;
+int bt_client_rr;
 
 uint64_t bt_now_ns(void)
 {
@@ -74,6 +75,7 @@ static atomic_uint rev_done, rev_bad, rev_maxtx;
 static int tmo_armed, tmo_rc = 1;
 static uint64_t tmo_ns;
 static uint32_t sv_conn_wait_ms;
+static struct rpcrdma_svc *sv_svc;
 
 struct rev_call {
 	struct rpcrdma_svc_client *cl;
@@ -328,6 +330,18 @@ static void ctl(struct rpcrdma_svc_req *req, struct bt_ctl_args *a, struct bt_ct
 		free(want);
 		break;
 	}
+	case CTL_RR_STATS: {
+		struct rpcrdma_xprt_stats xs;
+
+		res->rc = rpcrdma_svc_stats(sv_svc, &xs);
+		res->v[0] = xs.rr_exposed;
+		res->v[1] = (uint32_t)xs.rr_replies;
+		res->v[2] = (uint32_t)xs.rr_notifications;
+		res->v[3] = (uint32_t)xs.rr_reclaimed;
+		res->v[4] = (uint32_t)xs.rr_refused;
+		res->v[5] = (uint32_t)xs.rr_exposed_bytes;
+		break;
+	}
 	case CTL_ARM_TMO:
 		tmo_armed = 1;
 		res->rc = -pthread_create(&t, NULL, tmo_thread, cl);
@@ -366,6 +380,24 @@ static void dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void
 		rpcrdma_svc_freeargs(req, (xdrproc_t)xdr_bt_echo_args, &a);
 		return;
 	}
+	case BT_READ: {
+		struct bt_ctl_args a = {0};
+		struct bt_bulk_res r = {0};
+
+		if (rpcrdma_svc_getargs(req, (xdrproc_t)xdr_bt_ctl_args, &a) || a.a > (8u << 20)) {
+			rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
+			return;
+		}
+		r.id = a.b;
+		r.len = a.a;
+		r.val = malloc(r.len + 1);
+		bt_fill(r.val, r.len, a.b);
+		r.hash = bt_hash(r.val, r.len);
+		mirror(req, a.b);
+		rpcrdma_svc_reply(req, (xdrproc_t)xdr_bt_bulk_res, &r);
+		free(r.val);
+		return;
+	}
 	case BT_CTL: {
 		struct bt_ctl_args a = {0};
 		struct bt_ctl_res r = {0};
@@ -399,6 +431,10 @@ static int bt_child_start(void *arg, struct rpcrdma_svc **svc)
 	};
 	int rc;
 
+	if (cfg && cfg->rr) {
+		so.comp_mask |= RPCRDMA_SVC_OPT_RELIABLE_REPLY;
+		so.reliable_reply = 1;
+	}
 	if (cfg && cfg->v2) {
 		so.comp_mask |= RPCRDMA_SVC_OPT_RDMA_VERSION;
 		so.rdma_version = RPCRDMA_VERSION_2;
@@ -410,8 +446,10 @@ static int bt_child_start(void *arg, struct rpcrdma_svc **svc)
 		rc = rpcrdma_svc_create(tl_addr(), cfg->port, &so, svc);
 	else
 		rc = rpcrdma_svc_create_any(tl_addr(), &so, svc);
-	if (!rc)
+	if (!rc) {
+		sv_svc = *svc;
 		rc = rpcrdma_svc_register(*svc, BT_PROG, BT_VERS, dispatch, NULL);
+	}
 	if (!rc)
 		rc = rpcrdma_svc_bc_init(*svc, &bo, NULL, NULL);
 	if (!rc)
@@ -554,7 +592,13 @@ int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t cre
 	    .rdma_version = vers,
 	    .rdma_props = 1,
 	};
-	int rc = rpcrdma_clnt_create_bc(tl_addr(), port, BT_PROG, BT_VERS, &co, bc, out);
+	int rc;
+
+	if (bt_client_rr) {
+		co.comp_mask |= RPCRDMA_CLNT_OPT_RELIABLE_REPLY;
+		co.reliable_reply = 1;
+	}
+	rc = rpcrdma_clnt_create_bc(tl_addr(), port, BT_PROG, BT_VERS, &co, bc, out);
 
 	if (!rc)
 		rc = rpcrdma_clnt_bc_register(*out, CB_PROG, CB_VERS, cb_dispatch, NULL);

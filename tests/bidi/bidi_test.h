@@ -25,6 +25,8 @@ enum {
 	BT_NULL = 0,
 	BT_ECHO = 1, /* bt_echo_args -> bt_echo_res (hash of the data the server got) */
 	BT_CTL = 2,  /* bt_ctl_args -> bt_ctl_res: drive the server's reverse calls */
+	BT_READ = 3, /* bt_ctl_args (a: bytes, b: seed) -> bt_bulk_res (id = seed, the
+			bytes bt_fill(a, seed) and their hash); mirrored as BT_ECHO */
 };
 
 /* Callback program (server -> client, reverse direction). */
@@ -50,6 +52,8 @@ enum {
 			     v: rdma_err, read_chunks, reply_chunk, reply_proc, call_proc, ok,
 			     credits_ignored, reverse credit grant now */
 	CTL_ARM_TMO = 7,  /* once its connection is gone, a sync CB_NULL (must time out) */
+	CTL_RR_STATS = 8, /* v: rr_exposed, rr_replies, rr_notifications, rr_reclaimed,
+			     rr_refused, rr_exposed_bytes (the server's, all connections) */
 };
 
 struct bt_echo_args {
@@ -106,6 +110,7 @@ struct bt_srv_cfg {
 	uint32_t workers;      /* 0: 2 */
 	int inline_cb;         /* RPCRDMA_BC_OPT_INLINE: async completions on the progress thread */
 	int v2;                /* Version Two capable (RPCRDMA_SVC_OPT_RDMA_VERSION) */
+	int rr;                /* reliable replies (RPCRDMA_SVC_OPT_RELIABLE_REPLY) */
 };
 /* Fork the server child (tests/lib/test_server.h); srv->port is its port. It exits when its control
  * pipe closes, with status 0 if it saw no failure. */
@@ -119,6 +124,8 @@ int bt_server_stop(struct tl_server *srv);
  * calls that reached the callback. (Atomic access.) */
 extern int bt_slow_budget;
 extern int bt_slow_hold, bt_slow_hold_expired, bt_slow_entered;
+/* Set before bt_client*: the client asks for reliable replies. */
+extern int bt_client_rr;
 int bt_client(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
 	      struct rpcrdma_clnt **out);
 /* The same with RPC-over-RDMA version policy @vers (RPCRDMA_VERSION_*). */

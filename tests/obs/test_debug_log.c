@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 	port = traffic();
 	CHECK(port != 0);
 	CHECK(bad_level == 0);
-	CHECK(logged("svc 127.0.0.1:", "accepted: MPA rev 2, CRC on, peer IRD 128 ORD 0"));
+	CHECK(logged("svc 127.0.0.1:", "accepted: MPA rev 2, CRC on, peer IRD 128 ORD 16"));
 	/* both advertise 4096 (RPCRDMA_ADVERTISED_INLINE, issue 32) */
 	CHECK(logged("accepted:", "private data 8 bytes, inline send 4096 recv 4096"));
 	/* on the shared receive queue a connection starts at one credit,

@@ -26,6 +26,14 @@ static uint64_t fp_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* Give receive @id back to the endpoint. */
+static void fp_post_recv(struct fake_peer *p, uint32_t id)
+{
+	struct rpcrdma_sge s = {(uint64_t)(uintptr_t)p->buf[id], 1024, rpcrdma_mr_stag(p->mr)};
+
+	(void)rpcrdma_post_recv(p->ep, id, &s, 1);
+}
+
 static void fp_send(struct fake_peer *p, const uint32_t *w, size_t n)
 {
 	uint8_t *b = p->buf[FP_NRECV + p->nsend % FP_NSEND];
@@ -38,6 +46,11 @@ static void fp_send(struct fake_peer *p, const uint32_t *w, size_t n)
 
 	if (!p->ep)
 		return;
+	/* strict: the receives consumed are posted again before the reply
+	 * that grants them */
+	for (uint32_t i = 0; i < p->nrepost; i++)
+		fp_post_recv(p, p->repost[i]);
+	p->nrepost = 0;
 	p->nsend++;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t v = htonl(w[i]);
@@ -70,6 +83,53 @@ static void fp_call(struct fake_peer *p, uint32_t xid)
 	    0,   7};
 
 	fp_send(p, w, sizeof(w) / 4);
+}
+
+/* RDMA_NOMSG (Version Two: RDMA2_NOMSG, direction REPLY) whose one
+ * Position-Zero Read chunk exposes the RPC reply of fp_reply (28 bytes). */
+static void fp_rr_reply(struct fake_peer *p, uint32_t rdma_xid, uint32_t rpc_xid, uint32_t res,
+			uint32_t vers)
+{
+	uint32_t k = p->nexp++ % FP_NRR, cr = atomic_load(&p->credit);
+	const uint32_t m[7] = {rpc_xid, 1, 0, 0, 0, 0, res};
+	uint64_t off = rpcrdma_mr_offset(p->rrmr) + (uint64_t)k * sizeof(p->rrbuf[0]);
+	uint32_t w[16], n = 0;
+
+	for (int i = 0; i < 7; i++) {
+		uint32_t v = htonl(m[i]);
+
+		memcpy(p->rrbuf[k] + 4 * i, &v, 4);
+	}
+	p->exp_xid[k] = rdma_xid;
+	w[n++] = rdma_xid;
+	w[n++] = vers;
+	w[n++] = cr;
+	w[n++] = 1; /* NOMSG */
+	if (vers == 2)
+		w[n++] = 1; /* rdma_direction REPLY */
+	w[n++] = 1;         /* a Read segment */
+	w[n++] = 0;         /* position zero */
+	w[n++] = rpcrdma_mr_stag(p->rrmr);
+	w[n++] = 28;
+	w[n++] = (uint32_t)(off >> 32);
+	w[n++] = (uint32_t)off;
+	w[n++] = 0; /* end of the Read list */
+	w[n++] = 0; /* no Write list */
+	w[n++] = 0; /* no Reply chunk */
+	fp_send(p, w, n);
+}
+
+/* A notification for @xid: counted, and once more when it was exposed. */
+static void fp_note_done(struct fake_peer *p, uint32_t xid)
+{
+	atomic_fetch_add(&p->dones, 1);
+	for (uint32_t i = 0; i < FP_NRR; i++) {
+		if (p->exp_xid[i] == xid && xid) {
+			p->exp_xid[i] = 0;
+			atomic_fetch_add(&p->dones_ok, 1);
+			return;
+		}
+	}
 }
 
 /* Keep the device going for @ms without taking completions. */
@@ -172,6 +232,9 @@ static void fp_on_call2(struct fake_peer *p, const uint32_t *w, size_t n, int mo
 		fp_send(p, t, 4);
 	} else if (mode == FP_V2_EARLY) {
 		fp_reply2(p, rx ^ 0x5a5a0000u, 1, 0xbad);
+	} else if (mode == FP_V2_RR) {
+		fp_rr_reply(p, rx, rx, arg + 1, 2);
+		return;
 	}
 	fp_reply2(p, rx, 1, arg + 1);
 }
@@ -252,6 +315,13 @@ static void fp_on_call(struct fake_peer *p, const uint32_t *w, size_t n)
 	uint32_t rx, px, arg;
 	int mode = atomic_load(&p->mode);
 
+	/* pull completion: RDMA_DONE (RFC 5666 §4.3), or RDMA2_OPTIONAL
+	 * opttype 0x52444d02 (docs/rpcrdma2-extensions.md) */
+	if ((n >= 4 && w[1] == 1 && w[3] == 3) ||
+	    (n >= 6 && w[1] == 2 && w[3] == 5 && w[5] == 0x52444d02u)) {
+		fp_note_done(p, w[0]);
+		return;
+	}
 	if (mode == FP_FIT) {
 		fp_on_fit(p, w, n);
 		return;
@@ -315,6 +385,13 @@ static void fp_on_call(struct fake_peer *p, const uint32_t *w, size_t n)
 	case FP_VANISH:
 		fp_vanish(p);
 		break;
+	case FP_RR_EXTRA:
+		fp_rr_reply(p, rx ^ 0x5a5a0000u, px ^ 0x5a5a0000u, 0xbad, 1);
+		fp_rr_reply(p, rx, px, arg + 1, 1);
+		break;
+	case FP_RR:
+		fp_rr_reply(p, rx, px, arg + 1, 1);
+		break;
 	default:
 		break;
 	}
@@ -329,6 +406,8 @@ static void fp_accept(struct fake_peer *p, struct rpcrdma_conn_req *req)
 	p->ep = NULL;
 	p->nheld = 0;
 	p->have_last = false;
+	p->nrepost = 0;
+	memset(p->exp_xid, 0, sizeof(p->exp_xid));
 	ea.comp_mask = RPCRDMA_EP_ATTR_CAPS;
 	ea.send_cq = ea.recv_cq = p->cq;
 	ea.evch = p->ch;
@@ -340,12 +419,10 @@ static void fp_accept(struct fake_peer *p, struct rpcrdma_conn_req *req)
 		rpcrdma_reject(req, NULL, 0);
 		return;
 	}
-	for (uint32_t i = 0; i < FP_NRECV; i++) {
-		struct rpcrdma_sge s = {(uint64_t)(uintptr_t)p->buf[i], 1024,
-					rpcrdma_mr_stag(p->mr)};
+	uint32_t nr = atomic_load(&p->recvs);
 
-		(void)rpcrdma_post_recv(p->ep, i, &s, 1);
-	}
+	for (uint32_t i = 0; i < (nr && nr < FP_NRECV ? nr : FP_NRECV); i++)
+		fp_post_recv(p, i);
 	if (rpcrdma_accept(req, p->ep, NULL, 0) == 0)
 		atomic_fetch_add(&p->conns, 1);
 }
@@ -378,10 +455,10 @@ static void *fp_main(void *arg)
 				memcpy(&v, p->buf[wc[i].wr_id] + 4 * k, 4);
 				w[k] = ntohl(v);
 			}
-			struct rpcrdma_sge s = {(uint64_t)(uintptr_t)p->buf[wc[i].wr_id], 1024,
-						rpcrdma_mr_stag(p->mr)};
-
-			(void)rpcrdma_post_recv(p->ep, wc[i].wr_id, &s, 1);
+			if (atomic_load(&p->strict) && p->nrepost < FP_NRECV)
+				p->repost[p->nrepost++] = (uint32_t)wc[i].wr_id;
+			else
+				fp_post_recv(p, (uint32_t)wc[i].wr_id);
 			fp_on_call(p, w, nw);
 		}
 	}
@@ -407,6 +484,8 @@ int fp_start(struct fake_peer *p, uint16_t port, enum fp_mode mode)
 	    rpcrdma_cq_create(p->dev, &ca, &p->cq) || rpcrdma_evch_create(p->dev, NULL, &p->ch) ||
 	    rpcrdma_mr_reg(p->pd, p->buf, sizeof(p->buf) + sizeof(p->wbuf),
 			   RPCRDMA_ACCESS_LOCAL_WRITE, &p->mr) ||
+	    rpcrdma_mr_reg(p->pd, p->rrbuf, sizeof(p->rrbuf), RPCRDMA_ACCESS_REMOTE_READ,
+			   &p->rrmr) ||
 	    rpcrdma_listen(p->dev, p->ch, (struct sockaddr *)&sin, sizeof(sin), 8, NULL, &p->l) ||
 	    rpcrdma_listener_addr(p->l, &la)) {
 		fp_stop(p);
@@ -433,6 +512,8 @@ void fp_stop(struct fake_peer *p)
 		rpcrdma_listener_destroy(p->l);
 	if (p->mr)
 		rpcrdma_mr_dereg(p->mr);
+	if (p->rrmr)
+		rpcrdma_mr_dereg(p->rrmr);
 	if (p->ch)
 		rpcrdma_evch_destroy(p->ch);
 	if (p->cq)
@@ -444,6 +525,7 @@ void fp_stop(struct fake_peer *p)
 	p->ep = NULL;
 	p->l = NULL;
 	p->mr = NULL;
+	p->rrmr = NULL;
 	p->ch = NULL;
 	p->cq = NULL;
 	p->pd = NULL;

@@ -60,9 +60,17 @@ enum fp_mode {
 	FP_V1_DROP2,   /* a Version One server that drops every Version Two
 			  message silently (no ERR_VERS) and answers Version One
 			  calls as FP_OK */
+	/* Reliable replies (docs/reliable-replies.md), as a responder we did
+	 * not write might send them: every reply is RDMA_NOMSG (RDMA2_NOMSG,
+	 * direction REPLY) with one Position-Zero Read chunk exposing the
+	 * RPC reply; pull-completion notifications are counted (dones). */
+	FP_RR,       /* Version One (RFC 5666 §3.8 / 4.3) */
+	FP_RR_EXTRA, /* the same, after one to no call (another xid) */
+	FP_V2_RR,    /* Version Two (pull completion: our RDMA2_OPTIONAL) */
 };
 
 #define FP_MAXHELD 64
+#define FP_NRR     64 /* replies exposed at once at most (FP_RR) */
 
 struct fake_peer {
 	/* set by the test (any time) */
@@ -93,6 +101,17 @@ struct fake_peer {
 	uint32_t props[48];
 	_Atomic uint32_t props_words;
 	_Atomic uint32_t v2_dropped; /* FP_V1_DROP2: Version Two messages dropped */
+	/* reliable replies: notifications received (RDMA_DONE, or the Version
+	 * Two pull completion), and those naming an XID exposed and not yet
+	 * notified (each counted once) */
+	_Atomic uint32_t dones, dones_ok;
+	/* set by the test after fp_start, before the client connects: the
+	 * receives posted per connection (0: 32); strict: a consumed receive
+	 * is re-posted only just before the next reply is sent (the peer
+	 * promises receives through its grants only, RFC 8166 §3.3.1), so a
+	 * message beyond them (a notification counted nowhere) overruns */
+	_Atomic uint32_t recvs;
+	_Atomic bool strict;
 	/* the thread's own */
 	pthread_t thr;
 	_Atomic bool stop;
@@ -109,8 +128,13 @@ struct fake_peer {
 	uint32_t odd;     /* FP_SOME */
 	uint32_t last[3]; /* the last reply sent: rdma_xid, rpc_xid, result */
 	bool have_last;
-	uint8_t buf[96][1024]; /* 32 receives, 64 sends */
-	uint8_t wbuf[8192];    /* FP_FIT: the source of a Reply chunk's Write */
+	uint32_t exp_xid[FP_NRR], nexp; /* FP_RR: XIDs exposed (0: none) */
+	uint32_t repost[32], nrepost;   /* strict: receives to re-post */
+	struct rpcrdma_mr *rrmr;
+	uint8_t rrbuf[FP_NRR][32]; /* FP_RR: the exposed replies */
+	uint8_t buf[96][1024];     /* 32 receives, 64 sends */
+	uint8_t wbuf[8192];        /* FP_FIT: the source of a Reply chunk's Write
+				      (registered with buf: right after it) */
 };
 
 /* Start on 127.0.0.1 port @port (0: any; p->port says which). 0 or -1. */
