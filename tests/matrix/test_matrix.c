@@ -118,6 +118,7 @@ static void cb_dispatch(struct rpcrdma_bc_req *req, uint32_t proc, XDR *args, vo
 {
 	struct mx_echo_args a = {0};
 	struct mx_echo_res r = {0};
+	int rc;
 
 	(void)args;
 	(void)ctx;
@@ -141,8 +142,14 @@ static void cb_dispatch(struct rpcrdma_bc_req *req, uint32_t proc, XDR *args, vo
 	r.len = r.cap = a.reply_len;
 	r.val = malloc(r.len + 1);
 	tl_fill(r.val, r.len, a.seed + 1);
-	if (rpcrdma_bc_reply(req, (xdrproc_t)xdr_mx_echo_res, &r))
+	rc = rpcrdma_bc_reply(req, (xdrproc_t)xdr_mx_echo_res, &r);
+	if (rc) {
+		/* expected only for the replies that fit nothing (-EMSGSIZE) */
+		if (rc != -EMSGSIZE)
+			fprintf(stderr, "[client] reverse reply %u (%u bytes): %d (%s)\n", a.id,
+				a.reply_len, rc, rpcrdma_strerror(rc));
 		atomic_fetch_add(&cb_reply_err, 1);
+	}
 	free(r.val);
 	xdr_free((xdrproc_t)xdr_mx_echo_args, (char *)&a);
 }
