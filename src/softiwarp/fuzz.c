@@ -25,14 +25,13 @@
 #ifdef RPCRDMA_TEST_HOOKS
 
 #define FUZZ_REGION_LEN  65536u
-/* outside ASan's shadow; ThreadSanitizer's runtime dies on a fixed
- * mapping there (its metadata), so under it the kernel places the region */
+/* Outside ASan's shadow. ThreadSanitizer keeps its traces there and its
+ * runtime dies on a fixed mapping in them: under it, an address in its
+ * low application range (below 0x008000000000). */
 #ifdef RPCRDMA_UNDER_TSAN
-#define FUZZ_REGION_ADDR NULL
-#define FUZZ_REGION_FLAGS 0
+#define FUZZ_REGION_ADDR ((void *)0x004000000000ull)
 #else
-#define FUZZ_REGION_ADDR  ((void *)0x600000000000ull)
-#define FUZZ_REGION_FLAGS MAP_FIXED_NOREPLACE
+#define FUZZ_REGION_ADDR ((void *)0x600000000000ull)
 #endif
 #define FUZZ_NRECV       8u
 #define FUZZ_RECV_LEN    4096u
@@ -213,7 +212,7 @@ static int fuzz_resources(struct siw_fuzz *f)
 	if (rc)
 		return rc;
 	f->region = mmap(FUZZ_REGION_ADDR, FUZZ_REGION_LEN, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | FUZZ_REGION_FLAGS, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (f->region == MAP_FAILED)
 		f->region = mmap(NULL, FUZZ_REGION_LEN, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
