@@ -23,16 +23,16 @@
 
 #ifdef RPCRDMA_UNDER_TSAN
 #include <sanitizer/tsan_interface.h>
-#define TSAN_MUTEX_CREATE(m) __tsan_mutex_create((m), 0)
-#define TSAN_MUTEX_PRE_LOCK(m) __tsan_mutex_pre_lock((m), 0)
-#define TSAN_MUTEX_POST_LOCK(m) __tsan_mutex_post_lock((m), 0, 0)
-#define TSAN_MUTEX_PRE_UNLOCK(m) __tsan_mutex_pre_unlock((m), 0)
+#define TSAN_MUTEX_CREATE(m)      __tsan_mutex_create((m), 0)
+#define TSAN_MUTEX_PRE_LOCK(m)    __tsan_mutex_pre_lock((m), 0)
+#define TSAN_MUTEX_POST_LOCK(m)   __tsan_mutex_post_lock((m), 0, 0)
+#define TSAN_MUTEX_PRE_UNLOCK(m)  __tsan_mutex_pre_unlock((m), 0)
 #define TSAN_MUTEX_POST_UNLOCK(m) __tsan_mutex_post_unlock((m), 0)
 #else
-#define TSAN_MUTEX_CREATE(m) ((void)0)
-#define TSAN_MUTEX_PRE_LOCK(m) ((void)0)
-#define TSAN_MUTEX_POST_LOCK(m) ((void)0)
-#define TSAN_MUTEX_PRE_UNLOCK(m) ((void)0)
+#define TSAN_MUTEX_CREATE(m)      ((void)0)
+#define TSAN_MUTEX_PRE_LOCK(m)    ((void)0)
+#define TSAN_MUTEX_POST_LOCK(m)   ((void)0)
+#define TSAN_MUTEX_PRE_UNLOCK(m)  ((void)0)
 #define TSAN_MUTEX_POST_UNLOCK(m) ((void)0)
 #endif
 

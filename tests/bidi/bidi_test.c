@@ -430,13 +430,14 @@ static void bt_child_closing(void *arg)
 		 * timed out after about conn_wait_ms. */
 		int rc = 1;
 
-		for (int i = 0; i < 500 && (rc = __atomic_load_n(&tmo_rc, __ATOMIC_ACQUIRE)) == 1; i++)
+		for (int i = 0; i < 500 && (rc = __atomic_load_n(&tmo_rc, __ATOMIC_ACQUIRE)) == 1;
+		     i++)
 			usleep(10000);
 		BT_CHECK(rc == -ETIMEDOUT);
 		BT_CHECK(tmo_ns >= (uint64_t)sv_conn_wait_ms * 800000ull);
 		BT_CHECK(tmo_ns < (uint64_t)sv_conn_wait_ms * 5000000ull);
-		fprintf(stderr, "[server] reverse call without connection: %d after %.0f ms\n",
-			rc, (double)tmo_ns / 1e6);
+		fprintf(stderr, "[server] reverse call without connection: %d after %.0f ms\n", rc,
+			(double)tmo_ns / 1e6);
 	}
 }
 
