@@ -20,16 +20,24 @@
 
 #include "softiwarp/siw.h"
 #include "softiwarp/siw_fuzz.h"
+#include "util/tsan.h"
 
 #ifdef RPCRDMA_TEST_HOOKS
 
-#define FUZZ_REGION_LEN  65536u
-#define FUZZ_REGION_ADDR ((void *)0x600000000000ull) /* outside ASan's shadow */
-#define FUZZ_NRECV       8u
-#define FUZZ_RECV_LEN    4096u
-#define FUZZ_MAX_ROUNDS  4096
-#define FUZZ_READ_OFF    32768u /* the posted Reads' sinks: the upper half */
-#define FUZZ_READ_STAG   0x00c0de00u
+#define FUZZ_REGION_LEN 65536u
+#define FUZZ_NRECV      8u
+#define FUZZ_RECV_LEN   4096u
+#define FUZZ_MAX_ROUNDS 4096
+#define FUZZ_READ_OFF   32768u /* the posted Reads' sinks: the upper half */
+#define FUZZ_READ_STAG  0x00c0de00u
+/* Outside ASan's shadow. ThreadSanitizer keeps its traces there and its
+ * runtime dies on a fixed mapping in them: under it, an address in its
+ * low application range (below 0x008000000000). */
+#ifdef RPCRDMA_UNDER_TSAN
+#define FUZZ_REGION_ADDR ((void *)0x004000000000ull)
+#else
+#define FUZZ_REGION_ADDR ((void *)0x600000000000ull)
+#endif
 
 struct siw_fuzz {
 	struct siw_dev *dev;

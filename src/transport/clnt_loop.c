@@ -305,7 +305,8 @@ void clnt_shutdown(struct rpcrdma_clnt *c)
 	struct cb_list cbl = {0};
 
 	futex_mutex_lock(&c->lock);
-	c->stop = true;
+	/* atomic: clnt_conn_open reads it without the lock (reconnect.c) */
+	__atomic_store_n(&c->stop, true, __ATOMIC_RELAXED);
 	futex_cond_broadcast(&c->bg_cv);
 	futex_mutex_unlock(&c->lock);
 	if (c->thr_started)

@@ -89,7 +89,7 @@ static bool conn_backoff(struct rpcrdma_clnt *c, uint64_t ns)
 
 		if (clnt_deadline_passed(c, now))
 			return true;
-		if (now >= end || c->stop)
+		if (now >= end || __atomic_load_n(&c->stop, __ATOMIC_RELAXED))
 			return false;
 		usleep((useconds_t)((end - now < 10000000u ? end - now : 10000000u) / 1000u));
 	}
@@ -191,7 +191,7 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 			rc = -ETIMEDOUT;
 			goto fail;
 		}
-		if (c->stop) {
+		if (__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
 			rc = -ECANCELED;
 			goto fail;
 		}
@@ -313,7 +313,7 @@ void clnt_reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		rpcrdma_ep_destroy(old);
 		drain_cq(c);
 	}
-	while (!c->stop) {
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) { /* unlocked: clnt_shutdown */
 		rc = clnt_conn_open(c, gen);
 		if (!rc)
 			break;

@@ -274,14 +274,17 @@ int svc_loop_start(struct rpcrdma_svc *s)
 	}
 	evloop_init(&s->loop, s->dev, NULL, SVC_SPIN_NS, s->progress == RPCRDMA_PROGRESS_BUSY_POLL,
 		    SVC_BLOCK_MS, SVC_TICK_NS, &s->lock, NULL, &svc_loop_ops, s);
+	/* pthr and started are read under the lock (svc_on_progress_thread):
+	 * by the workers, already running, and by the progress thread, which
+	 * may run before pthread_create has stored pthr (a data race under
+	 * ThreadSanitizer before, issue 37). */
 	futex_mutex_lock(&s->lock);
 	loop_set_cq(s);
-	futex_mutex_unlock(&s->lock);
 	rc = pthread_create(&s->pthr, NULL, progress_main, s);
-	if (rc)
-		return -rc;
-	s->started = true;
-	return 0;
+	if (!rc)
+		s->started = true;
+	futex_mutex_unlock(&s->lock);
+	return -rc;
 }
 
 int svc_loop_stop(struct rpcrdma_svc *s, int timeout_ms)

@@ -27,6 +27,9 @@ void futex_cond_wake(struct futex_cond *cv, bool all)
  * value differs) or wakes the sleeper; and the signaller, which bumps seq
  * before it reads waiters, sees the count. The mutex is taken back as
  * contended (2): other threads woken together may be sleeping on it.
+ * Under ThreadSanitizer that retaking is a lock it sees (util/tsan.h; the
+ * drop is futex_mutex_unlock's); seq and waiters are atomics it knows, and
+ * a signal orders nothing by itself, as with pthread_cond_t.
  */
 static int cond_wait(struct futex_cond *cv, struct futex_mutex *m, const struct timespec *abstime)
 {
@@ -45,7 +48,9 @@ static int cond_wait(struct futex_cond *cv, struct futex_mutex *m, const struct 
 	if (r < 0 && errno == ETIMEDOUT)
 		err = ETIMEDOUT;
 	__atomic_fetch_sub(&cv->waiters, 1u, __ATOMIC_SEQ_CST);
+	TSAN_MUTEX_PRE_LOCK(m);
 	futex_mutex_wait(m); /* takes it as contended (2) */
+	TSAN_MUTEX_POST_LOCK(m);
 	return err;
 }
 

@@ -132,9 +132,12 @@ int main(void)
 	CHECK(svc_drc_lookup(d, &k2, r2, &e2, &dropped) == SVC_DRC_REPLAY && e2 == e);
 	CHECK(replay_decode(e2, &out, got, sizeof(got)) && out.n == 42);
 	svc_drc_put(d, e2);
-	/* same XID and address, another call (checksum): a miss */
+	/* same XID and address, another call (checksum): a miss. The old
+	 * entry is freed by it, so the new one may have its address (it does
+	 * under ThreadSanitizer's allocator): the replay below with n == 7
+	 * shows it is the new entry, not a pointer comparison. */
 	key(&k2, "10.0.0.1", 700, 5, 8, "call-b");
-	CHECK(svc_drc_lookup(d, &k2, r1, &e2, &dropped) == SVC_DRC_RUN && e2 && e2 != e);
+	CHECK(svc_drc_lookup(d, &k2, r1, &e2, &dropped) == SVC_DRC_RUN && e2);
 	done(d, e2, 7, data, 10);
 	CHECK(svc_drc_lookup(d, &k2, r1, &e2, &dropped) == SVC_DRC_REPLAY);
 	CHECK(replay_decode(e2, &out, got, sizeof(got)) && out.n == 7 && out.b.len == 10);
