@@ -106,6 +106,10 @@ void bc_clnt_free(struct bc_clnt *b);
 void bc_clnt_up(struct bc_clnt *b, struct rpcrdma_ep *ep, const struct xprt_limits *lim,
 		uint32_t gen, bool reconnect);
 void bc_clnt_down(struct bc_clnt *b);
+/* Lock held. The connection's limits changed (Version Two answered without
+ * private data, the server's transport properties, clnt_vers.c): reverse
+ * replies go in @lim's version and inline thresholds from now on. */
+void bc_clnt_lim(struct bc_clnt *b, const struct xprt_limits *lim);
 /* Lock held. A received message: returns true when it is a reverse Call
  * (RFC 8167 §4.1) and the backchannel took it (the caller re-posts the
  * receive buffer, nothing else); false: forward traffic, carry on. */
@@ -143,9 +147,10 @@ uint32_t bc_svc_extra_recvs(const struct bc_svc *b);
  * being freed. */
 struct bc_conn *bc_svc_conn_new(struct bc_svc *b, struct rpcrdma_ep *ep,
 				const struct xprt_limits *lim);
-/* Lock held: the client of @bc spoke Version Two; reverse calls go in it
- * from now on (svc_vers.c). */
-void bc_svc_conn_v2(struct bc_conn *bc);
+/* Lock held: the client of @bc spoke Version Two, or its transport
+ * properties came (svc_vers.c): reverse calls go in Version Two with
+ * @lim's inline thresholds (the connection's) from now on. */
+void bc_svc_conn_v2(struct bc_conn *bc, const struct xprt_limits *lim);
 void bc_svc_conn_down(struct bc_conn *bc);
 void bc_svc_conn_free(struct bc_conn *bc);
 /* Lock held. A received message: true when it is a reverse Reply or an

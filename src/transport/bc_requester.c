@@ -152,10 +152,15 @@ static struct rpcrdma_svc_client *client_new(struct bc_svc *b)
 	return cl;
 }
 
-void bc_svc_conn_v2(struct bc_conn *bc)
+void bc_svc_conn_v2(struct bc_conn *bc, const struct xprt_limits *lim)
 {
-	/* Reverse calls go in the version the client speaks (draft §5). */
+	/* Reverse calls go in the version the client speaks (draft §5), with
+	 * the thresholds of the connection: Version Two's 4096 bytes without
+	 * private data (draft §2.3), the transport properties. A call already
+	 * marshalled keeps its (smaller) sizes, still valid: they only grow. */
 	bc->lim.vers = RPCRDMA2_VERSION;
+	bc->lim.inline_send = lim->inline_send;
+	bc->lim.inline_recv = lim->inline_recv;
 }
 
 struct bc_conn *bc_svc_conn_new(struct bc_svc *b, struct rpcrdma_ep *ep,

@@ -363,6 +363,17 @@ void bc_clnt_up(struct bc_clnt *b, struct rpcrdma_ep *ep, const struct xprt_limi
 	}
 }
 
+void bc_clnt_lim(struct bc_clnt *b, const struct xprt_limits *lim)
+{
+	/* The server raised its reverse thresholds when it took our first
+	 * Version Two call or our properties, before it answered them: our
+	 * replies may grow as soon as we read that answer. A reply being
+	 * marshalled keeps the smaller cap it took (bc_clnt_answer). */
+	b->lim.vers = lim->vers;
+	b->lim.inline_send = lim->inline_send;
+	b->lim.inline_recv = lim->inline_recv;
+}
+
 void bc_clnt_down(struct bc_clnt *b)
 {
 	b->up = false;

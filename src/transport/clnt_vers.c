@@ -41,6 +41,7 @@
  */
 #include <errno.h>
 
+#include "transport/backchannel_hooks.h"
 #include "transport/requester.h"
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
@@ -228,6 +229,8 @@ static bool probe_reply(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
 		xprt_v2_raise_inline(&c->lim, c->inline_send, c->inline_recv);
 		c->st.inline_send = c->lim.inline_send;
 		c->st.inline_recv = c->lim.inline_recv;
+		if (c->bc)
+			bc_clnt_lim(c->bc, &c->lim);
 		if (c->v2_props)
 			props_send(c);
 	}
@@ -297,6 +300,8 @@ static bool optional_msg(struct rpcrdma_clnt *c, const uint8_t *buf, const struc
 		c->st.inline_send = c->lim.inline_send;
 		c->st.inline_recv = c->lim.inline_recv;
 		c->st.remote_invalidate = c->lim.remote_inv;
+		if (c->bc)
+			bc_clnt_lim(c->bc, &c->lim);
 	} else {
 		c->st.bad_headers++;
 	}

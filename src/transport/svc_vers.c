@@ -27,7 +27,7 @@ static void v2_first(struct svc_conn *c)
 	c->v2_seen = true;
 	xprt_v2_raise_inline(&c->lim, c->svc->inline_send, c->svc->inline_recv);
 	if (c->bc)
-		bc_svc_conn_v2(c->bc);
+		bc_svc_conn_v2(c->bc, &c->lim);
 }
 
 /* The client's properties: take them (sizes above the current thresholds
@@ -52,6 +52,8 @@ static uint32_t props_call(struct svc_conn *c, struct rpcrdma_svc_req *r, const 
 	c->rr_peer = peer.resp_read;
 	v2_first(c);
 	xprt_v2_props_apply(&c->lim, &peer, s->inline_send, s->inline_recv, s->remote_inv);
+	if (c->bc)
+		bc_svc_conn_v2(c->bc, &c->lim);
 	xprt_v2_props_ours(&ours, s->inline_send, s->inline_recv, s->bc != NULL, s->remote_inv,
 			   s->rr);
 	if (rpcrdma2_props_encode(opt, sizeof(opt), &ours, &olen) || c->dead ||

@@ -443,6 +443,10 @@ static int bt_child_start(void *arg, struct rpcrdma_svc **svc)
 		so.rdma_version = RPCRDMA_VERSION_2;
 		so.rdma_props = 1;
 	}
+	if (cfg && cfg->inline_thr) {
+		so.comp_mask |= RPCRDMA_SVC_OPT_INLINE;
+		so.inline_send = so.inline_recv = cfg->inline_thr;
+	}
 
 	sv_conn_wait_ms = bo.conn_wait_ms;
 	if (cfg && cfg->port)
@@ -584,10 +588,10 @@ int bt_setup(struct tl_server *srv, const struct bt_srv_cfg *cfg, const struct r
 	return rc;
 }
 
-int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
-		   enum rpcrdma_version_policy vers, struct rpcrdma_clnt **out)
+void bt_client_defaults(struct rpcrdma_clnt_opts *co, uint32_t credits,
+			enum rpcrdma_version_policy vers)
 {
-	struct rpcrdma_clnt_opts co = {
+	*co = (struct rpcrdma_clnt_opts){
 	    .comp_mask = RPCRDMA_CLNT_OPT_CREDITS | RPCRDMA_CLNT_OPT_RETRIES |
 			 RPCRDMA_CLNT_OPT_CONNECT_TIMEOUT | RPCRDMA_CLNT_OPT_TIMEOUT |
 			 RPCRDMA_CLNT_OPT_RDMA_VERSION,
@@ -598,17 +602,29 @@ int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t cre
 	    .rdma_version = vers,
 	    .rdma_props = 1,
 	};
-	int rc;
-
 	if (bt_client_rr) {
-		co.comp_mask |= RPCRDMA_CLNT_OPT_RELIABLE_REPLY;
-		co.reliable_reply = 1;
+		co->comp_mask |= RPCRDMA_CLNT_OPT_RELIABLE_REPLY;
+		co->reliable_reply = 1;
 	}
-	rc = rpcrdma_clnt_create_bc(tl_addr(), port, BT_PROG, BT_VERS, &co, bc, out);
+}
+
+int bt_client_opts(uint16_t port, const struct rpcrdma_bc_opts *bc,
+		   const struct rpcrdma_clnt_opts *co, struct rpcrdma_clnt **out)
+{
+	int rc = rpcrdma_clnt_create_bc(tl_addr(), port, BT_PROG, BT_VERS, co, bc, out);
 
 	if (!rc)
 		rc = rpcrdma_clnt_bc_register(*out, CB_PROG, CB_VERS, cb_dispatch, NULL);
 	return rc;
+}
+
+int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
+		   enum rpcrdma_version_policy vers, struct rpcrdma_clnt **out)
+{
+	struct rpcrdma_clnt_opts co;
+
+	bt_client_defaults(&co, credits, vers);
+	return bt_client_opts(port, bc, &co, out);
 }
 
 void bt_mirror(struct rpcrdma_clnt *c, uint32_t n, uint32_t rev_len, uint32_t base, uint32_t step,

@@ -111,6 +111,7 @@ struct bt_srv_cfg {
 	int inline_cb;         /* RPCRDMA_BC_OPT_INLINE: async completions on the progress thread */
 	int v2;                /* Version Two capable (RPCRDMA_SVC_OPT_RDMA_VERSION) */
 	int rr;                /* reliable replies (RPCRDMA_SVC_OPT_RELIABLE_REPLY) */
+	uint32_t inline_thr;   /* inline_send = inline_recv (0: the default) */
 };
 /* Fork the server child (tests/lib/test_server.h); srv->port is its port. It exits when its control
  * pipe closes, with status 0 if it saw no failure. */
@@ -131,6 +132,12 @@ int bt_client(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
 /* The same with RPC-over-RDMA version policy @vers (RPCRDMA_VERSION_*). */
 int bt_client_vers(uint16_t port, const struct rpcrdma_bc_opts *bc, uint32_t credits,
 		   enum rpcrdma_version_policy vers, struct rpcrdma_clnt **out);
+/* The same with client options @co (bt_client_defaults, then changed). */
+int bt_client_opts(uint16_t port, const struct rpcrdma_bc_opts *bc,
+		   const struct rpcrdma_clnt_opts *co, struct rpcrdma_clnt **out);
+/* bt_client_vers's options for @credits and @vers, to change. */
+void bt_client_defaults(struct rpcrdma_clnt_opts *co, uint32_t credits,
+			enum rpcrdma_version_policy vers);
 /* Server child, then a client (bt_client) with the backchannel enabled:
  * -1 the server did not start (nothing to stop), otherwise 0 or the
  * client's error (the server runs: bt_server_stop). */

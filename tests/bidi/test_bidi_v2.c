@@ -8,6 +8,10 @@
  * checked to be Version Two, the reverse calls saying CALL in
  * rdma_direction. Then an `auto` client against a Version One server
  * falls back and runs its reverse traffic in Version One.
+ * Without RFC 8797 private data, Version Two's 4096-byte thresholds hold in
+ * the reverse direction too, and the transport properties raise them
+ * further (issue 32): reverse calls and replies between 1 KiB and the
+ * threshold go Short, as the server reports.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -59,6 +63,61 @@ static void traffic(struct rpcrdma_clnt *c, bool chunks)
 	BT_CHECK(res.rc == 0 && res.v[5] == 1 && res.v[4] == 1);
 }
 
+/* A sync CB_BULK of @arg bytes (kept inline) whose reply is @rep bytes:
+ * ok, and sent as a Short call (@long_call 0) or a Long one. The reply is
+ * Short always: the call says its size, which fits the threshold. */
+static void rev_short(struct rpcrdma_clnt *c, uint32_t arg, uint32_t rep, uint32_t long_call)
+{
+	struct bt_ctl_res res;
+
+	BT_CHECK(bt_ctl(c, CTL_REV_BULK, arg, rep, RPCRDMA_CALL_F_NO_DDP, &res) == 0);
+	printf("reverse %u/%u bytes: rc %d ok %u, call proc %u, read chunks %u, reply chunk "
+	       "%u, reply proc %u\n",
+	       arg, rep, res.rc, res.v[5], res.v[4], res.v[1], res.v[2], res.v[3]);
+	BT_CHECK(res.rc == 0 && res.v[5] == 1);
+	/* RDMA2_MSG, or RDMA2_NOMSG with its Position-Zero Read chunk */
+	BT_CHECK(res.v[4] == long_call && res.v[1] == long_call);
+	BT_CHECK(res.v[2] == 0 && res.v[3] == 0); /* no Reply chunk, RDMA2_MSG */
+}
+
+/* A Version Two client that sends no RFC 8797 private data (both sides
+ * then start at 1024 bytes each way), thresholds @thr on both sides. */
+static void nopd(uint32_t thr)
+{
+	struct bt_srv_cfg cfg = {.slots = 4, .v2 = 1, .inline_thr = thr};
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_clnt_opts co;
+	struct rpcrdma_clnt *c = NULL;
+	struct tl_server s;
+	struct bt_ctl_res res;
+
+	if (bt_server_start(&s, &cfg)) {
+		bt_failures++;
+		return;
+	}
+	bt_client_defaults(&co, 16, RPCRDMA_VERSION_2);
+	co.comp_mask |= RPCRDMA_CLNT_OPT_PRIVATE_DATA | RPCRDMA_CLNT_OPT_INLINE;
+	co.private_data = 0;
+	co.inline_send = co.inline_recv = thr;
+	BT_CHECK(bt_client_opts(s.port, NULL, &co, &c) == 0);
+	if (c) {
+		BT_CHECK(rpcrdma_clnt_bc_enable(c) == 0);
+		BT_CHECK(bt_ctl(c, CTL_TRY, 0, 0, 0, &res) == 0 && res.rc == 0);
+		BT_CHECK(rpcrdma_clnt_stats(c, &st) == 0);
+		printf("no private data, %u: inline send %u recv %u\n", thr, st.inline_send,
+		       st.inline_recv);
+		/* the forward direction: draft §2.3, then the properties */
+		BT_CHECK(st.inline_send == thr && st.inline_recv == thr);
+		/* over 1024, within the threshold: Short both ways */
+		rev_short(c, 1100, 1100, 0);
+		rev_short(c, thr - 1096, thr - 1096, 0);
+		/* over the threshold: a Long Call, still a Short reply */
+		rev_short(c, thr + 100, 100, 1);
+		rpcrdma_clnt_destroy(c);
+	}
+	BT_CHECK(bt_server_stop(&s) == 0);
+}
+
 int main(void)
 {
 	struct bt_srv_cfg cfg2 = {.slots = 4, .v2 = 1}, cfg1 = {.slots = 4};
@@ -90,5 +149,7 @@ int main(void)
 	}
 	BT_CHECK(bt_server_stop(&s2) == 0);
 	BT_CHECK(bt_server_stop(&s1) == 0);
+	nopd(4096); /* draft §2.3's 4096 bytes */
+	nopd(8192); /* then the transport properties' */
 	return bt_failures ? 1 : 0;
 }
