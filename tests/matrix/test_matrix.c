@@ -51,6 +51,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "api/api_int.h" /* rpcrdma_clnt_set_testhook; struct rpcrdma_clnt: its device */
 #include "matrix/matrix.h"
@@ -154,36 +156,59 @@ static void cb_dispatch(struct rpcrdma_bc_req *req, uint32_t proc, XDR *args, vo
 	xdr_free((xdrproc_t)xdr_mx_echo_args, (char *)&a);
 }
 
-/* ---- the watchdog: a call that never returns still ends the cell ---- */
+/* ---- the watchdog: a call that never returns still ends the cell ----
+ * A process of its own, forked first, sharing one page with us: the server
+ * children are forked later, and a fork of a process that runs a thread is
+ * one ThreadSanitizer refuses (the child of a multi-threaded fork may also
+ * find a lock held for ever). */
 
-static _Atomic uint64_t watch_until_ms;
-static _Atomic pid_t watch_pid;
-static char watch_what[160];
+struct watch_page {
+	_Atomic uint64_t until_ms;
+	_Atomic pid_t pid; /* the cell's server child */
+	char what[160];
+};
+static struct watch_page *wp;
+static pid_t wd_pid;
 
 static void watch(const struct cell *cl, const char *what, uint32_t ms)
 {
-	snprintf(watch_what, sizeof(watch_what), "%s: %s", cl->name, what);
-	atomic_store(&watch_until_ms, ms ? tl_now_ms() + ms : 0);
+	snprintf(wp->what, sizeof(wp->what), "%s: %s", cl->name, what);
+	atomic_store(&wp->until_ms, ms ? tl_now_ms() + ms : 0);
 }
 
-static void *watchdog(void *p)
+static void watchdog_run(pid_t parent)
 {
-	(void)p;
-	for (;;) {
-		uint64_t u = atomic_load(&watch_until_ms);
+	while (getppid() == parent) {
+		uint64_t u = atomic_load(&wp->until_ms);
 
 		if (u && tl_now_ms() > u) {
-			pid_t pid = atomic_load(&watch_pid);
+			pid_t pid = atomic_load(&wp->pid);
 
 			fprintf(stderr, "cell %s: not over %u ms after its deadline: FAIL\n",
-				watch_what, 2 * SLACK_MS);
+				wp->what, 2 * SLACK_MS);
 			if (pid > 0)
 				kill(pid, SIGKILL);
+			kill(parent, SIGKILL);
 			_exit(1);
 		}
 		usleep(50000);
 	}
-	return NULL;
+	_exit(0); /* the test ended */
+}
+
+static int watchdog_start(void)
+{
+	pid_t parent = getpid();
+
+	wp = mmap(NULL, sizeof(*wp), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (wp == MAP_FAILED)
+		return -1;
+	wd_pid = fork();
+	if (wd_pid < 0)
+		return -1;
+	if (wd_pid == 0)
+		watchdog_run(parent);
+	return 0;
 }
 
 /* ---- one forward call ---- */
@@ -573,7 +598,7 @@ static int run_cell(struct cell *cl)
 		printf("cell %-28s server did not start: FAIL\n", cl->name);
 		return 1;
 	}
-	atomic_store(&watch_pid, srv.pid);
+	atomic_store(&wp->pid, srv.pid);
 	rc = cell_client(cl, srv.port, &c);
 	if (rc)
 		fail(&run, "client create: %d (%s)", rc, rpcrdma_strerror(rc));
@@ -586,7 +611,7 @@ static int run_cell(struct cell *cl)
 		watch(cl, "", 0);
 	}
 	st = tl_server_stop(&srv, 5000);
-	atomic_store(&watch_pid, 0);
+	atomic_store(&wp->pid, 0);
 	if (st)
 		fail(&run, "server child exit status %d", st);
 	/* calls: forward calls made (ERR_CHUNK by design among them),
@@ -623,7 +648,6 @@ int main(int argc, char **argv)
 	uint32_t ncells = 0, nfailed = 0;
 	uint64_t t0 = tl_now_ms();
 	const char *only = getenv("MX_CELL"); /* debugging: the cells whose name has it */
-	pthread_t wd;
 
 	if (argc != 3 || (strcmp(argv[2], "bcon") && strcmp(argv[2], "bcoff"))) {
 		fprintf(stderr, "usage: %s v1|v2|auto bcon|bcoff\n", argv[0]);
@@ -641,8 +665,10 @@ int main(int argc, char **argv)
 	}
 	cl.vname = argv[1];
 	cl.bc = !strcmp(argv[2], "bcon");
-	pthread_create(&wd, NULL, watchdog, NULL);
-	pthread_detach(wd);
+	if (watchdog_start()) {
+		perror("watchdog");
+		return 1;
+	}
 	/* the server's version: v1 its own; v2 its own, then a Version One
 	 * server (refused by design); auto both, Version One first */
 	for (int sv = 0; sv < (cl.cvers == RPCRDMA_VERSION_1 ? 1 : 2); sv++) {
@@ -662,5 +688,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("%u cells, %u failed, %.1f s\n", ncells, nfailed, (double)(tl_now_ms() - t0) / 1e3);
+	kill(wd_pid, SIGKILL);
+	waitpid(wd_pid, NULL, 0);
 	return nfailed || failures ? 1 : 0;
 }
