@@ -63,7 +63,7 @@ run_suite() {
 # skip with the reason. RPCRDMA_INTEROP_BUILD_GUEST=0 turns the build off.
 if [ $quick -eq 0 ]; then
 	export RPCRDMA_INTEROP_BUILD_GUEST=${RPCRDMA_INTEROP_BUILD_GUEST:-1}
-	export RPCRDMA_INTEROP_BUILD_TIMEOUT=${RPCRDMA_INTEROP_BUILD_TIMEOUT:-600}
+	export RPCRDMA_INTEROP_BUILD_TIMEOUT=${RPCRDMA_INTEROP_BUILD_TIMEOUT:-1200}
 fi
 # built and of the current harness version (its stamp)
 guest_built() {
