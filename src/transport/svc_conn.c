@@ -568,12 +568,20 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	ea.evch = s->evch;
 	if (!rc)
 		rc = rpcrdma_ep_create(s->pd, &ea, &c->ep);
+	/* Buffers of the thresholds agreed (RFC 8797: a peer that sent no
+	 * private data gets 1024 each way, not the 4096 we advertise), not
+	 * ours: registered memory counts against the memlock limit (siw and
+	 * rxe pin it). Version Two may raise the thresholds later up to ours
+	 * (transport properties, svc_vers.c): a Version Two server keeps its
+	 * own sizes. */
 	if (!rc && !s->srq)
-		rc = xprt_pool_init(&c->recvp, s->pd, c->nrecv, s->inline_recv);
+		rc = xprt_pool_init(&c->recvp, s->pd, c->nrecv,
+				    s->v2 ? s->inline_recv : c->lim.inline_recv);
 	if (!rc)
 		rc = svc_srq_conn_add(s, c);
 	if (!rc)
-		rc = xprt_pool_init(&c->sendp, s->pd, nsend, s->inline_send);
+		rc = xprt_pool_init(&c->sendp, s->pd, nsend,
+				    s->v2 ? s->inline_send : c->lim.inline_send);
 	if (!rc) {
 		/* NOLINTNEXTLINE(bugprone-sizeof-expression): a table of pointers */
 		c->reqs = calloc(c->nrecv, sizeof(*c->reqs));

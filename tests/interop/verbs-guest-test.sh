@@ -273,7 +273,7 @@ for kind in rxe siw; do
 	[ "$kind" = rxe ] &&
 		step "$kind-srq-off" 120 bash -c 'srq_case "$@"' _ "$kind" "$addr" off
 	[ -n "${VERBS_RR:-}" ] &&
-		step "$kind-rr-scope" 120 env RPCRDMA_TEST_ADDR="$addr" "$bin/$VERBS_RR" scope
+		step "$kind-rr-scope" 120 env RPCRDMA_DEBUG=info RPCRDMA_TEST_ADDR="$addr" "$bin/$VERBS_RR" scope
 	tl=${VERBS_TESTS:-}
 	for t in ${tl//,/ }; do
 		step "$kind-$t" 300 env RPCRDMA_TEST_ADDR="$addr" "$bin/$t"
