@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <rpc/rpc.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,19 @@ static uint8_t *rt_dup(const uint8_t *in, size_t len)
 	return p;
 }
 
+/* Two private copies of @in, one per decoder (each may scribble on its
+ * own); false, with nothing held, when out of memory: nothing compared. */
+static bool rt_dup2(const uint8_t *in, size_t len, uint8_t **a, uint8_t **b)
+{
+	*a = rt_dup(in, len);
+	*b = rt_dup(in, len);
+	if (*a && *b)
+		return true;
+	free(*a);
+	free(*b);
+	return false;
+}
+
 static int rt_auth_eq(const struct rpcrdma_rpc_auth *a, const struct opaque_auth *o)
 {
 	return a->flavor == (uint32_t)o->oa_flavor && a->len == o->oa_length &&
@@ -76,13 +90,10 @@ static const char *rt_cmp_authsys_bytes(const uint8_t *in, size_t len, int exact
 	XDR t;
 	const char *why = NULL;
 	int rc;
-	uint8_t *a = rt_dup(in, len), *b = rt_dup(in, len);
+	uint8_t *a, *b;
 
-	if (!a || !b) {
-		free(a);
-		free(b);
+	if (!rt_dup2(in, len, &a, &b))
 		return NULL; /* out of memory: nothing compared */
-	}
 	if (exact) {
 		struct rpcrdma_rpc_auth cred = {.flavor = RPCRDMA_RPC_AUTH_SYS};
 		if (len > sizeof(cred.body)) {
@@ -165,13 +176,10 @@ static const char *rt_cmp_call(const uint8_t *in, size_t len)
 	struct rpcrdma_xdr x;
 	XDR t;
 	const char *why = NULL;
-	uint8_t *a = rt_dup(in, len), *b = rt_dup(in, len);
+	uint8_t *a, *b;
 
-	if (!a || !b) {
-		free(a);
-		free(b);
-		return NULL;
-	}
+	if (!rt_dup2(in, len, &a, &b))
+		return NULL; /* out of memory: nothing compared */
 	rpcrdma_xdr_init(&x, a, len, RPCRDMA_XDR_DECODE);
 	int ours = rpcrdma_rpc_decode_call(&x, &c) == 0;
 	memset(&m, 0, sizeof(m));
@@ -263,13 +271,10 @@ static const char *rt_cmp_reply(const uint8_t *in, size_t len)
 	struct rpcrdma_xdr x;
 	XDR t;
 	const char *why = NULL;
-	uint8_t *a = rt_dup(in, len), *b = rt_dup(in, len);
+	uint8_t *a, *b;
 
-	if (!a || !b) {
-		free(a);
-		free(b);
-		return NULL;
-	}
+	if (!rt_dup2(in, len, &a, &b))
+		return NULL; /* out of memory: nothing compared */
 	rpcrdma_xdr_init(&x, a, len, RPCRDMA_XDR_DECODE);
 	int rc = rpcrdma_rpc_decode_reply(&x, &r);
 	int ours = rc == 0;
