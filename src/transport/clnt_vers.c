@@ -51,6 +51,9 @@
  * each is five words. */
 #define CLNT_V2_NANS   4u
 #define CLNT_V2_ANSBUF 32u
+/* How long our transport properties may wait for their answer when calls
+ * have no timeout (else half the call timeout). */
+#define CLNT_PROPS_WAIT_MS 15000u
 
 int clnt_v2_init(struct rpcrdma_clnt *c, uint32_t *wrs)
 {
@@ -162,7 +165,11 @@ static void props_send(struct rpcrdma_clnt *c)
 	s->done = false;
 	s->need_tx = false;
 	s->on_wire = true;
-	s->deadline = 0;
+	/* Dead once this is passed (clnt_credits_held_by_dead): half the
+	 * call timeout, so that a call waiting behind them still completes
+	 * on the next connection. */
+	s->deadline = xprt_deadline_at(monotonic_ns(), c->timeout_ms ? c->timeout_ms / 2u + 1u
+								     : CLNT_PROPS_WAIT_MS);
 	xprt_credits_sent(&c->cr);
 	c->props_xid = s->call.xid;
 	c->st.inline_bytes_tx += s->call.sge[0].length;

@@ -83,6 +83,10 @@ struct fake_peer {
 	_Atomic uint32_t bad_credit;
 	_Atomic uint32_t opt_xid;       /* FP_V2_OPTCALL (default 0x0ff10001) */
 	_Atomic uint32_t vers_delay_ms; /* pause before each ERR_VERS (default 0) */
+	/* the client's transport properties answered with the same list
+	 * (optdir REPLY) after this many ms; -1 (default): never, as a
+	 * responder silent to them */
+	_Atomic int32_t props_delay_ms;
 	/* read by the test */
 	uint16_t port;
 	_Atomic uint32_t calls;        /* calls received */
