@@ -227,8 +227,13 @@ static bool probe_reply(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
 			clnt_txq_push_front(c, s);
 		return true;
 	}
+	/* A Version Two reply, or an RDMA2_ERROR of a code this version
+	 * defines other than ERR_VERS (the call itself refused, e.g. the
+	 * reply fits nowhere): the responder speaks Version Two. */
 	if (rc == 0 && h->vers == RPCRDMA2_VERSION &&
-	    (h->proc == RPCRDMA2_MSG || h->proc == RPCRDMA2_NOMSG)) {
+	    (h->proc == RPCRDMA2_MSG || h->proc == RPCRDMA2_NOMSG ||
+	     (h->proc == RPCRDMA2_ERROR &&
+	      (h->err == RPCRDMA2_ERR_BAD_HEADER || h->err == RPCRDMA2_ERR_INVAL_OPTION)))) {
 		c->neg = CLNT_NEG_DONE;
 		c->rx_vers = RPCRDMA2_VERSION;
 		c->st.rdma_version = RPCRDMA2_VERSION;
@@ -250,8 +255,10 @@ bool clnt_v2_reply_vers(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
 	if (c->neg == CLNT_NEG_PROBE && probe_reply(c, s, h, *rc))
 		return true;
 	if (h->vers == c->rx_vers) {
-		/* negotiation just ended with this reply */
-		xprt_credits_update(&c->cr, h->credit);
+		/* negotiation just ended with this reply; draft §5: an error
+		 * does not report the credit limit */
+		if (h->proc != RPCRDMA2_ERROR)
+			xprt_credits_update(&c->cr, h->credit);
 		return false;
 	}
 	/* A reply in another version than its call: only ERR_VERS reads the

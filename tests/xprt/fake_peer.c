@@ -234,6 +234,11 @@ static void fp_on_call2(struct fake_peer *p, const uint32_t *w, size_t n, int mo
 		const uint32_t e[] = {rx, 2, bc, 4, 9};
 
 		fp_send(p, e, 5);
+	} else if (mode == FP_V2_REFUSE) {
+		const uint32_t e[] = {rx, 2, bc, 4, 2};
+
+		fp_send(p, e, 5);
+		return;
 	} else if (mode == FP_V2_DIR) {
 		const uint32_t d[] = {rx, 2, bc, 0, 0, 0, 0, 0, rx, 1, 0, 0, 0, 0, 0xbad};
 

@@ -57,6 +57,8 @@ enum fp_mode {
 			  xid opt_xid: the peer's own call), then the right reply */
 	FP_V2_TRUNC,   /* first an RDMA2_MSG header cut after its proc word, with
 			  the call's xid, then the right reply */
+	FP_V2_REFUSE,  /* only an RDMA2_ERROR ERR_BAD_HEADER (2) with the call's
+			  xid and rdma_credit bad_credit: the call refused */
 	FP_V1_DROP2,   /* a Version One server that drops every Version Two
 			  message silently (no ERR_VERS) and answers Version One
 			  calls as FP_OK */
