@@ -51,6 +51,9 @@
  * each is five words. */
 #define CLNT_V2_NANS   4u
 #define CLNT_V2_ANSBUF 32u
+/* How long our transport properties may wait for their answer when calls
+ * have no timeout (else half the call timeout). */
+#define CLNT_PROPS_WAIT_MS 15000u
 
 int clnt_v2_init(struct rpcrdma_clnt *c, uint32_t *wrs)
 {
@@ -162,7 +165,11 @@ static void props_send(struct rpcrdma_clnt *c)
 	s->done = false;
 	s->need_tx = false;
 	s->on_wire = true;
-	s->deadline = 0;
+	/* Dead once this is passed (clnt_credits_held_by_dead): half the
+	 * call timeout, so that a call waiting behind them still completes
+	 * on the next connection. */
+	s->deadline = xprt_deadline_at(monotonic_ns(), c->timeout_ms ? c->timeout_ms / 2u + 1u
+								     : CLNT_PROPS_WAIT_MS);
 	xprt_credits_sent(&c->cr);
 	c->props_xid = s->call.xid;
 	c->st.inline_bytes_tx += s->call.sge[0].length;
@@ -220,8 +227,13 @@ static bool probe_reply(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
 			clnt_txq_push_front(c, s);
 		return true;
 	}
+	/* A Version Two reply, or an RDMA2_ERROR of a code this version
+	 * defines other than ERR_VERS (the call itself refused, e.g. the
+	 * reply fits nowhere): the responder speaks Version Two. */
 	if (rc == 0 && h->vers == RPCRDMA2_VERSION &&
-	    (h->proc == RPCRDMA2_MSG || h->proc == RPCRDMA2_NOMSG)) {
+	    (h->proc == RPCRDMA2_MSG || h->proc == RPCRDMA2_NOMSG ||
+	     (h->proc == RPCRDMA2_ERROR &&
+	      (h->err == RPCRDMA2_ERR_BAD_HEADER || h->err == RPCRDMA2_ERR_INVAL_OPTION)))) {
 		c->neg = CLNT_NEG_DONE;
 		c->rx_vers = RPCRDMA2_VERSION;
 		c->st.rdma_version = RPCRDMA2_VERSION;
@@ -243,8 +255,10 @@ bool clnt_v2_reply_vers(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
 	if (c->neg == CLNT_NEG_PROBE && probe_reply(c, s, h, *rc))
 		return true;
 	if (h->vers == c->rx_vers) {
-		/* negotiation just ended with this reply */
-		xprt_credits_update(&c->cr, h->credit);
+		/* negotiation just ended with this reply; draft §5: an error
+		 * does not report the credit limit */
+		if (h->proc != RPCRDMA2_ERROR)
+			xprt_credits_update(&c->cr, h->credit);
 		return false;
 	}
 	/* A reply in another version than its call: only ERR_VERS reads the

@@ -348,12 +348,17 @@ void clnt_reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 }
 
 /* Lock held: do calls that ended on the wire without a reply (timed out:
- * completed or zombies) hold every credit in use while another call waits
- * for a credit or a slot? Their replies may never come (RFC 8166 §3.3.1
- * gives no other way to get a credit back): the connection is then closed
- * and made again. */
-bool clnt_credits_held_by_dead(const struct rpcrdma_clnt *c)
+ * completed), and our transport properties unanswered by their deadline,
+ * hold every credit in use while another call waits for a credit or a
+ * slot? Their replies may never come (RFC 8166 §3.3.1 gives no other way
+ * to get a credit back): the connection is then closed and made again.
+ * Properties still within their deadline are not dead: a responder that
+ * grants one credit answers them before the next call can go. A responder
+ * silent to them by their deadline gets none on later connections. */
+bool clnt_credits_held_by_dead(struct rpcrdma_clnt *c)
 {
+	uint64_t now = monotonic_ns();
+	bool props_late = false;
 	uint32_t n = 0;
 
 	if (c->state != C_UP || !c->cr.on_wire)
@@ -362,12 +367,20 @@ bool clnt_credits_held_by_dead(const struct rpcrdma_clnt *c)
 		return false;
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		const struct clnt_slot *s = &c->slots[i];
+		bool late = s->zombie && xprt_deadline_passed(s->deadline, now);
 
-		if (s->in_use && s->on_wire && (s->zombie || s->done))
+		if (!s->in_use || !s->on_wire)
+			continue;
+		props_late |= late;
+		if (s->done || late)
 			n++;
 	}
 	/* (credits held by notifications come back with replies to later
 	 * calls, which cannot go either; held alone, they come back when
 	 * their Sends complete, rr_pull.c) */
-	return n && n + c->rr_held >= c->cr.on_wire;
+	if (!n || n + c->rr_held < c->cr.on_wire)
+		return false;
+	if (props_late)
+		c->v2_props = false;
+	return true;
 }

@@ -359,9 +359,10 @@ void clnt_conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl);
 void clnt_fail_all(struct rpcrdma_clnt *c, int status, struct cb_list *cbl);
 /* Leader, lock held, connection down: connect again or fail the calls. */
 void clnt_reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl);
-/* Lock held: do calls that timed out on the wire hold every credit while
- * another call waits? */
-bool clnt_credits_held_by_dead(const struct rpcrdma_clnt *c);
+/* Lock held: do calls that timed out on the wire, or our transport
+ * properties unanswered by their deadline, hold every credit while another
+ * call waits? (The latter: no properties on later connections.) */
+bool clnt_credits_held_by_dead(struct rpcrdma_clnt *c);
 
 /* ---- clnt_loop.c ---- */
 

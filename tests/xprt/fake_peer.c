@@ -180,9 +180,21 @@ static void fp_on_other2(struct fake_peer *p, const uint32_t *w, size_t n)
 	} else if (n >= 7 && w[3] == 5 && w[5] == 0x52444d01u) {
 		size_t k = n - 7 < 48 ? n - 7 : 48;
 
+		int32_t d = atomic_load(&p->props_delay_ms);
+		uint32_t a[64];
+
 		memcpy(p->props, w + 7, k * 4);
 		atomic_store(&p->props_words, (uint32_t)k);
 		atomic_fetch_add(&p->props_rx, 1);
+		if (d < 0 || n > 64)
+			return;
+		/* the same properties back, as the answer (its xid, optdir
+		 * REPLY), with our credit */
+		fp_pause(p, d);
+		memcpy(a, w, n * 4);
+		a[2] = atomic_load(&p->credit);
+		a[4] = 1;
+		fp_send(p, a, n);
 	}
 }
 
@@ -222,6 +234,11 @@ static void fp_on_call2(struct fake_peer *p, const uint32_t *w, size_t n, int mo
 		const uint32_t e[] = {rx, 2, bc, 4, 9};
 
 		fp_send(p, e, 5);
+	} else if (mode == FP_V2_REFUSE) {
+		const uint32_t e[] = {rx, 2, bc, 4, 2};
+
+		fp_send(p, e, 5);
+		return;
 	} else if (mode == FP_V2_DIR) {
 		const uint32_t d[] = {rx, 2, bc, 0, 0, 0, 0, 0, rx, 1, 0, 0, 0, 0, 0xbad};
 
@@ -480,6 +497,7 @@ int fp_start(struct fake_peer *p, uint16_t port, enum fp_mode mode)
 	atomic_store(&p->vers_credit, UINT32_MAX);
 	atomic_store(&p->bad_credit, 3);
 	atomic_store(&p->opt_xid, 0x0ff10001u);
+	atomic_store(&p->props_delay_ms, -1);
 	if (rpcrdma_dev_open(NULL, NULL, &p->dev) || rpcrdma_pd_alloc(p->dev, &p->pd) ||
 	    rpcrdma_cq_create(p->dev, &ca, &p->cq) || rpcrdma_evch_create(p->dev, NULL, &p->ch) ||
 	    rpcrdma_mr_reg(p->pd, p->buf, sizeof(p->buf) + sizeof(p->wbuf),

@@ -57,6 +57,8 @@ enum fp_mode {
 			  xid opt_xid: the peer's own call), then the right reply */
 	FP_V2_TRUNC,   /* first an RDMA2_MSG header cut after its proc word, with
 			  the call's xid, then the right reply */
+	FP_V2_REFUSE,  /* only an RDMA2_ERROR ERR_BAD_HEADER (2) with the call's
+			  xid and rdma_credit bad_credit: the call refused */
 	FP_V1_DROP2,   /* a Version One server that drops every Version Two
 			  message silently (no ERR_VERS) and answers Version One
 			  calls as FP_OK */
@@ -83,6 +85,10 @@ struct fake_peer {
 	_Atomic uint32_t bad_credit;
 	_Atomic uint32_t opt_xid;       /* FP_V2_OPTCALL (default 0x0ff10001) */
 	_Atomic uint32_t vers_delay_ms; /* pause before each ERR_VERS (default 0) */
+	/* the client's transport properties answered with the same list
+	 * (optdir REPLY) after this many ms; -1 (default): never, as a
+	 * responder silent to them */
+	_Atomic int32_t props_delay_ms;
 	/* read by the test */
 	uint16_t port;
 	_Atomic uint32_t calls;        /* calls received */

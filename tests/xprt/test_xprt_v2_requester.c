@@ -32,6 +32,17 @@
  *   rvrsdir     the reverse-direction property our client sends: NONE
  *               without a backchannel, SIMPLE with one (it takes no Write
  *               chunks, so not GENL)
+ *   probe_refused the first call of a connection, our Version Two probe,
+ *               refused with RDMA2_ERROR / ERR_BAD_HEADER: the responder
+ *               speaks Version Two (negotiation ends), the call fails with
+ *               the error (not as a bad header), the error's rdma_credit
+ *               is not taken (draft §5) and the next call goes on
+ *   props_credit a responder granting one credit: our properties take it
+ *               until their answer, the calls wait meanwhile; answered
+ *               100 ms later (a tick of the client's loop is 5 ms), no
+ *               call is held for dead and the connection stays; never
+ *               answered, the connection is made again once, at half the
+ *               call timeout, and carries no properties after that
  */
 #include <errno.h>
 #include <signal.h>
@@ -344,6 +355,66 @@ static void path_rvrsdir(bool bc)
 	rpcrdma_clnt_destroy(c);
 }
 
+/* A Version Two probe refused (issue 32: the client called the refusal
+ * a bad header, -EBADMSG, and went on negotiating). */
+static void path_probe_refused(void)
+{
+	struct rpcrdma_call_result r;
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_clnt *c = client(RPCRDMA_VERSION_2);
+	int rc;
+
+	if (!c)
+		return;
+	atomic_store(&fp.bad_credit, 3);
+	atomic_store(&fp.props_delay_ms, 0); /* answered: the calls need that credit */
+	rc = call(c, FP_V2_REFUSE, 1, &r);
+	XT_CHECK(rpcrdma_clnt_stats(c, &st) == 0);
+	if (rc != -EREMOTEIO || r.rdma_err != 2 || st.rdma_version != 2)
+		fprintf(stderr,
+			"probe refused: %d (%s), rdma_err %u, version %u, bad headers %llu\n", rc,
+			rpcrdma_strerror(rc), r.rdma_err, st.rdma_version,
+			(unsigned long long)st.bad_headers);
+	XT_CHECK(rc == -EREMOTEIO && r.rdma_err == 2);
+	XT_CHECK(st.rdma_version == 2 && st.bad_headers == 0 && st.credits == 1);
+	XT_CHECK(call(c, FP_V2_OK, 2, &r) == 0);
+	XT_CHECK(rpcrdma_clnt_stats(c, &st) == 0 && st.credits == 8 && st.reconnects == 0);
+	rpcrdma_clnt_destroy(c);
+	atomic_store(&fp.props_delay_ms, -1);
+}
+
+/* Our properties hold the only credit (issue 32: under load the client
+ * closed the connection 5 ms into the wait, again on every connection). */
+static void path_props_credit(int32_t delay_ms)
+{
+	struct rpcrdma_call_result r;
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_clnt *c;
+
+	atomic_store(&fp.credit, 1);
+	atomic_store(&fp.props_delay_ms, delay_ms);
+	atomic_store(&fp.props_rx, 0);
+	atomic_store(&fp.conns, 0);
+	c = client_with(RPCRDMA_VERSION_2, 64, false);
+	if (c) {
+		for (u_int i = 0; i < 12; i++)
+			XT_CHECK(call(c, FP_V2_OK, 20 + i, &r) == 0);
+		XT_CHECK(rpcrdma_clnt_stats(c, &st) == 0);
+		if (st.reconnects != (delay_ms < 0) || atomic_load(&fp.props_rx) != 1)
+			fprintf(stderr,
+				"properties answered after %d ms: %llu reconnects, %u properties "
+				"sent, %u connections\n",
+				delay_ms, (unsigned long long)st.reconnects,
+				atomic_load(&fp.props_rx), atomic_load(&fp.conns));
+		XT_CHECK(st.reconnects == (delay_ms < 0) && atomic_load(&fp.props_rx) == 1);
+		XT_CHECK(atomic_load(&fp.conns) == (delay_ms < 0 ? 2u : 1u));
+		XT_CHECK(st.rdma_version == 2 && st.credits == 1 && st.max_outstanding == 1);
+		rpcrdma_clnt_destroy(c);
+	}
+	atomic_store(&fp.props_delay_ms, -1);
+	atomic_store(&fp.credit, 8);
+}
+
 int main(int argc, char **argv)
 {
 	const char *p = argc > 1 ? argv[1] : NULL;
@@ -364,6 +435,12 @@ int main(int argc, char **argv)
 	if (!p || !strcmp(p, "errvers_credit")) {
 		path_errvers_credit(500);
 		path_errvers_credit(0);
+	}
+	if (!p || !strcmp(p, "probe_refused"))
+		path_probe_refused();
+	if (!p || !strcmp(p, "props_credit")) {
+		path_props_credit(100);
+		path_props_credit(-1);
 	}
 	if (!p || !strcmp(p, "rvrsdir")) {
 		path_rvrsdir(false);
