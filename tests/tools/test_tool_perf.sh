@@ -22,7 +22,7 @@ perf_server_start
 cat "$TMP/server.log"
 C="$PERF client 127.0.0.1 --port $RPORT --tcp-port $TPORT --tcp-fork-port $FPORT --no-progress"
 
-cols="transport,server_model,workload,size,threads,inflight,seconds,ops,ops_per_s,mb_per_s,p50_us,p99_us,p999_us,mean_us,max_us,verified,errors,bad_data,client_cpu,server_cpu,server_cpu_seen,credit_stalls,read_chunks,write_chunks,long_calls,remote_inv,server_rss_kb,ops_per_s_med"
+cols="transport,server_model,workload,size,threads,inflight,seconds,ops,ops_per_s,mb_per_s,p50_us,p99_us,p999_us,mean_us,max_us,verified,errors,bad_data,client_cpu,server_cpu,server_cpu_seen,credit_stalls,read_chunks,write_chunks,long_calls,remote_inv,server_rss_kb,ops_per_s_med,srv_user_us,srv_sys_us,srv_csw,cli_user_us,cli_sys_us,cli_csw"
 
 # check_csv FILE ROWS WORKLOAD: header, row count, figures of every row
 check_csv() {
