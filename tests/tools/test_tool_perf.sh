@@ -45,6 +45,13 @@ check_csv() {
 			print id ": WRITE did not use Read chunks"; bad = 1 }
 		if ($c["transport"] == "rdma" && wl == "read" && $c["write_chunks"] + 0 < $c["ops"] + 0) {
 			print id ": READ did not use Write chunks"; bad = 1 }
+		# CPU per call: measured for the client and the server that
+		# answered the calls; unknown (-1) for the forked TCP server,
+		# whose PERF_INFO comes from another process
+		if ($c["cli_user_us"] + $c["cli_sys_us"] <= 0 || $c["cli_csw"] < 0) { print id ": client CPU per call"; bad = 1 }
+		if ($c["transport"] == "tcp-fork") {
+			if ($c["srv_user_us"] != -1 || $c["srv_csw"] != -1) { print id ": forked server CPU not unknown"; bad = 1 }
+		} else if ($c["srv_user_us"] + $c["srv_sys_us"] <= 0 || $c["srv_csw"] < 0) { print id ": server CPU per call"; bad = 1 }
 		seen[$c["transport"]] = 1
 	}
 	END {
