@@ -55,33 +55,7 @@
 #include <isa-l/crc.h>
 
 #include "softiwarp/siw_fuzz.h"
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
+#include "util/be.h"
 
 /* RFC 5044 §6: CRC32c over ULPDU_Length | ULPDU | pad, stored so that it
  * reads little-endian (what Linux siw and Wireshark do). ISA-L's
@@ -90,10 +64,7 @@ static void fix_crc(uint8_t *fpdu, size_t covered)
 {
 	uint32_t c = ~crc32_iscsi(fpdu, (int)covered, 0xffffffffu);
 
-	fpdu[covered] = (uint8_t)c;
-	fpdu[covered + 1] = (uint8_t)(c >> 8);
-	fpdu[covered + 2] = (uint8_t)(c >> 16);
-	fpdu[covered + 3] = (uint8_t)(c >> 24);
+	put_le32(fpdu + covered, c);
 }
 
 static void rewrite(uint8_t *s, size_t n, bool mpa_frame, bool crc, bool tags,
@@ -107,27 +78,27 @@ static void rewrite(uint8_t *s, size_t n, bool mpa_frame, bool crc, bool tags,
 		/* RFC 5044 §7.1: 16-byte key, flags, PD_Length, PD */
 		if (n < 20)
 			return;
-		off = 20 + (size_t)get16(s + 18);
+		off = 20 + (size_t)get_be16(s + 18);
 	}
 	while (off + 2 <= n) {
-		size_t ulen = get16(s + off);
+		size_t ulen = get_be16(s + off);
 		size_t covered = (2 + ulen + 3) & ~(size_t)3;
 		if (off + covered + 4 > n)
 			return;
 		uint8_t *u = s + off + 2;
 		if (tags && ulen >= 14 && (u[0] & 0x80)) {
 			/* RFC 5041 §4.3: tagged: STag at 2, TO at 6 */
-			put32(u + 2, info->stag);
-			put64(u + 6, info->to + base + get64(u + 6) % span);
+			put_be32(u + 2, info->stag);
+			put_be64(u + 6, info->to + base + get_be64(u + 6) % span);
 		} else if (tags && ulen >= 46 && !(u[0] & 0x80) && (u[1] & 0x0f) == 1) {
 			/* RFC 5040 §4.4: Read Request source STag at 34 */
-			put32(u + 34, info->stag);
-			put64(u + 38, info->to + get64(u + 38) % info->len);
+			put_be32(u + 34, info->stag);
+			put_be64(u + 38, info->to + get_be64(u + 38) % info->len);
 		} else if (tags && ulen >= 18 && !(u[0] & 0x80) &&
 			   ((u[1] & 0x0f) == 4 || (u[1] & 0x0f) == 6)) {
 			/* RFC 5040 §4.3: Send with (SE and) Invalidate names
 			 * the STag to invalidate at 2 */
-			put32(u + 2, info->stag);
+			put_be32(u + 2, info->stag);
 		}
 		if (crc)
 			fix_crc(s + off, covered);

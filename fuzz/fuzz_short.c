@@ -29,6 +29,7 @@
 #include "rpcrdma/xdr.h"
 #include "transport/rpcrdma1_hdr.h"
 #include "transport/xprt.h"
+#include "util/be.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -101,7 +102,7 @@ static void check_msg(const uint8_t *p, size_t n)
 	uint32_t xid = 0;
 
 	if (n >= 4)
-		xid = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+		xid = get_be32(p);
 	check_call(p, n);
 	check_reply(p, n, xid);
 	check_reply(p, n, xid ^ 1u);

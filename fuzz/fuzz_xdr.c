@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "rpcrdma/xdr.h"
+#include "util/be.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -73,11 +74,6 @@ static void gather(const struct pieces *p, uint8_t *dst)
 		memcpy(dst, p->iov[i].iov_base, p->iov[i].iov_len);
 		dst += p->iov[i].iov_len;
 	}
-}
-
-static uint32_t be32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
 static int rc_ok(int rc)
@@ -142,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rc = rpcrdma_xdr_get_u32(&x, &v);
 			ASSERT(rc == (left >= 4 ? 0 : -EBADMSG));
 			if (rc == 0) {
-				ASSERT(v == be32(at));
+				ASSERT(v == get_be32(at));
 				ENC(&e, rpcrdma_xdr_put_u32(&e.flat, v),
 				    rpcrdma_xdr_put_u32(&e.cut, v));
 			}
@@ -152,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			int32_t v;
 			rc = rpcrdma_xdr_get_i32(&x, &v);
 			if (rc == 0) {
-				ASSERT((uint32_t)v == be32(at));
+				ASSERT((uint32_t)v == get_be32(at));
 				ENC(&e, rpcrdma_xdr_put_i32(&e.flat, v),
 				    rpcrdma_xdr_put_i32(&e.cut, v));
 			}
@@ -163,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rc = rpcrdma_xdr_get_u64(&x, &v);
 			ASSERT(rc == (left >= 8 ? 0 : -EBADMSG));
 			if (rc == 0) {
-				ASSERT(v == ((uint64_t)be32(at) << 32 | be32(at + 4)));
+				ASSERT(v == ((uint64_t)get_be32(at) << 32 | get_be32(at + 4)));
 				ENC(&e, rpcrdma_xdr_put_u64(&e.flat, v),
 				    rpcrdma_xdr_put_u64(&e.cut, v));
 			}
@@ -181,9 +177,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bool v;
 			rc = rpcrdma_xdr_get_bool(&x, &v);
 			if (left >= 4)
-				ASSERT(rc == (be32(at) <= 1 ? 0 : -EINVAL));
+				ASSERT(rc == (get_be32(at) <= 1 ? 0 : -EINVAL));
 			if (rc == 0) {
-				ASSERT(v == (be32(at) == 1));
+				ASSERT(v == (get_be32(at) == 1));
 				ENC(&e, rpcrdma_xdr_put_bool(&e.flat, v),
 				    rpcrdma_xdr_put_bool(&e.cut, v));
 			}
@@ -215,13 +211,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			i++;
 			rc = rpcrdma_xdr_get_opaque(&x, tmp, arg, &n);
 			if (rc == 0) {
-				ASSERT(n <= arg && n == be32(at) && memcmp(tmp, at + 4, n) == 0);
+				ASSERT(n <= arg && n == get_be32(at) &&
+				       memcmp(tmp, at + 4, n) == 0);
 				ASSERT(rpcrdma_xdr_getpos(&x) ==
 				       pos + 4 + RPCRDMA_XDR_ROUNDUP((size_t)n));
 				ENC(&e, rpcrdma_xdr_put_opaque(&e.flat, tmp, n, arg),
 				    rpcrdma_xdr_put_opaque(&e.cut, tmp, n, arg));
 			} else if (rc == -E2BIG) {
-				ASSERT(left >= 4 && be32(at) > arg);
+				ASSERT(left >= 4 && get_be32(at) > arg);
 			}
 			break;
 		}
@@ -231,7 +228,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			i++;
 			rc = rpcrdma_xdr_get_opaque_ref(&x, (uint32_t)arg * 64u, &p, &n);
 			if (rc == 0) {
-				ASSERT(n == be32(at) && memcmp(p, at + 4, n) == 0);
+				ASSERT(n == get_be32(at) && memcmp(p, at + 4, n) == 0);
 				ENC(&e, rpcrdma_xdr_put_opaque(&e.flat, p, n, UINT32_MAX),
 				    rpcrdma_xdr_put_opaque(&e.cut, p, n, UINT32_MAX));
 			}
@@ -243,7 +240,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rc = rpcrdma_xdr_get_string(&x, s, (size_t)arg + 1);
 			if (rc == 0) {
 				size_t n = strlen(s);
-				ASSERT(n == be32(at) && n <= arg && memcmp(s, at + 4, n) == 0);
+				ASSERT(n == get_be32(at) && n <= arg && memcmp(s, at + 4, n) == 0);
 				ENC(&e, rpcrdma_xdr_put_string(&e.flat, s, arg),
 				    rpcrdma_xdr_put_string(&e.cut, s, arg));
 			}
@@ -256,7 +253,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint32_t max = (uint32_t)(arg >> 4) * 17u;
 			rc = rpcrdma_xdr_get_count(&x, max, esz, &n);
 			if (rc == 0) {
-				ASSERT(n == be32(at) && n <= max);
+				ASSERT(n == get_be32(at) && n <= max);
 				ASSERT((uint64_t)n * esz <= left - 4);
 			}
 			break;

@@ -34,6 +34,7 @@
 
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/xdr.h"
+#include "util/be.h"
 
 /* What the comparisons saw (the unit test reads them). */
 struct rt_stats {
@@ -114,8 +115,7 @@ static const char *rt_cmp_authsys_bytes(const uint8_t *in, size_t len, int exact
 	int ours = rc == 0;
 
 	if (theirs && !ours && p.aup_machname &&
-	    memchr(p.aup_machname, '\0',
-		   (size_t)(in[4] << 24 | in[5] << 16 | in[6] << 8 | in[7]))) {
+	    memchr(p.aup_machname, '\0', (size_t)get_be32(in + 4))) {
 		/* RT_RULE 4. RFC 5531 Appendix A: machinename is a
 		 * string<255>. libtirpc copies a name with a NUL inside and
 		 * hands C code a shorter name than the wire's; ours refuses it

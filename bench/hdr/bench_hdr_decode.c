@@ -14,10 +14,9 @@
 #include <string.h>
 
 #include "transport/rpcrdma1_hdr.h"
+#include "util/be.h"
 
-#define W(v)                                                                                       \
-	(uint8_t)((uint32_t)(v) >> 24), (uint8_t)((uint32_t)(v) >> 16),                            \
-	    (uint8_t)((uint32_t)(v) >> 8), (uint8_t)(v)
+#define W(v) BE32_BYTES(v)
 
 /* xid, vers 1, credit 32, RDMA_MSG, three empty lists. */
 static const uint8_t null_call[] = {W(1), W(1), W(32), W(0), W(0), W(0), W(0)};

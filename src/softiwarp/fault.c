@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "softiwarp/siw.h"
+#include "util/be.h"
 
 #ifdef RPCRDMA_TEST_HOOKS
 
@@ -180,7 +181,7 @@ static void find_drop(struct siw_fault_ep *fe, const struct msghdr *mh, uint64_t
 		fe->hdr[fe->hdr_have++] = iov_byte(mh, off - fe->pos);
 		if (fe->hdr_have < 2)
 			continue;
-		ulpdu = (uint32_t)fe->hdr[0] << 8 | fe->hdr[1];
+		ulpdu = get_be16(fe->hdr);
 		total = 2 + ulpdu;
 		total += (4 - (total & 3)) & 3;
 		total += 4;

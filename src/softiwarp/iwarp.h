@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util/be.h" /* get_be32 and the like: DDP/RDMAP headers, the MPA CRC */
+
 /* ---- MPA start frames, RFC 5044 §7.1 ---- */
 #define MPA_KEY_REQ       "MPA ID Req Frame"
 #define MPA_KEY_REP       "MPA ID Rep Frame"
@@ -170,54 +172,5 @@ enum llp_ecode {
 	LLP_ECODE_NO_MATCHING_RTR = 0x07,
 };
 #define LLP_ETYPE_MPA 0x0u
-
-/* ---- byte helpers (big-endian wire order) ---- */
-static inline uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)((unsigned)p[0] << 8 | p[1]);
-}
-
-static inline uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline uint64_t get_be64(const uint8_t *p)
-{
-	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
-}
-
-static inline void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline void put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
-
-static inline void put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static inline uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
 
 #endif

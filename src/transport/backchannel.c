@@ -11,12 +11,8 @@
 #include <unistd.h>
 
 #include "transport/backchannel.h"
+#include "util/be.h"
 #include "util/clock.h"
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static enum xprt_dir rpc_dir(const uint8_t *msg, size_t len, uint32_t xid)
 {
@@ -26,9 +22,9 @@ static enum xprt_dir rpc_dir(const uint8_t *msg, size_t len, uint32_t xid)
 		return XPRT_DIR_NONE;
 	/* RFC 8167 §5.1, §5.2: the RPC message starts with the transport
 	 * header's XID; otherwise nothing in it can be trusted. */
-	if (be32(msg) != xid)
+	if (get_be32(msg) != xid)
 		return XPRT_DIR_NONE;
-	mt = be32(msg + 4);
+	mt = get_be32(msg + 4);
 	if (mt == 0)
 		return XPRT_DIR_CALL;
 	if (mt == 1)
@@ -44,13 +40,13 @@ enum xprt_dir xprt_msg_direction(const uint8_t *buf, size_t len, struct rpcrdma1
 	*decoded = false;
 	if (len < RPCRDMA1_FIXED_SIZE)
 		return XPRT_DIR_NONE;
-	xid = be32(buf);
-	if (be32(buf + 4) != RPCRDMA1_VERSION)
+	xid = get_be32(buf);
+	if (get_be32(buf + 4) != RPCRDMA1_VERSION)
 		return XPRT_DIR_NONE;
 	/* Fast path: RDMA_MSG with three empty chunk lists, the RPC message
 	 * right after the 28-byte header. */
-	if (be32(buf + 12) == RPCRDMA1_MSG && len >= RPCRDMA1_MIN_MSG_SIZE && be32(buf + 16) == 0 &&
-	    be32(buf + 20) == 0 && be32(buf + 24) == 0)
+	if (get_be32(buf + 12) == RPCRDMA1_MSG && len >= RPCRDMA1_MIN_MSG_SIZE &&
+	    get_be32(buf + 16) == 0 && get_be32(buf + 20) == 0 && get_be32(buf + 24) == 0)
 		return rpc_dir(buf + RPCRDMA1_MIN_MSG_SIZE, len - RPCRDMA1_MIN_MSG_SIZE, xid);
 	if (rpcrdma1_decode_buf(buf, len, h))
 		return XPRT_DIR_NONE;
@@ -82,7 +78,7 @@ enum xprt_dir xprt_v2_msg_direction(const uint8_t *buf, size_t len, struct rpcrd
 	struct xprt_v2_info vi;
 
 	*decoded = false;
-	if (len < RPCRDMA1_FIXED_SIZE || be32(buf + 4) != RPCRDMA2_VERSION ||
+	if (len < RPCRDMA1_FIXED_SIZE || get_be32(buf + 4) != RPCRDMA2_VERSION ||
 	    xprt_v2_decode(buf, len, h, &vi))
 		return XPRT_DIR_NONE;
 	*decoded = true;

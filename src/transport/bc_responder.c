@@ -28,6 +28,7 @@
 
 #include "rpcrdma/tirpc.h"
 #include "transport/bc_responder.h"
+#include "util/be.h"
 #include "util/clock.h"
 
 uint32_t bc_clnt_extra_recvs(const struct rpcrdma_bc_opts *o)
@@ -224,8 +225,7 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 	 * request (RFC 8167 §5.1), never a forward grant. */
 	b->st.calls_received++;
 	b->st.inline_bytes_rx += len;
-	b->st.peer_credits =
-	    (uint32_t)buf[8] << 24 | (uint32_t)buf[9] << 16 | (uint32_t)buf[10] << 8 | buf[11];
+	b->st.peer_credits = get_be32(buf + 8);
 	if (len > b->inline_recv_cap) {
 		b->st.dropped++;
 		return true;

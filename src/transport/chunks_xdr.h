@@ -68,10 +68,10 @@ static inline int chunks_xdr_get_fixed(struct rpcrdma_xdr *x, uint32_t *xid, uin
 {
 	const uint8_t *p = chunks_xdr_take(x, RPCRDMA1_FIXED_SIZE);
 	if (p) {
-		*xid = xdri_load_be32(p);
-		*vers = xdri_load_be32(p + 4);
-		*credit = xdri_load_be32(p + 8);
-		*proc = xdri_load_be32(p + 12);
+		*xid = get_be32(p);
+		*vers = get_be32(p + 4);
+		*credit = get_be32(p + 8);
+		*proc = get_be32(p + 12);
 		return 0;
 	}
 	int rc = xdri_get_u32_inline(x, xid);
@@ -108,9 +108,9 @@ static inline int chunks_xdr_get_segment(struct rpcrdma_xdr *x, struct rpcrdma1_
 			return rc;
 		p = tmp;
 	}
-	s->handle = xdri_load_be32(p);
-	s->length = xdri_load_be32(p + 4);
-	s->offset = xdri_load_be64(p + 8);
+	s->handle = get_be32(p);
+	s->length = get_be32(p + 4);
+	s->offset = get_be64(p + 8);
 	return 0;
 }
 
@@ -263,10 +263,10 @@ static inline int chunks_xdr_put_fixed(struct rpcrdma_xdr *x, uint32_t xid, uint
 {
 	uint8_t *p = chunks_xdr_take(x, RPCRDMA1_FIXED_SIZE);
 	if (p) {
-		xdri_store_be32(p, xid);
-		xdri_store_be32(p + 4, vers);
-		xdri_store_be32(p + 8, credit);
-		xdri_store_be32(p + 12, proc);
+		put_be32(p, xid);
+		put_be32(p + 4, vers);
+		put_be32(p + 8, credit);
+		put_be32(p + 12, proc);
 		return 0;
 	}
 	int rc = xdri_put_u32_inline(x, xid);
@@ -284,9 +284,9 @@ static inline int chunks_xdr_put_segment(struct rpcrdma_xdr *x, const struct rpc
 	uint8_t tmp[RPCRDMA1_SEGMENT_SIZE];
 	uint8_t *p = chunks_xdr_take(x, RPCRDMA1_SEGMENT_SIZE);
 	uint8_t *dst = p ? p : tmp;
-	xdri_store_be32(dst, s->handle);
-	xdri_store_be32(dst + 4, s->length);
-	xdri_store_be64(dst + 8, s->offset);
+	put_be32(dst, s->handle);
+	put_be32(dst + 4, s->length);
+	put_be64(dst + 8, s->offset);
 	return p ? 0 : rpcrdma_xdri_put_slow(x, tmp, sizeof(tmp));
 }
 

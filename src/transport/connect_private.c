@@ -8,6 +8,8 @@
 
 #include <errno.h>
 
+#include "util/be.h"
+
 void rpcrdma1_cm_private_defaults(struct rpcrdma1_cm_private *p)
 {
 	p->remote_invalidate = false;
@@ -36,8 +38,7 @@ int rpcrdma1_cm_private_decode(const void *buf, size_t len, struct rpcrdma1_cm_p
 	rpcrdma1_cm_private_defaults(out);
 	if (!p || len < RPCRDMA1_CM_SIZE)
 		return -EINVAL;
-	uint32_t magic = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-	if (magic != RPCRDMA1_CM_MAGIC || p[4] != RPCRDMA1_CM_VERSION)
+	if (get_be32(p) != RPCRDMA1_CM_MAGIC || p[4] != RPCRDMA1_CM_VERSION)
 		return -EINVAL;
 	/* Other flag bits are reserved; a version 1 receiver ignores them. */
 	out->remote_invalidate = (p[5] & RPCRDMA1_CM_FLAG_REMOTE_INV) != 0;
@@ -56,10 +57,7 @@ int rpcrdma1_cm_private_encode(void *buf, size_t len, const struct rpcrdma1_cm_p
 	if (rpcrdma1_cm_size_encode(in->send_size, &send_code) ||
 	    rpcrdma1_cm_size_encode(in->recv_size, &recv_code))
 		return -EINVAL;
-	p[0] = (uint8_t)(RPCRDMA1_CM_MAGIC >> 24);
-	p[1] = (uint8_t)(RPCRDMA1_CM_MAGIC >> 16);
-	p[2] = (uint8_t)(RPCRDMA1_CM_MAGIC >> 8);
-	p[3] = (uint8_t)RPCRDMA1_CM_MAGIC;
+	put_be32(p, RPCRDMA1_CM_MAGIC);
 	p[4] = RPCRDMA1_CM_VERSION;
 	p[5] = in->remote_invalidate ? RPCRDMA1_CM_FLAG_REMOTE_INV : 0;
 	p[6] = send_code;

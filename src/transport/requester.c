@@ -22,7 +22,6 @@
  * credit (the responder may still answer, RFC 8166 §3.3.1) until its
  * reply or the connection goes.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 
 #include "transport/backchannel_hooks.h"
 #include "transport/requester.h"
+#include "util/be.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -280,7 +280,6 @@ static int reply_rpc_check(const struct clnt_slot *s, const uint8_t *buf, uint32
 {
 	const uint8_t *msg;
 	uint64_t mlen;
-	uint32_t w[2];
 
 	if (h->vers != vers)
 		return 0;
@@ -297,12 +296,11 @@ static int reply_rpc_check(const struct clnt_slot *s, const uint8_t *buf, uint32
 	} else {
 		return 0;
 	}
-	if (mlen < sizeof(w))
+	if (mlen < 8)
 		return 0;
-	memcpy(w, msg, sizeof(w));
-	if (ntohl(w[1]) == 0) /* msg_type CALL */
+	if (get_be32(msg + 4) == 0) /* msg_type CALL */
 		return 2;
-	return ntohl(w[0]) != s->call.xid ? 1 : 0;
+	return get_be32(msg) != s->call.xid ? 1 : 0;
 }
 
 /* RFC 8167 §4.1 with reliable replies: an RDMA_NOMSG whose Read list
@@ -314,13 +312,10 @@ static int reply_rpc_check(const struct clnt_slot *s, const uint8_t *buf, uint32
  * direction. */
 static bool rr_fwd_reply(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t len)
 {
-	uint32_t w[6];
-
-	if (len < sizeof(w))
+	if (len < 24)
 		return false;
-	memcpy(w, buf, sizeof(w));
-	return ntohl(w[1]) == RPCRDMA1_VERSION && ntohl(w[3]) == RPCRDMA1_NOMSG &&
-	       ntohl(w[4]) == 1 && w[5] == 0 && slot_by_xid(c, ntohl(w[0]));
+	return get_be32(buf + 4) == RPCRDMA1_VERSION && get_be32(buf + 12) == RPCRDMA1_NOMSG &&
+	       get_be32(buf + 16) == 1 && get_be32(buf + 20) == 0 && slot_by_xid(c, get_be32(buf));
 }
 
 /* The statistics of a decoded reply @h whose processing returned @st. */

@@ -210,7 +210,7 @@ int rpcrdma2_payload_msg_type(const void *payload, size_t len, uint32_t *msg_typ
 {
 	if (!payload || len < 8)
 		return -EBADMSG;
-	uint32_t v = xdri_load_be32((const uint8_t *)payload + 4);
+	uint32_t v = get_be32((const uint8_t *)payload + 4);
 	if (!is_msg_type(v))
 		return -EINVAL;
 	*msg_type = v;

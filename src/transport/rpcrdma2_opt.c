@@ -142,7 +142,7 @@ static int decode_propval(struct rpcrdma_xdr *x, const uint8_t *base, struct rpc
 		if (vlen != 0 && vlen != 4)
 			return -EINVAL;
 		if (vlen == 4)
-			val = xdri_load_be32(v);
+			val = get_be32(v);
 		if (known[k].is_bool && val > 1)
 			return -EINVAL; /* RFC 4506 §4.4 */
 		set_value(p, k, val);
@@ -189,14 +189,14 @@ int rpcrdma2_props_encode(void *buf, size_t room, const struct rpcrdma2_props *p
 	if (!buf || need > room)
 		return -EMSGSIZE;
 	uint8_t *o = buf;
-	xdri_store_be32(o, (uint32_t)((need - 4) / PROPVAL_SIZE));
+	put_be32(o, (uint32_t)((need - 4) / PROPVAL_SIZE));
 	o += 4;
 	for (size_t k = 0; k < NKNOWN; k++) {
 		if (!(p->present & known[k].flag))
 			continue;
-		xdri_store_be32(o, known[k].id);
-		xdri_store_be32(o + 4, 4);
-		xdri_store_be32(o + 8, get_value(p, k));
+		put_be32(o, known[k].id);
+		put_be32(o + 4, 4);
+		put_be32(o + 8, get_value(p, k));
 		o += PROPVAL_SIZE;
 	}
 	*len = (uint32_t)need;
@@ -209,7 +209,7 @@ int rpcrdma2_pull_done_decode(const void *optinfo, size_t len, uint32_t *xid)
 		return -EBADMSG;
 	if (len > RPCRDMA2_PULL_DONE_SIZE)
 		return -EINVAL;
-	*xid = xdri_load_be32(optinfo);
+	*xid = get_be32(optinfo);
 	return 0;
 }
 
@@ -217,7 +217,7 @@ int rpcrdma2_pull_done_encode(void *buf, size_t room, uint32_t xid, uint32_t *le
 {
 	if (!buf || room < RPCRDMA2_PULL_DONE_SIZE)
 		return -EMSGSIZE;
-	xdri_store_be32(buf, xid);
+	put_be32(buf, xid);
 	*len = RPCRDMA2_PULL_DONE_SIZE;
 	return 0;
 }

@@ -9,46 +9,32 @@
  * the general decoders, which remain the reference: these functions only
  * ever answer "not the common case", never "malformed".
  */
-#include <arpa/inet.h>
 #include <string.h>
 
 #include "transport/xprt.h"
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
+#include "util/be.h"
 
 void xprt_short_rdma_msg(uint8_t *p, uint32_t xid, uint32_t credit)
 {
 	/* RFC 8166 §4.2: xid, vers, credit, proc, then three empty lists. */
-	put32(p, xid);
-	put32(p + 4, RPCRDMA1_VERSION);
-	put32(p + 8, credit);
-	put32(p + 12, RPCRDMA1_MSG);
-	put32(p + 16, 0);
-	put32(p + 20, 0);
-	put32(p + 24, 0);
+	put_be32(p, xid);
+	put_be32(p + 4, RPCRDMA1_VERSION);
+	put_be32(p + 8, credit);
+	put_be32(p + 12, RPCRDMA1_MSG);
+	put_be32(p + 16, 0);
+	put_be32(p + 20, 0);
+	put_be32(p + 24, 0);
 }
 
 bool xprt_short_decode_hdr(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *h)
 {
-	if (len < XPRT_SHORT_HDR || get32(buf + 4) != RPCRDMA1_VERSION ||
-	    get32(buf + 12) != RPCRDMA1_MSG || get32(buf + 16) || get32(buf + 20) ||
-	    get32(buf + 24))
+	if (len < XPRT_SHORT_HDR || get_be32(buf + 4) != RPCRDMA1_VERSION ||
+	    get_be32(buf + 12) != RPCRDMA1_MSG || get_be32(buf + 16) || get_be32(buf + 20) ||
+	    get_be32(buf + 24))
 		return false;
-	h->xid = get32(buf);
+	h->xid = get_be32(buf);
 	h->vers = RPCRDMA1_VERSION;
-	h->credit = get32(buf + 8);
+	h->credit = get_be32(buf + 8);
 	h->proc = RPCRDMA1_MSG;
 	h->hdr_len = XPRT_SHORT_HDR;
 	rpcrdma1_chunks_init(&h->chunks);
@@ -58,12 +44,12 @@ bool xprt_short_decode_hdr(const uint8_t *buf, size_t len, struct rpcrdma1_hdr *
 void xprt_short_call_hdr(uint8_t *p, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
 {
 	/* RFC 5531 §9: xid, CALL, rpcvers 2, prog, vers, proc, cred, verf. */
-	put32(p, xid);
-	put32(p + 4, RPCRDMA_RPC_CALL);
-	put32(p + 8, RPCRDMA_RPC_VERS);
-	put32(p + 12, prog);
-	put32(p + 16, vers);
-	put32(p + 20, proc);
+	put_be32(p, xid);
+	put_be32(p + 4, RPCRDMA_RPC_CALL);
+	put_be32(p + 8, RPCRDMA_RPC_VERS);
+	put_be32(p + 12, prog);
+	put_be32(p + 16, vers);
+	put_be32(p + 20, proc);
 	memset(p + 24, 0, 16); /* AUTH_NONE, length 0, twice */
 }
 
@@ -72,15 +58,15 @@ bool xprt_short_call_parse(const uint8_t *msg, size_t len, struct rpcrdma_rpc_ca
 	/* rpcvers 2 only: the rest of call_body is defined for it alone
 	 * (RFC 5531 §9); other versions go to rpcrdma_rpc_decode_call(),
 	 * which stops after rpcvers so RPC_MISMATCH is answered. */
-	if (len < XPRT_SHORT_CALL || get32(msg + 4) != RPCRDMA_RPC_CALL ||
-	    get32(msg + 8) != RPCRDMA_RPC_VERS || get32(msg + 24) != RPCRDMA_RPC_AUTH_NONE ||
-	    get32(msg + 28) || get32(msg + 32) != RPCRDMA_RPC_AUTH_NONE || get32(msg + 36))
+	if (len < XPRT_SHORT_CALL || get_be32(msg + 4) != RPCRDMA_RPC_CALL ||
+	    get_be32(msg + 8) != RPCRDMA_RPC_VERS || get_be32(msg + 24) != RPCRDMA_RPC_AUTH_NONE ||
+	    get_be32(msg + 28) || get_be32(msg + 32) != RPCRDMA_RPC_AUTH_NONE || get_be32(msg + 36))
 		return false;
-	call->xid = get32(msg);
-	call->rpcvers = get32(msg + 8);
-	call->prog = get32(msg + 12);
-	call->vers = get32(msg + 16);
-	call->proc = get32(msg + 20);
+	call->xid = get_be32(msg);
+	call->rpcvers = get_be32(msg + 8);
+	call->prog = get_be32(msg + 12);
+	call->vers = get_be32(msg + 16);
+	call->proc = get_be32(msg + 20);
 	call->cred.flavor = RPCRDMA_RPC_AUTH_NONE;
 	call->cred.len = 0;
 	call->verf.flavor = RPCRDMA_RPC_AUTH_NONE;
@@ -91,18 +77,19 @@ bool xprt_short_call_parse(const uint8_t *msg, size_t len, struct rpcrdma_rpc_ca
 void xprt_short_reply_hdr(uint8_t *p, uint32_t xid)
 {
 	/* RFC 5531 §9: xid, REPLY, MSG_ACCEPTED, verf AUTH_NONE, SUCCESS. */
-	put32(p, xid);
-	put32(p + 4, RPCRDMA_RPC_REPLY);
-	put32(p + 8, RPCRDMA_RPC_MSG_ACCEPTED);
-	put32(p + 12, RPCRDMA_RPC_AUTH_NONE);
-	put32(p + 16, 0);
-	put32(p + 20, RPCRDMA_RPC_SUCCESS);
+	put_be32(p, xid);
+	put_be32(p + 4, RPCRDMA_RPC_REPLY);
+	put_be32(p + 8, RPCRDMA_RPC_MSG_ACCEPTED);
+	put_be32(p + 12, RPCRDMA_RPC_AUTH_NONE);
+	put_be32(p + 16, 0);
+	put_be32(p + 20, RPCRDMA_RPC_SUCCESS);
 }
 
 bool xprt_short_reply_ok(const uint8_t *msg, size_t len, uint32_t xid)
 {
-	return len >= XPRT_SHORT_REPLY && get32(msg) == xid &&
-	       get32(msg + 4) == RPCRDMA_RPC_REPLY && get32(msg + 8) == RPCRDMA_RPC_MSG_ACCEPTED &&
-	       get32(msg + 12) == RPCRDMA_RPC_AUTH_NONE && get32(msg + 16) == 0 &&
-	       get32(msg + 20) == RPCRDMA_RPC_SUCCESS;
+	return len >= XPRT_SHORT_REPLY && get_be32(msg) == xid &&
+	       get_be32(msg + 4) == RPCRDMA_RPC_REPLY &&
+	       get_be32(msg + 8) == RPCRDMA_RPC_MSG_ACCEPTED &&
+	       get_be32(msg + 12) == RPCRDMA_RPC_AUTH_NONE && get_be32(msg + 16) == 0 &&
+	       get_be32(msg + 20) == RPCRDMA_RPC_SUCCESS;
 }

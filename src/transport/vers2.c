@@ -9,19 +9,13 @@
  * (rdma_direction, the RDMA2_OPTIONAL fields) in struct xprt_v2_info.
  * Sending is the other way round: the header encoders take the version.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
 #include "transport/xprt.h"
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
+#include "util/be.h"
 
 /* Copy the used part of the chunk lists (a header rarely fills them). */
 static void chunks_copy(struct rpcrdma1_chunks *d, const struct rpcrdma1_chunks *s)
@@ -105,14 +99,14 @@ uint32_t xprt_v2_short_msg(uint8_t *p, uint32_t xid, uint32_t credit, uint32_t d
 {
 	/* Draft §4.2: xid, vers, credit, proc, rdma_direction, three empty
 	 * lists. */
-	put32(p, xid);
-	put32(p + 4, RPCRDMA2_VERSION);
-	put32(p + 8, credit);
-	put32(p + 12, RPCRDMA2_MSG);
-	put32(p + 16, dir);
-	put32(p + 20, 0);
-	put32(p + 24, 0);
-	put32(p + 28, 0);
+	put_be32(p, xid);
+	put_be32(p + 4, RPCRDMA2_VERSION);
+	put_be32(p + 8, credit);
+	put_be32(p + 12, RPCRDMA2_MSG);
+	put_be32(p + 16, dir);
+	put_be32(p + 20, 0);
+	put_be32(p + 24, 0);
+	put_be32(p + 28, 0);
 	return RPCRDMA2_MIN_MSG_SIZE;
 }
 

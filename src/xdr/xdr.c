@@ -179,7 +179,7 @@ int rpcrdma_xdr_put_u64(struct rpcrdma_xdr *x, uint64_t v)
 {
 	uint8_t b[8];
 
-	xdri_store_be64(b, v);
+	put_be64(b, v);
 	if (XDR_LIKELY(xdri_fits(x, 8))) {
 		memcpy(xdri_take(x, 8), b, 8);
 		return 0;
@@ -231,7 +231,7 @@ int rpcrdma_xdr_put_opaque(struct rpcrdma_xdr *x, const void *p, uint32_t len, u
 	if (padded > x->len - x->pos || RPCRDMA_XDR_UNIT > x->len - x->pos - padded)
 		return -EMSGSIZE;
 	uint8_t w[4];
-	xdri_store_be32(w, len);
+	put_be32(w, len);
 	xdri_write_span(x, w, 4);
 	if (len)
 		xdri_write_span(x, p, len);
@@ -295,13 +295,13 @@ int rpcrdma_xdr_get_u64(struct rpcrdma_xdr *x, uint64_t *v)
 {
 	uint8_t b[8];
 	if (XDR_LIKELY(xdri_fits(x, 8))) {
-		*v = xdri_load_be64(xdri_take(x, 8));
+		*v = get_be64(xdri_take(x, 8));
 		return 0;
 	}
 	int rc = rpcrdma_xdri_get_slow(x, b, 8);
 	if (rc)
 		return rc;
-	*v = xdri_load_be64(b);
+	*v = get_be64(b);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rpcrdma/xdr.h"
+#include "util/be.h"
 
 #define XDR_LIKELY(c) __builtin_expect(!!(c), 1)
 
@@ -34,30 +35,6 @@ static inline void xdri_restore(struct rpcrdma_xdr *x, struct xdri_mark m)
 	x->idx = m.idx;
 	x->off = m.off;
 	x->pos = m.pos;
-}
-
-static inline void xdri_store_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline uint32_t xdri_load_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static inline void xdri_store_be64(uint8_t *p, uint64_t v)
-{
-	xdri_store_be32(p, (uint32_t)(v >> 32));
-	xdri_store_be32(p + 4, (uint32_t)v);
-}
-
-static inline uint64_t xdri_load_be64(const uint8_t *p)
-{
-	return (uint64_t)xdri_load_be32(p) << 32 | xdri_load_be32(p + 4);
 }
 
 /* The fast path, in two steps so the common case is one compare: do the
@@ -87,25 +64,25 @@ void rpcrdma_xdri_normalize(struct rpcrdma_xdr *x);
 static inline int xdri_put_u32_inline(struct rpcrdma_xdr *x, uint32_t v)
 {
 	if (XDR_LIKELY(xdri_fits(x, 4))) {
-		xdri_store_be32(xdri_take(x, 4), v);
+		put_be32(xdri_take(x, 4), v);
 		return 0;
 	}
 	uint8_t b[4];
-	xdri_store_be32(b, v);
+	put_be32(b, v);
 	return rpcrdma_xdri_put_slow(x, b, 4);
 }
 
 static inline int xdri_get_u32_inline(struct rpcrdma_xdr *x, uint32_t *v)
 {
 	if (XDR_LIKELY(xdri_fits(x, 4))) {
-		*v = xdri_load_be32(xdri_take(x, 4));
+		*v = get_be32(xdri_take(x, 4));
 		return 0;
 	}
 	uint8_t b[4];
 	int rc = rpcrdma_xdri_get_slow(x, b, 4);
 	if (rc)
 		return rc;
-	*v = xdri_load_be32(b);
+	*v = get_be32(b);
 	return 0;
 }
 

@@ -19,16 +19,15 @@
 #include "transport/backchannel.h"
 
 #include "lib/check.h"
+#include "util/be.h"
 
 static uint8_t buf[4096];
 static size_t len;
 
 static void put(uint32_t v)
 {
-	buf[len++] = (uint8_t)(v >> 24);
-	buf[len++] = (uint8_t)(v >> 16);
-	buf[len++] = (uint8_t)(v >> 8);
-	buf[len++] = (uint8_t)v;
+	put_be32(buf + len, v);
+	len += 4;
 }
 
 /* RPC call header of @xid (prog 0x40000001 v1 proc 0, AUTH_NONE) */

@@ -20,26 +20,22 @@
 
 #include "api/api_int.h"
 #include "bidi/bidi_test.h"
+#include "util/be.h"
 
 static _Atomic uint32_t rx_v1, rx_v2, rx_v2_calls;
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static void on_recv(void *arg, const uint8_t *buf, size_t len)
 {
 	(void)arg;
 	if (len < 20)
 		return;
-	if (be32(buf + 4) == 1)
+	if (get_be32(buf + 4) == 1)
 		rx_v1++;
-	if (be32(buf + 4) != 2)
+	if (get_be32(buf + 4) != 2)
 		return;
 	rx_v2++;
 	/* RDMA2_MSG / RDMA2_NOMSG, rdma_direction CALL: a reverse call */
-	if (be32(buf + 12) <= 1 && be32(buf + 16) == 0)
+	if (get_be32(buf + 12) <= 1 && get_be32(buf + 16) == 0)
 		rx_v2_calls++;
 }
 

@@ -13,6 +13,7 @@
 
 #include "mount.h"
 #include "rpcrdma/client.h"
+#include "util/be.h"
 
 int iop_failures;
 enum rpcrdma_rtr iop_connect_rtr = RPCRDMA_RTR_NONE;
@@ -556,11 +557,6 @@ int iop_encode_call(struct iop_conn *c, uint8_t *buf, size_t cap, uint32_t xid,
 	return (int)rpcrdma_xdr_getpos(&x);
 }
 
-static uint32_t be32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static int decode_reply(struct iop_reply *r)
 {
 	int rc;
@@ -627,9 +623,9 @@ int iop_call(struct iop_conn *c, const void *msg, uint32_t len, uint32_t xid, bo
 			fprintf(stderr, "short message (%u bytes)\n", r->msg.len);
 			return -EBADMSG;
 		}
-		if (be32_at(r->msg.data) != xid) {
+		if (get_be32(r->msg.data) != xid) {
 			fprintf(stderr, "skipping a message for xid 0x%08x (waiting for 0x%08x)\n",
-				be32_at(r->msg.data), xid);
+				get_be32(r->msg.data), xid);
 			continue;
 		}
 		break;

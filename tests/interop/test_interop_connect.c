@@ -32,6 +32,7 @@
 
 #include "interop_util.h"
 #include "nfs3_client.h"
+#include "util/be.h"
 
 /* What Linux 6.1 svcrdma puts in its accept (docs/linux-peer.md). */
 static const uint8_t server_pdata[8] = {0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03};
@@ -52,14 +53,8 @@ static int bad_header(struct iop_conn *c, uint32_t vers, uint32_t proc, uint32_t
 	/* Patch the fixed words of the RDMA_MSG header (RFC 8166 §4.2:
 	 * xid, vers, credit, proc): the codec refuses to build such
 	 * headers on purpose. */
-	buf[4] = (uint8_t)(vers >> 24);
-	buf[5] = (uint8_t)(vers >> 16);
-	buf[6] = (uint8_t)(vers >> 8);
-	buf[7] = (uint8_t)vers;
-	buf[12] = (uint8_t)(proc >> 24);
-	buf[13] = (uint8_t)(proc >> 16);
-	buf[14] = (uint8_t)(proc >> 8);
-	buf[15] = (uint8_t)proc;
+	put_be32(buf + 4, vers);
+	put_be32(buf + 12, proc);
 	IOP_CHECK(iop_call(c, buf, (uint32_t)len, xid, false, &r) == 0);
 	printf("  rdma_vers %u rdma_proc %u -> rdma_vers %u proc %u err %u vers %u..%u credit %u "
 	       "(%u bytes)\n",

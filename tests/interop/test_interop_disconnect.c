@@ -56,6 +56,7 @@
 
 #include "nfs3_clnt_api.h"
 #include "rpcrdma/client.h"
+#include "util/be.h"
 
 #define MIB    (1u << 20)
 #define CUT_AT (256u << 10)
@@ -95,18 +96,13 @@ static void rst_close(int fd)
 	close(fd);
 }
 
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Where the first FPDU starts in the client's stream: after the MPA
  * request frame (0 while its header is incomplete). */
 static size_t mpa_req_len(const struct pconn *pc)
 {
 	if (pc->nhead < 20)
 		return 0;
-	return 20u + ((size_t)pc->head[18] << 8 | pc->head[19]);
+	return 20u + (size_t)get_be16(pc->head + 18);
 }
 
 /* The first FPDU: ULPDU_Length (2), DDP control, RDMAP control (opcode in
@@ -122,7 +118,7 @@ static void parse_first_send(struct pconn *pc)
 
 	pc->first_opcode = f[3] & 0x0f;
 	if (!(f[2] & 0x80)) /* untagged */
-		pc->first_xid = be32(f + 20);
+		pc->first_xid = get_be32(f + 20);
 }
 
 /* The first Send's rdma_vers word (RFC 8166 §4.2: the second word of the

@@ -39,6 +39,7 @@
 
 #include "lib/check.h"
 #include "rpcrdma/client.h"
+#include "util/be.h"
 
 enum { ST_OK = 0, ST_PERM = 1, ST_ACCES = 13, ST_BADTYPE = 10007 };
 enum { P_LOOKUP = 3, P_READ = 6, P_WRITE = 7, P_CREATE = 8, P_MKNOD = 11, P_SETATTR = 2 };
@@ -52,8 +53,7 @@ struct wbuf {
 
 static void w32(struct wbuf *w, uint32_t v)
 {
-	uint32_t be = htonl(v);
-	memcpy(w->b + w->n, &be, 4);
+	put_be32(w->b + w->n, v);
 	w->n += 4;
 }
 

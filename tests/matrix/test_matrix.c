@@ -59,6 +59,7 @@
 
 #define CHECK_WITH_PID
 #include "lib/check.h"
+#include "util/be.h"
 
 #define NB          7u    /* boundaries */
 #define CALL_TMO_MS 5000u /* every call's deadline */
@@ -98,18 +99,13 @@ static atomic_uint cb_entered, cb_left;
  * says 2 in its header, its body 1..1) and so count in no version */
 static atomic_uint rx_v1, rx_v2, tx_v1, tx_v2, rx_errvers;
 
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static void on_recv(void *arg, const uint8_t *buf, size_t len)
 {
 	(void)arg;
-	if (len >= 20 && be32(buf + 12) == 4 && be32(buf + 16) == 1)
+	if (len >= 20 && get_be32(buf + 12) == 4 && get_be32(buf + 16) == 1)
 		atomic_fetch_add(&rx_errvers, 1); /* RDMA_ERROR, ERR_VERS */
 	else if (len >= 8)
-		atomic_fetch_add(be32(buf + 4) == 2 ? &rx_v2 : &rx_v1, 1);
+		atomic_fetch_add(get_be32(buf + 4) == 2 ? &rx_v2 : &rx_v1, 1);
 }
 
 static void on_send(void *arg, const uint8_t *hdr, size_t hdr_len, size_t msg_len)
@@ -117,7 +113,7 @@ static void on_send(void *arg, const uint8_t *hdr, size_t hdr_len, size_t msg_le
 	(void)arg;
 	(void)msg_len;
 	if (hdr_len >= 8)
-		atomic_fetch_add(be32(hdr + 4) == 2 ? &tx_v2 : &tx_v1, 1);
+		atomic_fetch_add(get_be32(hdr + 4) == 2 ? &tx_v2 : &tx_v1, 1);
 }
 
 static void cb_dispatch_one(struct rpcrdma_bc_req *req, uint32_t proc)

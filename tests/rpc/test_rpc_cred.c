@@ -17,9 +17,10 @@
 #include <unistd.h>
 
 #include "rpcrdma/rpc.h"
+#include "util/be.h"
 #include "xdr/testutil.h"
 
-#define W(v) (uint8_t)((v) >> 24), (uint8_t)((v) >> 16), (uint8_t)((v) >> 8), (uint8_t)(v)
+#define W(v) BE32_BYTES(v)
 
 /* AUTH_SYS stamp 0x12345678, "host", uid 1000, gid 100, gids {10, 20}, then
  * an AUTH_NONE verifier. */

@@ -9,9 +9,10 @@
 #include <stdint.h>
 
 #include "rpcrdma/rpc.h"
+#include "util/be.h"
 #include "xdr/testutil.h"
 
-#define W(v) (uint8_t)((v) >> 24), (uint8_t)((v) >> 16), (uint8_t)((v) >> 8), (uint8_t)(v)
+#define W(v) BE32_BYTES(v)
 
 /* NFSv3 NULL call, xid 0x01020304, AUTH_NONE cred and verf. */
 static const uint8_t null_call[] = {

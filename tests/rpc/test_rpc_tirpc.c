@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../../fuzz/rpc_tirpc.h"
+#include "util/be.h"
 #include "xdr/testutil.h"
 
 #define MAX_MSG 1024
@@ -42,18 +43,16 @@ static unsigned compared, reported;
 
 /* ---- a byte builder, apart from the codec under test ---- */
 
-static void put32(struct msg *m, uint32_t v)
+static void put_word(struct msg *m, uint32_t v)
 {
-	m->b[m->len++] = (uint8_t)(v >> 24);
-	m->b[m->len++] = (uint8_t)(v >> 16);
-	m->b[m->len++] = (uint8_t)(v >> 8);
-	m->b[m->len++] = (uint8_t)v;
+	put_be32(m->b + m->len, v);
+	m->len += 4;
 }
 
 /* RFC 4506 §4.10: length, bytes, zero padding to a multiple of 4. */
 static void put_opaque(struct msg *m, const void *p, uint32_t n)
 {
-	put32(m, n);
+	put_word(m, n);
 	memcpy(m->b + m->len, p, n);
 	m->len += n;
 	while (m->len % 4)
@@ -73,24 +72,24 @@ static struct msg *add(enum kind k, const char *name)
 static void put_sys(struct msg *m, uint32_t stamp, const char *name, size_t namelen, uint32_t uid,
 		    uint32_t gid, uint32_t ngids)
 {
-	put32(m, stamp);
+	put_word(m, stamp);
 	put_opaque(m, name, (uint32_t)namelen);
-	put32(m, uid);
-	put32(m, gid);
-	put32(m, ngids);
+	put_word(m, uid);
+	put_word(m, gid);
+	put_word(m, ngids);
 	for (uint32_t i = 0; i < ngids; i++)
-		put32(m, 100 + i * 7);
+		put_word(m, 100 + i * 7);
 }
 
 static void put_call_head(struct msg *m, uint32_t xid, uint32_t rpcvers, uint32_t prog,
 			  uint32_t vers, uint32_t proc)
 {
-	put32(m, xid);
-	put32(m, 0); /* CALL */
-	put32(m, rpcvers);
-	put32(m, prog);
-	put32(m, vers);
-	put32(m, proc);
+	put_word(m, xid);
+	put_word(m, 0); /* CALL */
+	put_word(m, rpcvers);
+	put_word(m, prog);
+	put_word(m, vers);
+	put_word(m, proc);
 }
 
 /* A call with an AUTH_SYS credential made of @sys, AUTH_NONE verifier. */
@@ -98,10 +97,10 @@ static void add_sys_call(const char *name, const struct msg *sys)
 {
 	struct msg *m = add(K_CALL, name);
 	put_call_head(m, 0x5a5a0001u + ncorpus, 2, 100003, 3, 1);
-	put32(m, 1); /* AUTH_SYS */
+	put_word(m, 1); /* AUTH_SYS */
 	put_opaque(m, sys->b, (uint32_t)sys->len);
-	put32(m, 0);
-	put32(m, 0);
+	put_word(m, 0);
+	put_word(m, 0);
 }
 
 static void build_corpus(void)
@@ -124,13 +123,13 @@ static void build_corpus(void)
 	put_sys(sys_nul, 7, "ab\0cd", 5, 1, 2, 1);
 	/* RT_RULE 5 (inside a call): the body holds 8 bytes more. */
 	struct msg sys_long = *sys_small;
-	put32(&sys_long, 0xdeadbeefu);
-	put32(&sys_long, 0);
+	put_word(&sys_long, 0xdeadbeefu);
+	put_word(&sys_long, 0);
 
 	/* Calls. */
 	m = add(K_CALL, "NFSv3 NULL call, AUTH_NONE");
 	put_call_head(m, 0x01020304u, 2, 100003, 3, 0);
-	put32(m, 0), put32(m, 0), put32(m, 0), put32(m, 0);
+	put_word(m, 0), put_word(m, 0), put_word(m, 0), put_word(m, 0);
 	add_sys_call("AUTH_SYS call", sys_small);
 	add_sys_call("AUTH_SYS call at the bounds", sys_max);
 	add_sys_call("AUTH_SYS call, empty name", sys_empty);
@@ -138,20 +137,20 @@ static void build_corpus(void)
 	add_sys_call("AUTH_SYS call, bytes after the parameters", &sys_long);
 	m = add(K_CALL, "RPCSEC_GSS-sized call: 400-byte cred, 37-byte verf, args after");
 	put_call_head(m, 0xfffffffeu, 2, 100003, 4, 1);
-	put32(m, 6);
+	put_word(m, 6);
 	put_opaque(m, gss, 400);
-	put32(m, 6);
+	put_word(m, 6);
 	put_opaque(m, gss, 37);
-	put32(m, 0x11111111u); /* the procedure's arguments */
+	put_word(m, 0x11111111u); /* the procedure's arguments */
 	m = add(K_CALL, "unknown flavor 390004, 5-byte body");
 	put_call_head(m, 7, 2, 400000, 1, 9);
-	put32(m, 390004);
+	put_word(m, 390004);
 	put_opaque(m, "\1\2\3\4\5", 5);
-	put32(m, 0), put32(m, 0);
+	put_word(m, 0), put_word(m, 0);
 	/* RT_RULE 1: a version 3 call (then whatever follows). */
 	m = add(K_CALL, "rpcvers 3 call");
 	put_call_head(m, 9, 3, 100003, 3, 0);
-	put32(m, 0), put32(m, 0), put32(m, 0), put32(m, 0);
+	put_word(m, 0), put_word(m, 0), put_word(m, 0), put_word(m, 0);
 
 	/* Replies: every arm of reply_body (RFC 5531 §9). */
 	static const struct {
@@ -174,13 +173,13 @@ static void build_corpus(void)
 	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
 		m = add(K_REPLY, replies[i].name);
 		for (unsigned k = 0; k < replies[i].n; k++)
-			put32(m, k == 1 ? 1 /* REPLY */ : replies[i].w[k]);
+			put_word(m, k == 1 ? 1 /* REPLY */ : replies[i].w[k]);
 	}
 	m = add(K_REPLY, "SUCCESS with a 20-byte RPCSEC_GSS verifier");
-	put32(m, 12), put32(m, 1), put32(m, 0);
-	put32(m, 6);
+	put_word(m, 12), put_word(m, 1), put_word(m, 0);
+	put_word(m, 6);
 	put_opaque(m, gss, 20);
-	put32(m, 0);
+	put_word(m, 0);
 }
 
 /* Every comparison on @b[0, len). */
@@ -229,8 +228,7 @@ static void mutate_random(uint8_t *b, size_t *len)
 			if (words) {
 				uint32_t v = boundary();
 				uint8_t *p = b + 4 * tu_below((uint32_t)words);
-				p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16);
-				p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+				put_be32(p, v);
 			}
 			break;
 		case 2: /* insert a word */
@@ -238,8 +236,7 @@ static void mutate_random(uint8_t *b, size_t *len)
 				size_t at = 4 * tu_below((uint32_t)words + 1);
 				uint32_t v = boundary();
 				memmove(b + at + 4, b + at, *len - at);
-				b[at] = (uint8_t)(v >> 24), b[at + 1] = (uint8_t)(v >> 16);
-				b[at + 2] = (uint8_t)(v >> 8), b[at + 3] = (uint8_t)v;
+				put_be32(b + at, v);
 				*len += 4;
 			}
 			break;

@@ -50,6 +50,7 @@ enum { RR_NULL = 0, RR_READ = 1, RR_STATS = 2 };
 
 #define CHECK_WITH_PID
 #include "lib/check.h"
+#include "util/be.h"
 
 struct rr_read_args {
 	uint32_t len, seed, delay_ms;
@@ -518,11 +519,8 @@ static int raw_send(struct raw *r, const uint32_t *w, uint32_t n, uint32_t inv)
 				     .num_sge = 1,
 				     .flags = RPCRDMA_SEND_SIGNALED};
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t v = htonl(w[i]);
-
-		memcpy(r->sbuf + 4 * i, &v, 4);
-	}
+	for (uint32_t i = 0; i < n; i++)
+		put_be32(r->sbuf + 4 * i, w[i]);
 	if (inv) {
 		wr.flags |= RPCRDMA_SEND_INVALIDATE;
 		wr.invalidate_stag = inv;
@@ -543,12 +541,8 @@ static int raw_recv(struct raw *r, uint32_t *out, uint32_t max, int ms)
 			struct rpcrdma_sge sg = {(uint64_t)(uintptr_t)r->rbuf[wc.wr_id], 1024,
 						 rpcrdma_mr_stag(r->mr)};
 
-			for (uint32_t i = 0; i < n && i < max; i++) {
-				uint32_t v;
-
-				memcpy(&v, r->rbuf[wc.wr_id] + 4 * i, 4);
-				out[i] = ntohl(v);
-			}
+			for (uint32_t i = 0; i < n && i < max; i++)
+				out[i] = get_be32(r->rbuf[wc.wr_id] + 4 * i);
 			rpcrdma_post_recv(r->ep, wc.wr_id, &sg, 1);
 			return (int)n;
 		}

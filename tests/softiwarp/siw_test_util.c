@@ -250,54 +250,21 @@ uint32_t siwt_crc32c(const void *p, size_t n)
 	return crc ^ 0xffffffffu;
 }
 
-void siwt_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-void siwt_be32(uint8_t *p, uint32_t v)
-{
-	siwt_be16(p, (uint16_t)(v >> 16));
-	siwt_be16(p + 2, (uint16_t)v);
-}
-
-void siwt_be64(uint8_t *p, uint64_t v)
-{
-	siwt_be32(p, (uint32_t)(v >> 32));
-	siwt_be32(p + 4, (uint32_t)v);
-}
-
-uint16_t siwt_get16(const uint8_t *p)
-{
-	return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-uint32_t siwt_get32(const uint8_t *p)
-{
-	return ((uint32_t)siwt_get16(p) << 16) | siwt_get16(p + 2);
-}
-
-uint64_t siwt_get64(const uint8_t *p)
-{
-	return ((uint64_t)siwt_get32(p) << 32) | siwt_get32(p + 4);
-}
-
 size_t siwt_mpa_frame(uint8_t *out, bool request, uint16_t bits, uint16_t ird_word,
 		      uint16_t ord_word, const void *pd, size_t pdlen)
 {
 	/* RFC 5044 §7.1: 16-byte key, flags+revision, PD_Length, PD. */
 	memcpy(out, request ? "MPA ID Req Frame" : "MPA ID Rep Frame", 16);
-	siwt_be16(out + 16, bits);
+	put_be16(out + 16, bits);
 	size_t off = 20, total_pd = pdlen;
 	if (bits & SIWT_MPA_H) {
 		/* RFC 6581 §5: IRD and ORD words lead the private data. */
-		siwt_be16(out + 20, ird_word);
-		siwt_be16(out + 22, ord_word);
+		put_be16(out + 20, ird_word);
+		put_be16(out + 22, ord_word);
 		off = 24;
 		total_pd += 4;
 	}
-	siwt_be16(out + 18, (uint16_t)total_pd);
+	put_be16(out + 18, (uint16_t)total_pd);
 	if (pdlen)
 		memcpy(out + off, pd, pdlen);
 	return off + pdlen;
@@ -305,7 +272,7 @@ size_t siwt_mpa_frame(uint8_t *out, bool request, uint16_t bits, uint16_t ird_wo
 
 size_t siwt_fpdu(uint8_t *out, const void *ulpdu, size_t len, bool crc)
 {
-	siwt_be16(out, (uint16_t)len);
+	put_be16(out, (uint16_t)len);
 	memcpy(out + 2, ulpdu, len);
 	size_t n = 2 + len;
 	while (n % 4)
@@ -313,10 +280,7 @@ size_t siwt_fpdu(uint8_t *out, const void *ulpdu, size_t len, bool crc)
 	uint32_t c = crc ? siwt_crc32c(out, n) : 0;
 	/* Stored least significant byte first (what Linux siw sends and
 	 * Wireshark verifies). */
-	out[n] = (uint8_t)c;
-	out[n + 1] = (uint8_t)(c >> 8);
-	out[n + 2] = (uint8_t)(c >> 16);
-	out[n + 3] = (uint8_t)(c >> 24);
+	put_le32(out + n, c);
 	return n + 4;
 }
 
@@ -327,10 +291,10 @@ size_t siwt_ddp_untagged(uint8_t *out, bool last, unsigned op, uint32_t inv_stag
 	 * then the 32-bit RsvdULP word (RFC 5040 §4.3: Invalidate STag). */
 	out[0] = (uint8_t)((last ? 0x40 : 0) | 0x01);
 	out[1] = (uint8_t)(0x40 | (op & 0x0f));
-	siwt_be32(out + 2, inv_stag);
-	siwt_be32(out + 6, qn);
-	siwt_be32(out + 10, msn);
-	siwt_be32(out + 14, mo);
+	put_be32(out + 2, inv_stag);
+	put_be32(out + 6, qn);
+	put_be32(out + 10, msn);
+	put_be32(out + 14, mo);
 	return 18;
 }
 
@@ -339,8 +303,8 @@ size_t siwt_ddp_tagged(uint8_t *out, bool last, unsigned op, uint32_t stag, uint
 	/* RFC 5041 §4.3: T=1, L, DV=1; RsvdULP; STag; TO. */
 	out[0] = (uint8_t)(0x80 | (last ? 0x40 : 0) | 0x01);
 	out[1] = (uint8_t)(0x40 | (op & 0x0f));
-	siwt_be32(out + 2, stag);
-	siwt_be64(out + 6, to);
+	put_be32(out + 2, stag);
+	put_be64(out + 6, to);
 	return 14;
 }
 
@@ -450,7 +414,7 @@ int siwt_read_fpdu(int fd, uint8_t *ulpdu, size_t cap, bool crc, bool *crc_ok, i
 
 	if (rc)
 		return rc;
-	size_t len = siwt_get16(hdr);
+	size_t len = get_be16(hdr);
 	if (len > cap)
 		return -EMSGSIZE;
 	rc = siwt_read_exact(fd, ulpdu, len, timeout_ms, &got);
@@ -474,9 +438,7 @@ int siwt_read_fpdu(int fd, uint8_t *ulpdu, size_t cap, bool crc, bool *crc_ok, i
 			free(tmp);
 		}
 		const uint8_t *c = trailer + pad;
-		uint32_t have = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 |
-				(uint32_t)c[3] << 24;
-		*crc_ok = have == want;
+		*crc_ok = get_le32(c) == want;
 	}
 	return (int)len;
 }

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "util/be.h"
+
 /* ---- test verdicts ------------------------------------------------------ */
 
 extern int siwt_failures;
@@ -121,13 +123,7 @@ size_t siwt_ddp_untagged(uint8_t *out, bool last, unsigned op, uint32_t inv_stag
 			 uint32_t msn, uint32_t mo);
 size_t siwt_ddp_tagged(uint8_t *out, bool last, unsigned op, uint32_t stag, uint64_t to);
 
-/* Big-endian stores/loads. */
-void siwt_be16(uint8_t *p, uint16_t v);
-void siwt_be32(uint8_t *p, uint32_t v);
-void siwt_be64(uint8_t *p, uint64_t v);
-uint16_t siwt_get16(const uint8_t *p);
-uint32_t siwt_get32(const uint8_t *p);
-uint64_t siwt_get64(const uint8_t *p);
+/* Big-endian stores and loads: get_be32 and the like of util/be.h. */
 
 /* Raw TCP helpers for the hand-written peer: blocking with timeouts. */
 int siwt_tcp_connect(uint16_t port); /* fd or -errno */

@@ -182,7 +182,7 @@ static int mpa_connect(struct raw *r, uint16_t port, uint16_t bits, uint16_t ird
 		return rc;
 	}
 	SIWT_CHECK(memcmp(h, "MPA ID Rep Frame", 16) == 0, "reply key is not \"MPA ID Rep Frame\"");
-	uint16_t rbits = siwt_get16(h + 16), plen = siwt_get16(h + 18);
+	uint16_t rbits = get_be16(h + 16), plen = get_be16(h + 18);
 	uint8_t body[600];
 	if (plen > 512 + 4) {
 		SIWT_CHECK(0, "reply private data length %u > 516", plen);
@@ -195,8 +195,8 @@ static int mpa_connect(struct raw *r, uint16_t port, uint16_t bits, uint16_t ird
 	}
 	size_t off = 0;
 	if ((rbits & SIWT_MPA_H) && plen >= 4) {
-		*rird = siwt_get16(body);
-		*rord = siwt_get16(body + 2);
+		*rird = get_be16(body);
+		*rord = get_be16(body + 2);
 		off = 4;
 	}
 	*rpdlen = plen - off;
@@ -254,9 +254,9 @@ static void check_terminate(const uint8_t *u, int len, uint8_t layer, uint8_t et
 	siwt_hexdump(stdout, "Terminate ULPDU", u, (size_t)len);
 	SIWT_EQ(u[0], 0x41);                     /* untagged, Last, DDP v1 */
 	SIWT_EQ(u[1], 0x40 | SIWT_OP_TERMINATE); /* RDMAP v1, Terminate */
-	SIWT_EQ(siwt_get32(u + 6), 2);           /* QN 2 */
-	SIWT_EQ(siwt_get32(u + 10), 1);          /* first message on queue 2 */
-	SIWT_EQ(siwt_get32(u + 14), 0);          /* MO */
+	SIWT_EQ(get_be32(u + 6), 2);             /* QN 2 */
+	SIWT_EQ(get_be32(u + 10), 1);            /* first message on queue 2 */
+	SIWT_EQ(get_be32(u + 14), 0);            /* MO */
 	const uint8_t *t = u + 18;
 	SIWT_EQ(t[0] >> 4, layer);
 	SIWT_EQ(t[0] & 0x0f, etype);
@@ -271,7 +271,7 @@ static void check_terminate(const uint8_t *u, int len, uint8_t layer, uint8_t et
 			SIWT_CHECK(0, "D bit set but no DDP header follows");
 			return;
 		}
-		SIWT_EQ(siwt_get16(u + off), our_seg_len);
+		SIWT_EQ(get_be16(u + off), our_seg_len);
 		SIWT_CHECK(memcmp(u + off + 2, our_hdr, our_hdr_len) == 0,
 			   "terminated DDP header differs from the one we sent");
 		off += 2 + our_hdr_len;
@@ -357,11 +357,11 @@ static void case_basic(int ctl)
 	/* Read Request for 70001 bytes at RO offset 99 into our "STag"
 	 * 0x00ab1201, TO 0x10 (RFC 5040 §4.4) */
 	uint8_t rr[28];
-	siwt_be32(rr, 0x00ab1201u);
-	siwt_be64(rr + 4, 0x10);
-	siwt_be32(rr + 12, 70001);
-	siwt_be32(rr + 16, ro_stag);
-	siwt_be64(rr + 20, ro_to + 99);
+	put_be32(rr, 0x00ab1201u);
+	put_be64(rr + 4, 0x10);
+	put_be32(rr + 12, 70001);
+	put_be32(rr + 16, ro_stag);
+	put_be64(rr + 20, ro_to + 99);
 	send_msg_untagged(&r, SIWT_OP_READ_REQ, 1, rr, 28, 0);
 	uint8_t *got = malloc(70001), *want = malloc(RO_LEN);
 	size_t have = 0;
@@ -377,8 +377,8 @@ static void case_basic(int ctl)
 		SIWT_CHECK((u[0] & 0x80) && (u[0] & 0x03) == 1,
 			   "Read Response not tagged / DDP v1");
 		SIWT_EQ(u[1], 0x40 | SIWT_OP_READ_RESP);
-		SIWT_EQ(siwt_get32(u + 2), 0x00ab1201u);
-		SIWT_EQ(siwt_get64(u + 6), 0x10 + have);
+		SIWT_EQ(get_be32(u + 2), 0x00ab1201u);
+		SIWT_EQ(get_be64(u + 6), 0x10 + have);
 		size_t pl = (size_t)len - 14;
 		if (have + pl > 70001) {
 			SIWT_CHECK(0, "Read Response longer than requested");
@@ -439,11 +439,11 @@ static void case_bad_stag(int ctl, bool read)
 		send_fpdu(&r, u, h + 50);
 	} else {
 		h = siwt_ddp_untagged(u, true, SIWT_OP_READ_REQ, 0, 1, r.msn[1]++, 0);
-		siwt_be32(u + h, 0x00ab1201u);
-		siwt_be64(u + h + 4, 0x10);
-		siwt_be32(u + h + 12, 100);
-		siwt_be32(u + h + 16, 0x00dead01u);
-		siwt_be64(u + h + 20, 0x1000);
+		put_be32(u + h, 0x00ab1201u);
+		put_be64(u + h + 4, 0x10);
+		put_be32(u + h + 12, 100);
+		put_be32(u + h + 16, 0x00dead01u);
+		put_be64(u + h + 20, 0x1000);
 		memcpy(hdr, u, h + 28); /* DDP header, then the RDMAP Read Request header */
 		seglen = (uint16_t)(h + 28);
 		send_fpdu(&r, u, h + 28);
@@ -534,7 +534,7 @@ static void case_reserved_and_term(int ctl, bool linux_order)
 		t[2] = 0xc0; /* M, D */
 		t[3] = 0x00;
 	}
-	siwt_be16(t + 4, 18 + 10);
+	put_be16(t + 4, 18 + 10);
 	siwt_ddp_untagged(t + 6, true, SIWT_OP_SEND, 0, 0, 7, 0);
 	send_msg_untagged(&r, SIWT_OP_TERMINATE, 2, t, 6 + 18, 0);
 	expect_close(&r);
@@ -782,11 +782,11 @@ static void case_ird(int ctl)
 	SIWT_EQ(rird & 0x3fff, 2);
 	for (int i = 0; i < 3; i++) {
 		uint8_t rr[28];
-		siwt_be32(rr, sink_stag);
-		siwt_be64(rr + 4, (uint64_t)i << 28);
-		siwt_be32(rr + 12, rlen);
-		siwt_be32(rr + 16, (uint32_t)cmd_reply.u[2]);
-		siwt_be64(rr + 20, cmd_reply.u[3] + ((uint64_t)i << 20));
+		put_be32(rr, sink_stag);
+		put_be64(rr + 4, (uint64_t)i << 28);
+		put_be32(rr + 12, rlen);
+		put_be32(rr + 16, (uint32_t)cmd_reply.u[2]);
+		put_be64(rr + 20, cmd_reply.u[3] + ((uint64_t)i << 20));
 		if (i == 2) {
 			int q = wait_clogged(r.fd, 5000);
 			SIWT_CHECK(q >= 65536, "the provider did not fill the socket (%d bytes)",
@@ -833,8 +833,8 @@ static void case_ird(int ctl)
 				   len > 1 ? u[0] : 0, len > 1 ? u[1] : 0);
 			break;
 		}
-		SIWT_EQ(siwt_get32(u + 2), sink_stag);
-		SIWT_EQ(siwt_get64(u + 6), ((uint64_t)rd << 28) + to);
+		SIWT_EQ(get_be32(u + 2), sink_stag);
+		SIWT_EQ(get_be64(u + 6), ((uint64_t)rd << 28) + to);
 		if (ref && rd * (1ull << 20) + to + (uint64_t)len - 14u <= RO_LEN) {
 			SIWT_CHECK(
 			    memcmp(u + 14, ref + rd * (1ull << 20) + to, (size_t)len - 14u) == 0,
@@ -861,7 +861,7 @@ static void case_ird(int ctl)
 	if (tl > 0) {
 		bool ok = true;
 		SIWT_EQ(u[0], 0x41);
-		SIWT_EQ(siwt_get32(u + 6), 2); /* QN 2 */
+		SIWT_EQ(get_be32(u + 6), 2); /* QN 2 */
 		SIWT_CHECK(siwt_read_fpdu(r.fd, u, sizeof(u), r.crc, &ok, 300) < 0,
 			   "an FPDU followed the Terminate");
 	}
@@ -877,7 +877,7 @@ static void case_ird(int ctl)
 static bool is_nudge(const uint8_t *u, int len)
 {
 	return len == 14 && u[0] == 0xc1 && u[1] == (0x40 | SIWT_OP_WRITE) &&
-	       siwt_get32(u + 2) == 0 && siwt_get64(u + 6) == 0;
+	       get_be32(u + 2) == 0 && get_be64(u + 6) == 0;
 }
 
 /* R10: the provider initiates to our raw listener. Checks its MPA request
@@ -918,10 +918,10 @@ static void case_initiator(int ctl)
 		return;
 	}
 	SIWT_CHECK(memcmp(h, "MPA ID Req Frame", 16) == 0, "request key wrong");
-	SIWT_EQ(siwt_get16(h + 16), SIWT_MPA_C | SIWT_MPA_H | 2);
-	SIWT_EQ(siwt_get16(h + 18), 4 + 12);
-	SIWT_EQ(siwt_get16(h + 20), 5); /* IRD, no peer-to-peer bits */
-	SIWT_EQ(siwt_get16(h + 22), 9); /* ORD */
+	SIWT_EQ(get_be16(h + 16), SIWT_MPA_C | SIWT_MPA_H | 2);
+	SIWT_EQ(get_be16(h + 18), 4 + 12);
+	SIWT_EQ(get_be16(h + 20), 5); /* IRD, no peer-to-peer bits */
+	SIWT_EQ(get_be16(h + 22), 9); /* ORD */
 	SIWT_CHECK(memcmp(h + 24, pd, 12) == 0, "request private data differs");
 	/* our reply: CRC on (it asked), IRD 2, ORD 0 */
 	size_t n = siwt_mpa_frame(f, false, SIWT_MPA_C | SIWT_MPA_H | 2, 2, 0, "ok", 2);
@@ -960,13 +960,13 @@ static void case_initiator(int ctl)
 			}
 			SIWT_CHECK(ok, "Read Request with a bad CRC");
 			SIWT_EQ(u[1], 0x40 | SIWT_OP_READ_REQ);
-			SIWT_EQ(siwt_get32(u + 6), 1);         /* QN 1 */
-			SIWT_EQ(siwt_get32(u + 10), seen + 1); /* MSN */
-			sink[seen] = siwt_get32(u + 18);
-			sto[seen] = siwt_get64(u + 22);
-			SIWT_EQ(siwt_get32(u + 30), rlen);
-			SIWT_EQ(siwt_get32(u + 34), 0x7701);
-			SIWT_EQ(siwt_get64(u + 38), 0x1000ull * seen);
+			SIWT_EQ(get_be32(u + 6), 1);         /* QN 1 */
+			SIWT_EQ(get_be32(u + 10), seen + 1); /* MSN */
+			sink[seen] = get_be32(u + 18);
+			sto[seen] = get_be64(u + 22);
+			SIWT_EQ(get_be32(u + 30), rlen);
+			SIWT_EQ(get_be32(u + 34), 0x7701);
+			SIWT_EQ(get_be64(u + 38), 0x1000ull * seen);
 			seen++;
 			SIWT_CHECK(seen - answered <= 2,
 				   "%u Read Requests outstanding, our IRD is 2 (RFC 6581 §5)",
@@ -1026,9 +1026,9 @@ static int rtr_listen_reply(int ctl, struct raw *r, unsigned rtr, uint16_t ird_w
 		return -1;
 	}
 	/* RFC 6581 §9: P2P in the IRD word, the one RTR type offered in ORD */
-	SIWT_EQ(siwt_get16(h + 16), SIWT_MPA_C | SIWT_MPA_H | 2);
-	SIWT_EQ(siwt_get16(h + 20) & 0x8000, 0x8000);
-	SIWT_EQ(siwt_get16(h + 22) & 0xc000, rtr == RPCRDMA_RTR_READ ? 0x4000 : 0x8000);
+	SIWT_EQ(get_be16(h + 16), SIWT_MPA_C | SIWT_MPA_H | 2);
+	SIWT_EQ(get_be16(h + 20) & 0x8000, 0x8000);
+	SIWT_EQ(get_be16(h + 22) & 0xc000, rtr == RPCRDMA_RTR_READ ? 0x4000 : 0x8000);
 	size_t n = siwt_mpa_frame(f, false, SIWT_MPA_C | SIWT_MPA_H | 2, ird_w, ord_w, NULL, 0);
 	siwt_write_all(r->fd, f, n);
 	r->crc = true;
@@ -1061,10 +1061,10 @@ static void case_rtr_ird0(int ctl)
 		SIWT_EQ(u[1] & 0x0f, SIWT_OP_TERMINATE);
 	}
 	if (len >= 22 && (u[1] & 0x0f) == SIWT_OP_TERMINATE) {
-		SIWT_EQ(u[0], 0x41);           /* untagged, Last, DDP v1 */
-		SIWT_EQ(siwt_get32(u + 6), 2); /* QN 2 */
-		SIWT_EQ(u[18], 0x20);          /* layer LLP, type MPA */
-		SIWT_EQ(u[19], 0x07);          /* no matching RTR model */
+		SIWT_EQ(u[0], 0x41);         /* untagged, Last, DDP v1 */
+		SIWT_EQ(get_be32(u + 6), 2); /* QN 2 */
+		SIWT_EQ(u[18], 0x20);        /* layer LLP, type MPA */
+		SIWT_EQ(u[19], 0x07);        /* no matching RTR model */
 	}
 	expect_close(&r);
 	siwt_expect(ctl, MSG_OK, &cmd_reply);
@@ -1081,7 +1081,7 @@ static void case_rtr_ird0(int ctl)
 		SIWT_CHECK(ok, "RTR with a bad CRC");
 		SIWT_EQ(u[0], 0xc1);                 /* tagged, Last, DDP v1 */
 		SIWT_EQ(u[1], 0x40 | SIWT_OP_WRITE); /* RDMAP v1, Write */
-		SIWT_EQ(siwt_get64(u + 6), 0);       /* TO 0 */
+		SIWT_EQ(get_be64(u + 6), 0);         /* TO 0 */
 	}
 	siwt_expect(ctl, MSG_OK, &cmd_reply);
 	/* nothing but zero-length Writes afterwards: never a Read Request */
@@ -1123,8 +1123,8 @@ static void case_rtr_passive_ird0(int ctl)
 	SIWT_CHECK(rc == 0, "no MPA reply (%zu bytes)", got);
 	if (rc == 0) {
 		SIWT_CHECK(memcmp(h, "MPA ID Rep Frame", 16) == 0, "reply key wrong");
-		SIWT_CHECK(siwt_get16(h + 16) & SIWT_MPA_R, "reply without the Reject bit: %04x",
-			   siwt_get16(h + 16));
+		SIWT_CHECK(get_be16(h + 16) & SIWT_MPA_R, "reply without the Reject bit: %04x",
+			   get_be16(h + 16));
 	}
 	siwt_expect(ctl, MSG_OK, &cmd_reply);
 	SIWT_CHECK(siwt_wait_closed(r.fd, 3000) == 0, "the provider kept the rejected stream open");

@@ -22,7 +22,7 @@ perf_server_start
 cat "$TMP/server.log"
 C="$PERF client 127.0.0.1 --port $RPORT --tcp-port $TPORT --tcp-fork-port $FPORT --no-progress"
 
-cols="transport,server_model,workload,size,threads,inflight,seconds,ops,ops_per_s,mb_per_s,p50_us,p99_us,p999_us,mean_us,max_us,verified,errors,bad_data,client_cpu,server_cpu,server_cpu_seen,credit_stalls,read_chunks,write_chunks,long_calls,remote_inv,server_rss_kb,ops_per_s_med"
+cols="transport,server_model,workload,size,threads,inflight,seconds,ops,ops_per_s,mb_per_s,p50_us,p99_us,p999_us,mean_us,max_us,verified,errors,bad_data,client_cpu,server_cpu,server_cpu_seen,credit_stalls,read_chunks,write_chunks,long_calls,remote_inv,server_rss_kb,ops_per_s_med,srv_user_us,srv_sys_us,srv_csw,cli_user_us,cli_sys_us,cli_csw"
 
 # check_csv FILE ROWS WORKLOAD: header, row count, figures of every row
 check_csv() {
@@ -45,6 +45,13 @@ check_csv() {
 			print id ": WRITE did not use Read chunks"; bad = 1 }
 		if ($c["transport"] == "rdma" && wl == "read" && $c["write_chunks"] + 0 < $c["ops"] + 0) {
 			print id ": READ did not use Write chunks"; bad = 1 }
+		# CPU per call: measured for the client and the server that
+		# answered the calls; unknown (-1) for the forked TCP server,
+		# whose PERF_INFO comes from another process
+		if ($c["cli_user_us"] + $c["cli_sys_us"] <= 0 || $c["cli_csw"] < 0) { print id ": client CPU per call"; bad = 1 }
+		if ($c["transport"] == "tcp-fork") {
+			if ($c["srv_user_us"] != -1 || $c["srv_csw"] != -1) { print id ": forked server CPU not unknown"; bad = 1 }
+		} else if ($c["srv_user_us"] + $c["srv_sys_us"] <= 0 || $c["srv_csw"] < 0) { print id ": server CPU per call"; bad = 1 }
 		seen[$c["transport"]] = 1
 	}
 	END {

@@ -19,11 +19,10 @@
 
 #include "rpcrdma/xdr.h"
 #include "transport/rpcrdma1_hdr.h"
+#include "util/be.h"
 
 /* Big-endian words, as a reader would write them from the RFC or draft. */
-#define W(v)                                                                                       \
-	(uint8_t)((uint32_t)(v) >> 24), (uint8_t)((uint32_t)(v) >> 16),                            \
-	    (uint8_t)((uint32_t)(v) >> 8), (uint8_t)(v)
+#define W(v) BE32_BYTES(v)
 #define H(v) W((uint64_t)(v) >> 32), W((uint64_t)(v)&0xffffffffu)
 
 /* One version's decoder, seen through `void *` headers. */
@@ -92,8 +91,7 @@ static inline void test_truncation_of(const struct vec *vectors, size_t nvec, vo
 {
 	for (size_t v = 0; v < nvec; v++) {
 		const struct vec *vec = &vectors[v];
-		uint32_t xid = (uint32_t)vec->p[0] << 24 | (uint32_t)vec->p[1] << 16 |
-			       (uint32_t)vec->p[2] << 8 | vec->p[3];
+		uint32_t xid = get_be32(vec->p);
 		for (size_t cut = 0; cut < vec->len; cut++) {
 			/* Exact-size heap copy: ASan sees any read past the cut. */
 			uint8_t *b = malloc(cut ? cut : 1);
@@ -125,10 +123,7 @@ static inline size_t hdr_build(uint8_t *buf, size_t cap, const uint32_t *words, 
 	if (n * 4 > cap)
 		abort();
 	for (size_t i = 0; i < n; i++) {
-		buf[4 * i] = (uint8_t)(words[i] >> 24);
-		buf[4 * i + 1] = (uint8_t)(words[i] >> 16);
-		buf[4 * i + 2] = (uint8_t)(words[i] >> 8);
-		buf[4 * i + 3] = (uint8_t)words[i];
+		put_be32(buf + 4 * i, words[i]);
 	}
 	return n * 4;
 }

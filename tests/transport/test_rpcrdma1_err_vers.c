@@ -27,11 +27,10 @@
 #include "transport/rpcrdma1_hdr.h"
 
 #include "lib/check.h"
+#include "util/be.h"
 
 /* Big-endian words. */
-#define W(v)                                                                                       \
-	(uint8_t)((uint32_t)(v) >> 24), (uint8_t)((uint32_t)(v) >> 16),                            \
-	    (uint8_t)((uint32_t)(v) >> 8), (uint8_t)(v)
+#define W(v) BE32_BYTES(v)
 
 /* Linux 6.1 svcrdma's answer to an RDMA_MSG with rdma_vers 2 (xid
  * 0x2a000004 as test_interop_connect numbers its calls): rdma_vers echoed
@@ -70,14 +69,6 @@ static int decode(const uint8_t *buf, size_t len, size_t piece, struct rpcrdma1_
 		failures++;
 	}
 	return rc;
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
 }
 
 static void test_linux_reply(void)

@@ -40,6 +40,7 @@
 #include "lib/hex.h"
 #include "rpcrdma/xdr.h"
 #include "transport/rpcrdma1_hdr.h"
+#include "util/be.h"
 
 #define MAX_FIELD 256 /* values of one repeated field in one message */
 
@@ -422,7 +423,7 @@ static int parse_line(struct tmsg *m, char *line, uint64_t *rpc_xid, int *have_r
 	/* RFC 5040 §4.3: opcodes 3-6 are the Sends. */
 	long n = tl_unhex(text[C_PAYLOAD], payload, sizeof(payload));
 	if (opcode < 3 || opcode > 6 || mo != 0 || n < FPDU_SEND_DATA_OFF ||
-	    ((uint64_t)payload[0] << 8 | payload[1]) != mpa_len || mpa_len < DDP_UNTAGGED_HDR ||
+	    (uint64_t)get_be16(payload) != mpa_len || mpa_len < DDP_UNTAGGED_HDR ||
 	    (uint64_t)n < 2 + mpa_len) {
 		fail(m, "the frame does not start with one FPDU holding the start of a Send");
 		return 0;
@@ -509,9 +510,7 @@ static int run_capture(const char *path)
 		 * RDMA_MSG starts: its xid is the word at our hdr_len. */
 		if (m.proc == RPCRDMA1_MSG && have_rpc_xid && m.tshark_hdr_len + 4 <= m.raw_len) {
 			const uint8_t *p = m.raw + m.tshark_hdr_len;
-			uint32_t w = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-				     (uint32_t)p[2] << 8 | p[3];
-			if (w != rpc_xid)
+			if (get_be32(p) != rpc_xid)
 				fail(&m, "the RPC message tshark decodes does not start where the "
 					 "header ends");
 			rpc_after_hdr++;

@@ -23,14 +23,7 @@
 #include "transport/xprt.h"
 
 #include "lib/check.h"
-
-static void put(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
+#include "util/be.h"
 
 static void calls(void)
 {
@@ -41,7 +34,7 @@ static void calls(void)
 
 	/* rpcvers 2, AUTH_NONE: the common case, as the general decoder */
 	xprt_short_call_hdr(m, 0x11223344u, 100003, 3, 6);
-	put(m + 40, 99);
+	put_be32(m + 40, 99);
 	memset(&s, 0, sizeof(s));
 	CHECK(xprt_short_call_parse(m, sizeof(m), &s));
 	rpcrdma_xdr_init(&x, m, sizeof(m), RPCRDMA_XDR_DECODE);
@@ -52,7 +45,7 @@ static void calls(void)
 	CHECK(s.cred.flavor == g.cred.flavor && s.cred.len == 0 && g.cred.len == 0);
 
 	for (size_t i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
-		put(m + 8, vers[i]);
+		put_be32(m + 8, vers[i]);
 		memset(&s, 0, sizeof(s));
 		if (xprt_short_call_parse(m, sizeof(m), &s))
 			fprintf(stderr,
@@ -73,7 +66,7 @@ static void headers(void)
 	struct rpcrdma1_hdr s, g;
 
 	xprt_short_rdma_msg(b, 7, 32);
-	put(b + 28, 0);
+	put_be32(b + 28, 0);
 	CHECK(xprt_short_decode_hdr(b, sizeof(b), &s));
 	CHECK(rpcrdma1_decode_buf(b, sizeof(b), &g) == 0);
 	CHECK(s.xid == g.xid && s.credit == g.credit && s.proc == g.proc && s.vers == g.vers &&
@@ -83,7 +76,7 @@ static void headers(void)
 		if (w == 2)
 			continue; /* the credit is any value */
 		xprt_short_rdma_msg(b, 7, 32);
-		put(b + 4 * w, w == 1 ? 2 : 1);
+		put_be32(b + 4 * w, w == 1 ? 2 : 1);
 		CHECK(!xprt_short_decode_hdr(b, sizeof(b), &s));
 	}
 	xprt_short_rdma_msg(b, 7, 32);
@@ -97,14 +90,14 @@ static void replies(void)
 	struct rpcrdma_xdr x;
 
 	xprt_short_reply_hdr(m, 9);
-	put(m + 24, 1);
+	put_be32(m + 24, 1);
 	CHECK(xprt_short_reply_ok(m, sizeof(m), 9));
 	CHECK(!xprt_short_reply_ok(m, sizeof(m), 8));
 	rpcrdma_xdr_init(&x, m, sizeof(m), RPCRDMA_XDR_DECODE);
 	CHECK(rpcrdma_rpc_decode_reply(&x, &g) == 0 && g.xid == 9 &&
 	      g.reply_stat == RPCRDMA_RPC_MSG_ACCEPTED && g.accept_stat == RPCRDMA_RPC_SUCCESS);
 	CHECK(rpcrdma_xdr_getpos(&x) == XPRT_SHORT_REPLY);
-	put(m + 20, RPCRDMA_RPC_GARBAGE_ARGS);
+	put_be32(m + 20, RPCRDMA_RPC_GARBAGE_ARGS);
 	CHECK(!xprt_short_reply_ok(m, sizeof(m), 9));
 	CHECK(!xprt_short_reply_ok(m, XPRT_SHORT_REPLY - 1, 9));
 }

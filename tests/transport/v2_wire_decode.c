@@ -18,11 +18,7 @@
 
 #include "lib/hex.h"
 #include "rpcrdma2_print.h"
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
+#include "util/be.h"
 
 /* The printer's "name value" lines as one line of key=value words; the
  * chunk lines ("read N ...", "write N segments ...", "reply segments N")
@@ -96,9 +92,9 @@ int main(void)
 		}
 		printf(" reads=%u writes=%u reply=%u", reads, writes, reply);
 		/* RDMA2_MSG: the RPC message follows the header inline */
-		if (be32(msg + 12) == 0 && (size_t)n >= hdr_len + 8)
-			printf(" rpc_xid=0x%08x rpc_type=%u", (unsigned)be32(msg + hdr_len),
-			       (unsigned)be32(msg + hdr_len + 4));
+		if (get_be32(msg + 12) == 0 && (size_t)n >= hdr_len + 8)
+			printf(" rpc_xid=0x%08x rpc_type=%u", (unsigned)get_be32(msg + hdr_len),
+			       (unsigned)get_be32(msg + hdr_len + 4));
 		printf("\n");
 	}
 	return bad;

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/be.h"
+
 #define FP_NRECV 32u
 #define FP_NSEND 64u
 
@@ -52,11 +54,8 @@ static void fp_send(struct fake_peer *p, const uint32_t *w, size_t n)
 		fp_post_recv(p, p->repost[i]);
 	p->nrepost = 0;
 	p->nsend++;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t v = htonl(w[i]);
-
-		memcpy(b + 4 * i, &v, 4);
-	}
+	for (size_t i = 0; i < n; i++)
+		put_be32(b + 4 * i, w[i]);
 	if (rpcrdma_post_send(p->ep, &wr) == 0)
 		atomic_fetch_add(&p->sent, 1);
 }
@@ -95,11 +94,8 @@ static void fp_rr_reply(struct fake_peer *p, uint32_t rdma_xid, uint32_t rpc_xid
 	uint64_t off = rpcrdma_mr_offset(p->rrmr) + (uint64_t)k * sizeof(p->rrbuf[0]);
 	uint32_t w[16], n = 0;
 
-	for (int i = 0; i < 7; i++) {
-		uint32_t v = htonl(m[i]);
-
-		memcpy(p->rrbuf[k] + 4 * i, &v, 4);
-	}
+	for (int i = 0; i < 7; i++)
+		put_be32(p->rrbuf[k] + 4 * i, m[i]);
 	p->exp_xid[k] = rdma_xid;
 	w[n++] = rdma_xid;
 	w[n++] = vers;
@@ -282,14 +278,9 @@ static void fp_on_fit(struct fake_peer *p, const uint32_t *w, size_t n)
 	uint32_t m[6] = {w[rpc], 1, 0, 0, 0, 0};
 	uint8_t *b = p->wbuf;
 
-	for (uint32_t i = 0; i < 6; i++) {
-		uint32_t v = htonl(m[i]);
-
-		memcpy(b + 4 * i, &v, 4);
-	}
-	uint32_t ol = htonl(len - 28);
-
-	memcpy(b + 24, &ol, 4);
+	for (uint32_t i = 0; i < 6; i++)
+		put_be32(b + 4 * i, m[i]);
+	put_be32(b + 24, len - 28);
 	for (uint32_t i = 28; i < len; i++)
 		b[i] = (uint8_t)((i - 28) & 0xff);
 	if (28 + len <= 1024) {
@@ -297,12 +288,8 @@ static void fp_on_fit(struct fake_peer *p, const uint32_t *w, size_t n)
 		const uint32_t h[] = {w[0], 1, cr, 0, 0, 0, 0};
 
 		memcpy(o, h, sizeof(h));
-		for (uint32_t i = 0; i < len / 4; i++) {
-			uint32_t v;
-
-			memcpy(&v, b + 4 * i, 4);
-			o[7 + i] = ntohl(v);
-		}
+		for (uint32_t i = 0; i < len / 4; i++)
+			o[7 + i] = get_be32(b + 4 * i);
 		fp_send(p, o, 7 + len / 4);
 	} else if (nseg && w[9] >= len) {
 		/* §3.5.3.2: the reply into the Reply chunk, then RDMA_NOMSG
@@ -466,12 +453,8 @@ static void *fp_main(void *arg)
 			size_t nw = wc[i].byte_len / 4;
 
 			nw = nw > 64 ? 64 : nw;
-			for (size_t k = 0; k < nw; k++) {
-				uint32_t v;
-
-				memcpy(&v, p->buf[wc[i].wr_id] + 4 * k, 4);
-				w[k] = ntohl(v);
-			}
+			for (size_t k = 0; k < nw; k++)
+				w[k] = get_be32(p->buf[wc[i].wr_id] + 4 * k);
 			if (atomic_load(&p->strict) && p->nrepost < FP_NRECV)
 				p->repost[p->nrepost++] = (uint32_t)wc[i].wr_id;
 			else

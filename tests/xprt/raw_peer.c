@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/be.h"
 #include "xprt/raw_peer.h"
 
 uint64_t raw_ms_now(void)
@@ -86,11 +87,8 @@ int raw_send(struct raw *r, const uint32_t *words, size_t n)
 
 	if (n > sizeof(r->m.sbuf) / 4)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t v = htonl(words[i]);
-
-		memcpy(r->m.sbuf + 4 * i, &v, 4);
-	}
+	for (size_t i = 0; i < n; i++)
+		put_be32(r->m.sbuf + 4 * i, words[i]);
 	if (rpcrdma_post_send(r->ep, &wr))
 		return -1;
 	while (raw_ms_now() < end) {
@@ -115,12 +113,8 @@ int raw_recv(struct raw *r, uint32_t *out, size_t max, int ms)
 				return -1;
 			size_t n = wc.byte_len / 4;
 
-			for (size_t i = 0; i < n && i < max; i++) {
-				uint32_t v;
-
-				memcpy(&v, r->m.rbuf[wc.wr_id] + 4 * i, 4);
-				out[i] = ntohl(v);
-			}
+			for (size_t i = 0; i < n && i < max; i++)
+				out[i] = get_be32(r->m.rbuf[wc.wr_id] + 4 * i);
 			struct rpcrdma_sge s = {(uint64_t)(uintptr_t)r->m.rbuf[wc.wr_id], 1024,
 						rpcrdma_mr_stag(r->mr)};
 

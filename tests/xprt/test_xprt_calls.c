@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "util/be.h"
 #include "xprt/xprt_test.h"
 
 static uint8_t last_hdr[1024];
@@ -47,9 +48,7 @@ static void on_send(void *arg, const uint8_t *hdr, size_t len, size_t mlen)
 
 static uint32_t w(size_t i)
 {
-	const uint8_t *p = last_hdr + 4 * i;
-
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return get_be32(last_hdr + 4 * i);
 }
 
 static uint64_t w64(size_t i)

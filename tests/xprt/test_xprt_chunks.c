@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "util/be.h"
 #include "xprt/xprt_test.h"
 
 /* 1 KiB inline thresholds, which the sizes here are chosen around (our
@@ -34,9 +35,7 @@ static void on_send(void *arg, const uint8_t *hdr, size_t len, size_t mlen)
 /* Word @i of the last call's transport header. */
 static uint32_t w(size_t i)
 {
-	const uint8_t *p = last_hdr + 4 * i;
-
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return get_be32(last_hdr + 4 * i);
 }
 
 /* Check @n items of @len bytes (seed + i) and a tail of @tail bytes. */

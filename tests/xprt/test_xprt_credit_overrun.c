@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/be.h"
 #include "xprt/raw_peer.h"
 #include "xprt/xprt_test.h"
 
@@ -128,10 +129,8 @@ static void rogue_wait_end(struct raw *r, uint64_t ms, struct rogue_end *e)
 			if (wc.wr_id >= 8)
 				continue; /* a Send's completion */
 			if (wc.status == RPCRDMA_WC_SUCCESS) {
-				uint32_t xid;
+				uint32_t xid = get_be32(r->m.rbuf[wc.wr_id]);
 
-				memcpy(&xid, r->m.rbuf[wc.wr_id], 4);
-				xid = ntohl(xid);
 				e->answered++;
 				if (xid >= 0x600 && xid < 0x600 + CREDITS)
 					e->answered_slow++;

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "rpcrdma/backchannel.h"
+#include "util/be.h"
 #include "xprt/xprt_test.h"
 
 #define STATS_PROG 0x20000098u /* void -> u_int max_reads_outstanding */
@@ -83,13 +84,13 @@ static int mpa_read(int fd, struct mpa_frame *f)
 	memcpy(f->key, b, 16);
 	f->flags = b[16];
 	f->rev = b[17];
-	f->pd_len = (uint16_t)(b[18] << 8 | b[19]);
+	f->pd_len = get_be16(b + 18);
 	if (f->pd_len > 512 || read_full(fd, b + 20, f->pd_len))
 		return -1;
 	f->enhanced = (f->flags & 0x10) != 0;
 	if (f->enhanced && f->pd_len >= 4) {
-		f->ird = (uint16_t)((b[20] << 8 | b[21]) & 0x3fff);
-		f->ord = (uint16_t)((b[22] << 8 | b[23]) & 0x3fff);
+		f->ird = get_be16(b + 20) & 0x3fff;
+		f->ord = get_be16(b + 22) & 0x3fff;
 	}
 	return 0;
 }
@@ -177,10 +178,8 @@ static void server_reply(uint16_t port, uint16_t ird, uint16_t ord, uint16_t wan
 	req[17] = 2;
 	req[18] = 0;
 	req[19] = 12;
-	req[20] = (uint8_t)(ird >> 8);
-	req[21] = (uint8_t)ird;
-	req[22] = (uint8_t)(ord >> 8);
-	req[23] = (uint8_t)ord;
+	put_be16(req + 20, ird);
+	put_be16(req + 22, ord);
 	memcpy(req + 24, pd, 8);
 	XT_CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
 	XT_CHECK(send(fd, req, sizeof(req), 0) == (ssize_t)sizeof(req));
@@ -275,17 +274,13 @@ static void raw_close(struct raw *r)
 
 static size_t put(uint8_t *p, size_t off, uint32_t v)
 {
-	v = htonl(v);
-	memcpy(p + off, &v, 4);
+	put_be32(p + off, v);
 	return off + 4;
 }
 
 static uint32_t get(const uint8_t *p, size_t off)
 {
-	uint32_t v;
-
-	memcpy(&v, p + off, 4);
-	return ntohl(v);
+	return get_be32(p + off);
 }
 
 /* XT_WRITE {seed, bulk} with the bulk data in one Read chunk of NSEGS

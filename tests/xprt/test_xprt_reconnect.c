@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "util/be.h"
 #include "xprt/xprt_test.h"
 
 static atomic_int ndone, nbad;
@@ -28,8 +29,7 @@ static void on_send(void *arg, const uint8_t *hdr, size_t len, size_t mlen)
 	(void)len;
 	(void)mlen;
 	if (nx < 8)
-		xids[nx++] = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
-			     (uint32_t)hdr[2] << 8 | hdr[3];
+		xids[nx++] = get_be32(hdr);
 }
 
 static void cb(struct rpcrdma_clnt *c, int status, void *res, void *arg)

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "util/be.h"
 #include "xprt/xprt_test.h"
 
 /* What the client sent: headers by version, and the first Send; what it
@@ -48,14 +49,9 @@ static struct {
 	uint32_t opt_rx, inval_rx;
 } seen;
 
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static void on_send(void *arg, const uint8_t *hdr, size_t len, size_t mlen)
 {
-	uint32_t vers = be32(hdr + 4), proc = be32(hdr + 12);
+	uint32_t vers = get_be32(hdr + 4), proc = get_be32(hdr + 12);
 
 	(void)arg;
 	if (!seen.n1 && !seen.n2) {
@@ -72,9 +68,10 @@ static void on_send(void *arg, const uint8_t *hdr, size_t len, size_t mlen)
 static void on_recv(void *arg, const uint8_t *buf, size_t len)
 {
 	(void)arg;
-	if (len >= 20 && be32(buf + 4) == 2 && be32(buf + 12) == 5)
+	if (len >= 20 && get_be32(buf + 4) == 2 && get_be32(buf + 12) == 5)
 		seen.opt_rx++;
-	if (len >= 20 && be32(buf + 4) == 2 && be32(buf + 12) == 4 && be32(buf + 16) == 3)
+	if (len >= 20 && get_be32(buf + 4) == 2 && get_be32(buf + 12) == 4 &&
+	    get_be32(buf + 16) == 3)
 		seen.inval_rx++;
 }
 

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/be.h"
 #include "xprt/raw_peer.h"
 #include "xprt/xprt_test.h"
 
@@ -111,8 +112,7 @@ static void big_first(void)
 	for (size_t i = 0; i < sizeof(head) / 4; i++)
 		m[k++] = head[i];
 	for (size_t i = 0; i < sizeof(data); i += 4)
-		m[k++] = (uint32_t)data[i] << 24 | (uint32_t)data[i + 1] << 16 |
-			 (uint32_t)data[i + 2] << 8 | data[i + 3];
+		m[k++] = get_be32(data + i);
 	XT_CHECK(k * 4 > 2048 && raw_send(&r, m, k) == 0);
 	EXPECT("2 KiB first message", 0x100, 2, CREDITS, 0, 1, 0, 0, 0, NULL_REPLY(0x100),
 	       sizeof(data), (uint32_t)(h >> 32), (uint32_t)h);
@@ -124,11 +124,8 @@ static void nomsg(uint32_t xid, const uint32_t *payload, uint32_t n)
 {
 	uint64_t a = (uint64_t)(uintptr_t)r.m.expose;
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t v = htonl(payload[i]);
-
-		memcpy(r.m.expose + 4 * i, &v, 4);
-	}
+	for (uint32_t i = 0; i < n; i++)
+		put_be32(r.m.expose + 4 * i, payload[i]);
 	SEND(xid, 2, CREDITS, 1, 0, 1, 0, rpcrdma_mr_stag(r.mr), 4 * n, (uint32_t)(a >> 32),
 	     (uint32_t)a, 0, 0, 0);
 }

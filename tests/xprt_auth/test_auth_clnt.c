@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/be.h"
 #include "xprt_auth/authx_test.h"
 
 #define RFC "RFC 5531 Appendix A"
@@ -53,7 +54,7 @@ static void check_body(const whoami_res *w)
 {
 	static const uint32_t want[] = {0x01020304, 11,   0x6e617469, 0x76652d68, 0x6f737400,
 					1001,       1002, 2,          7,          8};
-	uint32_t got[sizeof(want) / 4];
+	const uint8_t *got = (const uint8_t *)w->cred.cred_val;
 
 	XT_CHECK(w->flavor == RPCRDMA_RPC_AUTH_SYS && w->cred.cred_len == sizeof(want));
 	if (w->cred.cred_len != sizeof(want)) {
@@ -61,12 +62,11 @@ static void check_body(const whoami_res *w)
 			w->cred.cred_len, sizeof(want));
 		return;
 	}
-	memcpy(got, w->cred.cred_val, sizeof(got));
 	for (size_t i = 0; i < sizeof(want) / 4; i++) {
-		XT_CHECK(ntohl(got[i]) == want[i]);
-		if (ntohl(got[i]) != want[i])
+		XT_CHECK(get_be32(got + 4 * i) == want[i]);
+		if (get_be32(got + 4 * i) != want[i])
 			fprintf(stderr, "  " RFC ": body word %zu is %#x, expected %#x\n", i,
-				ntohl(got[i]), want[i]);
+				get_be32(got + 4 * i), want[i]);
 	}
 }
 

@@ -409,6 +409,31 @@ static void progress_line(const struct run *r, double el, uint64_t dn, double dt
 		inflight_of(r), el, rate, rate * r->size / 1e6);
 }
 
+/* CPU time (us) and context switches per completed call, server (from
+ * @i0 and @i1, PERF_INFO before the first call and after the last) and
+ * client (from @cu0, @cs0, @cw0, perf_rusage() when @i0 was taken). The
+ * server of --tcp-server fork answers PERF_INFO from another process
+ * than the calls': its figures stay unknown (-1). */
+static void cpu_per_call(const struct run *r, const perf_info *i0, const perf_info *i1,
+			 uint64_t cu0, uint64_t cs0, uint64_t cw0, struct perf_result *res)
+{
+	uint64_t done = 0, cu, cs, cw;
+
+	for (uint32_t i = 0; i < r->threads; i++)
+		done += atomic_load(&r->thr[i].done);
+	if (!done)
+		return;
+	perf_rusage(&cu, &cs, &cw);
+	res->cli_user_us = (double)(cu - cu0) / 1e3 / (double)done;
+	res->cli_sys_us = (double)(cs - cs0) / 1e3 / (double)done;
+	res->cli_csw = (double)(cw - cw0) / (double)done;
+	if (r->tr == PERF_T_TCP_FORK || i1->pid != i0->pid || i1->cpu_user_ns < i0->cpu_user_ns)
+		return;
+	res->srv_user_us = (double)(i1->cpu_user_ns - i0->cpu_user_ns) / 1e3 / (double)done;
+	res->srv_sys_us = (double)(i1->cpu_sys_ns - i0->cpu_sys_ns) / 1e3 / (double)done;
+	res->srv_csw = (double)(i1->ctx_switches - i0->ctx_switches) / (double)done;
+}
+
 #define PERF_MAX_IV 6000 /* 100 ms intervals: ten minutes */
 
 static int cmp_double(const void *a, const void *b)
@@ -422,7 +447,8 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 		    uint32_t size, struct perf_result *res)
 {
 	struct run r;
-	perf_info info;
+	perf_info info, info0;
+	uint64_t cu0 = 0, cs0 = 0, cw0 = 0;
 	uint32_t q, nthr = o->threads;
 	uint64_t start, last_done = 0, last_t, iv_t = 0, iv_done = 0;
 	double iv[PERF_MAX_IV];
@@ -499,10 +525,14 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 			res->no_connection = err[0] != 0;
 		}
 	}
+	res->srv_user_us = res->srv_sys_us = res->srv_csw = -1;
+	res->cli_user_us = res->cli_sys_us = res->cli_csw = -1;
 	if (!rc) {
 		server_info(o, &r, &info);
 		res->server_cpu_pinned = info.cpu_pinned;
 		res->server_cpu_seen = info.cpu_now;
+		info0 = info;
+		perf_rusage(&cu0, &cs0, &cw0);
 	}
 
 	if (!rc) {
@@ -593,6 +623,7 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 		if (rc != -ETIMEDOUT) {
 			server_info(o, &r, &info);
 			res->server_rss_kb = info.rss_kb;
+			cpu_per_call(&r, &info0, &info, cu0, cs0, cw0, res);
 		}
 	}
 

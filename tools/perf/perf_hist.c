@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Latency histogram: log-linear buckets (PERF_HIST_SUB per power of two). */
+/* Latency histogram: log-linear buckets (PERF_HIST_SUB per power of two);
+ * the clocks it and the CPU accounting read. */
+#include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "perf_tool.h"
@@ -10,6 +13,19 @@ uint64_t perf_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void perf_rusage(uint64_t *user_ns, uint64_t *sys_ns, uint64_t *csw)
+{
+	struct rusage ru;
+
+	memset(&ru, 0, sizeof(ru));
+	(void)getrusage(RUSAGE_SELF, &ru);
+	*user_ns =
+	    (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000u;
+	*sys_ns =
+	    (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+	*csw = (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
 }
 
 /* Values below PERF_HIST_SUB get one bucket each; above, the power of two

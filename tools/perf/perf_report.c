@@ -92,7 +92,8 @@ void perf_csv_header(FILE *f)
 	fprintf(f, "transport,server_model,workload,size,threads,inflight,seconds,ops,ops_per_s,"
 		   "mb_per_s,p50_us,p99_us,p999_us,mean_us,max_us,verified,errors,bad_data,"
 		   "client_cpu,server_cpu,server_cpu_seen,credit_stalls,read_chunks,write_chunks,"
-		   "long_calls,remote_inv,server_rss_kb,ops_per_s_med\n");
+		   "long_calls,remote_inv,server_rss_kb,ops_per_s_med,srv_user_us,srv_sys_us,"
+		   "srv_csw,cli_user_us,cli_sys_us,cli_csw\n");
 }
 
 void perf_csv_row(FILE *f, const struct perf_result *x)
@@ -100,7 +101,7 @@ void perf_csv_row(FILE *f, const struct perf_result *x)
 	fprintf(
 	    f,
 	    "%s,%s,%s,%u,%u,%u,%.3f,%llu,%.1f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%llu,%llu,%llu,%d,%d,"
-	    "%d,%llu,%llu,%llu,%llu,%llu,%llu,%.1f\n",
+	    "%d,%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
 	    perf_transport_name(x->transport), model_name(x->transport),
 	    perf_workload_name(x->workload), x->size, x->threads, x->inflight, x->seconds,
 	    (unsigned long long)x->ops, x->ops_per_s, x->mb_per_s, x->p50_us, x->p99_us, x->p999_us,
@@ -109,7 +110,8 @@ void perf_csv_row(FILE *f, const struct perf_result *x)
 	    x->server_cpu_seen, (unsigned long long)x->credit_stalls,
 	    (unsigned long long)x->read_chunks, (unsigned long long)x->write_chunks,
 	    (unsigned long long)x->long_calls, (unsigned long long)x->remote_inv,
-	    (unsigned long long)x->server_rss_kb, x->ops_per_s_med);
+	    (unsigned long long)x->server_rss_kb, x->ops_per_s_med, x->srv_user_us, x->srv_sys_us,
+	    x->srv_csw, x->cli_user_us, x->cli_sys_us, x->cli_csw);
 }
 
 int perf_report_csv(const char *path, const struct perf_result *r, size_t n)
@@ -217,7 +219,10 @@ void perf_report_json(FILE *f, const struct perf_client_opts *o, const struct pe
 		    "\"server_cpu\": %d, \"server_cpu_seen\": %d, \"credit_stalls\": %llu, "
 		    "\"read_chunks\": %llu, \"write_chunks\": %llu, \"long_calls\": %llu, "
 		    "\"remote_invalidations\": %llu, \"server_rss_kb\": %llu, "
-		    "\"ops_per_s_median_100ms\": %.1f",
+		    "\"ops_per_s_median_100ms\": %.1f, \"srv_user_us\": %.3f, \"srv_sys_us\": "
+		    "%.3f, "
+		    "\"srv_csw\": %.3f, \"cli_user_us\": %.3f, \"cli_sys_us\": %.3f, \"cli_csw\": "
+		    "%.3f",
 		    i ? "," : "", perf_transport_name(x->transport), model_name(x->transport),
 		    perf_workload_name(x->workload), x->size, x->threads, x->inflight, x->seconds,
 		    (unsigned long long)x->ops, x->ops_per_s, x->mb_per_s, x->p50_us, x->p99_us,
@@ -226,7 +231,8 @@ void perf_report_json(FILE *f, const struct perf_client_opts *o, const struct pe
 		    x->server_cpu_pinned, x->server_cpu_seen, (unsigned long long)x->credit_stalls,
 		    (unsigned long long)x->read_chunks, (unsigned long long)x->write_chunks,
 		    (unsigned long long)x->long_calls, (unsigned long long)x->remote_inv,
-		    (unsigned long long)x->server_rss_kb, x->ops_per_s_med);
+		    (unsigned long long)x->server_rss_kb, x->ops_per_s_med, x->srv_user_us,
+		    x->srv_sys_us, x->srv_csw, x->cli_user_us, x->cli_sys_us, x->cli_csw);
 		if (x->transport != PERF_T_RDMA && p && x->ops_per_s > 0 && x->p50_us > 0)
 			fprintf(f, ", \"rdma_over_this_rate\": %.3f, \"rdma_over_this_p50\": %.3f",
 				p->ops_per_s / x->ops_per_s, p->p50_us / x->p50_us);

@@ -81,6 +81,7 @@ static void fill_info(perf_info *r)
 	r->cpu_now = sched_getcpu();
 	r->credits = g_opts->credits;
 	r->workers = g_opts->threads;
+	perf_rusage(&r->cpu_user_ns, &r->cpu_sys_ns, &r->ctx_switches);
 	memset(&st, 0, sizeof(st));
 	if (g_svc && rpcrdma_svc_stats(g_svc, &st) == 0) {
 		r->connections = st.connections;

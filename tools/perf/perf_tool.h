@@ -47,6 +47,8 @@ void perf_hist_merge(struct perf_hist *dst, const struct perf_hist *src);
 /* Value (ns) below which a fraction @q of the samples fall. */
 double perf_hist_quantile(const struct perf_hist *h, double q);
 uint64_t perf_now_ns(void);
+/* This process's CPU time (ns) and context switches, every thread. */
+void perf_rusage(uint64_t *user_ns, uint64_t *sys_ns, uint64_t *csw);
 
 /* ---- server (perf_server.c) ---- */
 
@@ -133,6 +135,11 @@ struct perf_result {
 	bool no_connection;
 	/* RDMA transport counters over the run (client side). */
 	uint64_t credit_stalls, read_chunks, write_chunks, long_calls, remote_inv;
+	/* CPU time and context switches per completed call of each process
+	 * (every thread; getrusage), from the server's PERF_INFO and the
+	 * client's own before the first call and after the last: warm-up
+	 * included, connection set-up not; -1 when unknown. */
+	double srv_user_us, srv_sys_us, srv_csw, cli_user_us, cli_sys_us, cli_csw;
 };
 
 /* --connections N at most: a bound on what one process can hold (the
