@@ -430,6 +430,17 @@ static void print_stats(struct rpcrdma_svc *svc, FILE *out)
 		(unsigned long long)st.write_chunks, (unsigned long long)st.write_bytes,
 		(unsigned long long)st.reply_chunks, (unsigned long long)st.reply_bytes,
 		(unsigned long long)st.rpc_errors, (unsigned long long)st.conn_errors);
+	struct n41_counters n;
+	n41_counters(&n);
+	fprintf(
+	    out,
+	    "nfs41 sessions=%llu cb_null_ok=%llu cb_null_fail=%llu delegations=%llu "
+	    "recalls=%llu recalls_ok=%llu recalls_fail=%llu delegreturns=%llu open_delay=%llu\n",
+	    (unsigned long long)n.sessions, (unsigned long long)n.cb_null_ok,
+	    (unsigned long long)n.cb_null_fail, (unsigned long long)n.delegations,
+	    (unsigned long long)n.recalls, (unsigned long long)n.recalls_ok,
+	    (unsigned long long)n.recalls_fail, (unsigned long long)n.delegreturns,
+	    (unsigned long long)n.open_delay);
 	if (rpcrdma_svc_bc_stats(svc, &bc) == 0)
 		fprintf(out,
 			"bc_stats calls=%llu calls_sent=%llu replies=%llu retransmits=%llu "

@@ -61,6 +61,12 @@ nfsstat4 n41_errno(int err);
 /* ---- state.c ---- */
 
 void n41_state_init(struct rpcrdma_svc *svc);
+/* Counters of the server's NFSv4.1 state (printed with the transport's). */
+struct n41_counters {
+	uint64_t sessions, cb_null_ok, cb_null_fail, delegations, recalls, recalls_ok, recalls_fail,
+	    delegreturns, open_delay;
+};
+void n41_counters(struct n41_counters *out);
 /* Backchannel event (rpcrdma_svc_bc_init's callback). */
 void n41_bc_event(struct rpcrdma_svc_client *cl, enum rpcrdma_bc_event ev, void *ctx);
 void n41_exchange_id(struct n41_compound *c, EXCHANGE_ID4args *a, EXCHANGE_ID4res *r);

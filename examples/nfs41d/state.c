@@ -78,6 +78,14 @@ static struct n41_session *sessions;
 static struct n41_state *states;
 static uint32_t boot;        /* this instance's start, in every ID */
 static uint64_t next_id = 1; /* client IDs, session IDs, stateids */
+static struct n41_counters cnt;
+
+void n41_counters(struct n41_counters *out)
+{
+	pthread_mutex_lock(&lock);
+	*out = cnt;
+	pthread_mutex_unlock(&lock);
+}
 
 void n41_state_init(struct rpcrdma_svc *svc)
 {
@@ -322,6 +330,7 @@ void n41_create_session(struct n41_compound *c, CREATE_SESSION4args *a, CREATE_S
 	}
 	s->next = sessions;
 	sessions = s;
+	cnt.sessions++;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -461,6 +470,10 @@ static void probe_done(struct rpcrdma_svc_client *bc, int status, void *res, voi
 	for (struct n41_session *s = sessions; s; s = s->next)
 		if (s->bc == bc)
 			s->cb = status == 0 ? CB_UP : CB_DOWN;
+	if (status == 0)
+		cnt.cb_null_ok++;
+	else
+		cnt.cb_null_fail++;
 	pthread_mutex_unlock(&lock);
 	if (status != 0)
 		fprintf(stderr, "rpcrdma-nfs41d: CB_NULL: %s\n", rpcrdma_strerror(status));
@@ -528,6 +541,10 @@ static void recall_done(struct rpcrdma_svc_client *bc, int status, void *res, vo
 			if (status != 0)
 				s->cb = CB_DOWN;
 		}
+	if (status == 0 && rc->res.status == NFS4_OK)
+		cnt.recalls_ok++;
+	else
+		cnt.recalls_fail++;
 	if (status != 0 || rc->res.status != NFS4_OK) {
 		/* the recall did not get through: the next conflicting
 		 * request sends it again */
@@ -590,6 +607,7 @@ static bool recall_send(struct n41_state *d)
 	struct rpcrdma_svc_client *bc = s->bc;
 	uint32_t prog = s->cb_prog;
 	d->recalling = true;
+	cnt.recalls++;
 	pthread_mutex_unlock(&lock);
 	/* the arguments are encoded when the call is marshalled (and again
 	 * after a reconnect): @rc and the handle copy live until recall_done */
@@ -632,8 +650,10 @@ static nfsstat4 break_locked(uint64_t me, const struct stat *st)
 		}
 		if (!any)
 			return NFS4_OK;
-		if (pthread_cond_timedwait(&changed, &lock, &dl) == ETIMEDOUT)
+		if (pthread_cond_timedwait(&changed, &lock, &dl) == ETIMEDOUT) {
+			cnt.open_delay++;
 			return NFS4ERR_DELAY;
+		}
 	}
 }
 
@@ -747,6 +767,7 @@ nfsstat4 n41_open_state(struct n41_compound *c, const struct stat *st, uint32_t 
 		struct n41_state *d = state_new(cl, ST_DELEG, st);
 		if (d) {
 			d->fh = c->cur.fh;
+			cnt.delegations++;
 			deleg->delegation_type = OPEN_DELEGATE_READ;
 			open_read_delegation4 *rd = &deleg->open_delegation4_u.read;
 			state_out(d, &rd->stateid);
@@ -814,6 +835,7 @@ nfsstat4 n41_delegreturn(struct n41_compound *c, const stateid4 *sid)
 	nfsstat4 r = NFS4ERR_BAD_STATEID;
 	if (x && x->type == ST_DELEG) {
 		state_free(x);
+		cnt.delegreturns++;
 		r = NFS4_OK;
 	}
 	pthread_mutex_unlock(&lock);

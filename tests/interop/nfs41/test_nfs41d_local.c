@@ -20,6 +20,13 @@
  *     SEQUENCE of an unknown session is NFS4ERR_BADSESSION;
  *   - DESTROY_SESSION, DESTROY_CLIENTID.
  * usage: test_nfs41d_local PATH-TO-rpcrdma-nfs41d
+ *
+ * The interop test (nfs41d-test.sh) uses the same program as its second
+ * client, whose OPEN for writing recalls the Linux client's delegation:
+ *   test_nfs41d_local --append PORT NAME TEXT
+ * opens NAME (in the export's root) for writing, appends TEXT, closes,
+ * and exits 0 when the first OPEN was NFS4_OK (no NFS4ERR_DELAY: the
+ * server had the delegation back within its wait) and the WRITE complete.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -556,8 +563,72 @@ static void namespace_ops(struct cli *a)
 	      st.st_nlink == 1);
 }
 
+static uint64_t size_of(struct cli *c, const nfs_fh4 *fh)
+{
+	nfs_argop4 op;
+	COMPOUND4res res;
+	uint32_t bits[1] = {1u << FATTR4_SIZE};
+	uint64_t size = UINT64_MAX;
+	memset(&op, 0, sizeof(op));
+	op.argop = OP_GETATTR;
+	op.nfs_argop4_u.opgetattr.attr_request.bitmap4_len = 1;
+	op.nfs_argop4_u.opgetattr.attr_request.bitmap4_val = bits;
+	if (by_fh(c, fh, &op, &res, NULL) == NFS4_OK) {
+		fattr4 *fa =
+		    &R(&res, 2)->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes;
+		XDR x;
+		xdrmem_create(&x, fa->attr_vals.attrlist4_val, fa->attr_vals.attrlist4_len,
+			      XDR_DECODE);
+		if (!xdr_uint64_t(&x, &size))
+			size = UINT64_MAX;
+		xdr_destroy(&x);
+	}
+	done(&res);
+	return size;
+}
+
+static int append_mode(const char *p, const char *name, const char *text)
+{
+	static struct cli C = {
+	    .name = "append", .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+	struct opened o;
+	struct timespec t0, t1;
+	port = (uint16_t)atoi(p);
+	if (session(&C) != 0 || failures)
+		return 1;
+	memset(&o, 0, sizeof(o));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int st = do_open(&C, name, OPEN4_SHARE_ACCESS_WRITE, false, &o);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("append: OPEN %s for writing: status %d after %.3f s\n", name, st,
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (st != NFS4_OK)
+		return 1;
+	uint64_t off = size_of(&C, &o.fh);
+	nfs_argop4 op;
+	COMPOUND4res res;
+	memset(&op, 0, sizeof(op));
+	op.argop = OP_WRITE;
+	op.nfs_argop4_u.opwrite.stateid = o.sid;
+	op.nfs_argop4_u.opwrite.offset = off;
+	op.nfs_argop4_u.opwrite.stable = FILE_SYNC4;
+	op.nfs_argop4_u.opwrite.data.base = (void *)text;
+	op.nfs_argop4_u.opwrite.data.len = (uint32_t)strlen(text);
+	st = by_fh(&C, &o.fh, &op, &res, NULL);
+	bool ok = st == NFS4_OK &&
+		  R(&res, 2)->nfs_resop4_u.opwrite.WRITE4res_u.resok4.count == strlen(text);
+	done(&res);
+	printf("append: WRITE of %zu bytes at %llu: status %d\n", strlen(text),
+	       (unsigned long long)off, st);
+	ok = ok && do_close(&C, &o) == NFS4_OK;
+	rpcrdma_clnt_destroy(C.cl);
+	return ok && !failures ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[1], "--append") == 0)
+		return append_mode(argv[2], argv[3], argv[4]);
 	static struct cli A = {
 	    .name = "A", .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 	static struct cli B = {
