@@ -257,8 +257,12 @@ RPCRDMA_API int rpcrdma_svc_client_enable(struct rpcrdma_svc_client *cl, uint32_
 
 /* Reverse calls: as rpcrdma_clnt_call() / _call_async(), but with the
  * program and version given per call. @opts: timeout_ms, reply_size,
- * flags and result are honoured (recv_bulk is not: no Write chunks in
- * the reverse direction). */
+ * flags, result and auth are honoured (recv_bulk is not: no Write chunks
+ * in the reverse direction). Without RPCRDMA_CALL_OPT_AUTH the call goes
+ * with AUTH_NONE; an NFSv4.1 server gives its callbacks the credential
+ * the client chose in CREATE_SESSION (Linux's callback service refuses a
+ * CB_COMPOUND with AUTH_NONE). The auth bytes must stay valid until the
+ * call completes (a re-sent call is marshalled again). */
 RPCRDMA_API int rpcrdma_svc_client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t vers,
 					uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
 					void *res, const struct rpcrdma_call_opts *opts);
