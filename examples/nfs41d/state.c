@@ -39,6 +39,7 @@ struct n41_client {
 	uint32_t ownerlen;
 	bool confirmed;
 	uint32_t cs_seq; /* the CREATE_SESSION sequence id expected next */
+	bool revoked;    /* a delegation was revoked: say so in SEQUENCE */
 };
 
 struct n41_session {
@@ -452,6 +453,10 @@ void n41_sequence(struct n41_compound *c, SEQUENCE4args *a, SEQUENCE4res *r)
 	/* §18.46.3: the back channel is not known good */
 	if (!s->back || s->cb == CB_DOWN || !s->bc)
 		ok->sr_status_flags |= SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION;
+	if (s->cl->revoked) {
+		ok->sr_status_flags |= SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
+		s->cl->revoked = false;
+	}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -529,6 +534,17 @@ struct recall {
 	uint8_t auth[512];
 };
 
+static void state_free(struct n41_state *x);
+
+/* A delegation whose recall failed (RFC 8881 §10.4.6 lets the server
+ * revoke it): gone, and its client told once by
+ * SEQ4_STATUS_RECALLABLE_STATE_REVOKED (it then tests its stateids). */
+static void deleg_revoke(struct n41_state *d)
+{
+	d->cl->revoked = true;
+	state_free(d);
+}
+
 static void recall_done(struct rpcrdma_svc_client *bc, int status, void *res, void *arg)
 {
 	struct recall *rc = arg;
@@ -546,11 +562,12 @@ static void recall_done(struct rpcrdma_svc_client *bc, int status, void *res, vo
 	else
 		cnt.recalls_fail++;
 	if (status != 0 || rc->res.status != NFS4_OK) {
-		/* the recall did not get through: the next conflicting
-		 * request sends it again */
+		/* the recall did not get through: revoked */
 		for (struct n41_state *x = states; x; x = x->next)
-			if (memcmp(x->other, rc->other, sizeof(x->other)) == 0)
-				x->recalling = false;
+			if (memcmp(x->other, rc->other, sizeof(x->other)) == 0) {
+				deleg_revoke(x);
+				break;
+			}
 		fprintf(stderr, "rpcrdma-nfs41d: CB_RECALL: %s, status %d\n",
 			rpcrdma_strerror(status), (int)rc->res.status);
 	}
@@ -631,7 +648,7 @@ static bool recall_send(struct n41_state *d)
  * held) and wait for them to be returned: NFS4_OK, or NFS4ERR_DELAY. */
 static nfsstat4 break_locked(uint64_t me, const struct stat *st)
 {
-	struct timespec dl;
+	struct timespec dl, now;
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += RECALL_WAIT_MS / 1000;
 	for (;;) {
@@ -642,15 +659,20 @@ static nfsstat4 break_locked(uint64_t me, const struct stat *st)
 			if (d->type != ST_DELEG || d->dev != st->st_dev || d->ino != st->st_ino ||
 			    d->cl->id == me)
 				continue;
-			any = true;
 			if (!d->recalling) {
-				recall_send(d); /* drops the lock: start over */
+				/* drops the lock: start over */
+				if (!recall_send(d))
+					deleg_revoke(d); /* no back channel to recall it by */
 				goto again;
 			}
+			any = true;
 		}
 		if (!any)
 			return NFS4_OK;
-		if (pthread_cond_timedwait(&changed, &lock, &dl) == ETIMEDOUT) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (now.tv_sec > dl.tv_sec ||
+		    (now.tv_sec == dl.tv_sec && now.tv_nsec >= dl.tv_nsec) ||
+		    pthread_cond_timedwait(&changed, &lock, &dl) == ETIMEDOUT) {
 			cnt.open_delay++;
 			return NFS4ERR_DELAY;
 		}
