@@ -16,6 +16,10 @@
  *     server send A one CB_COMPOUND { CB_SEQUENCE (A's session, slot 0,
  *     sequence 1), CB_RECALL (the delegation's stateid, the file's handle) },
  *     and B's OPEN completes only after A's DELEGRETURN;
+ *   - a recall A refuses (NFS4ERR_SERVERFAULT): the delegation is revoked,
+ *     B's OPEN goes on within the server's wait, A's next SEQUENCE carries
+ *     SEQ4_STATUS_RECALLABLE_STATE_REVOKED, its DELEGRETURN is
+ *     NFS4ERR_BAD_STATEID;
  *   - an unknown operation ends the COMPOUND with NFS4ERR_OP_ILLEGAL, a
  *     SEQUENCE of an unknown session is NFS4ERR_BADSESSION;
  *   - DESTROY_SESSION, DESTROY_CLIENTID.
@@ -64,6 +68,7 @@ struct cli {
 	uint32_t cb_seq;
 	stateid4 deleg;
 	nfs_fh4 deleg_fh;
+	bool refuse; /* answer CB_RECALL with NFS4ERR_SERVERFAULT */
 };
 
 static const char *server_bin;
@@ -114,10 +119,12 @@ static void cb_compound(struct rpcrdma_bc_req *req, struct cli *c)
 			res[n].nfs_cb_resop4_u.opcbsequence.csr_status = st;
 		} else if (op->argop == OP_CB_RECALL && i == 1) {
 			CB_RECALL4args *ra = &op->nfs_cb_argop4_u.opcbrecall;
-			if (memcmp(ra->stateid.other, c->deleg.other, NFS4_OTHER_SIZE) != 0 ||
-			    ra->fh.nfs_fh4_len != c->deleg_fh.nfs_fh4_len ||
-			    memcmp(ra->fh.nfs_fh4_val, c->deleg_fh.nfs_fh4_val,
-				   ra->fh.nfs_fh4_len) != 0)
+			if (c->refuse)
+				st = NFS4ERR_SERVERFAULT;
+			else if (memcmp(ra->stateid.other, c->deleg.other, NFS4_OTHER_SIZE) != 0 ||
+				 ra->fh.nfs_fh4_len != c->deleg_fh.nfs_fh4_len ||
+				 memcmp(ra->fh.nfs_fh4_val, c->deleg_fh.nfs_fh4_val,
+					ra->fh.nfs_fh4_len) != 0)
 				st = NFS4ERR_BAD_STATEID;
 			else
 				c->cb_recall++;
@@ -694,6 +701,7 @@ int main(int argc, char **argv)
 	done(&res);
 	CHECK(do_close(&A, &r) == NFS4_OK); /* the delegation stays */
 
+	nfs_argop4 ops[3];
 	/* B opens for writing: A is called back, returns, then B's OPEN ends */
 	struct conflict k = {.b = &B};
 	pthread_t t;
@@ -711,10 +719,39 @@ int main(int argc, char **argv)
 	if (k.status == NFS4_OK)
 		CHECK(do_close(&B, &k.o) == NFS4_OK);
 
+	/* A refuses the next recall: the server revokes the delegation, B's
+	 * OPEN goes on at once, A's next SEQUENCE says so (§18.46.3) and its
+	 * late DELEGRETURN is NFS4ERR_BAD_STATEID */
+	memset(&r, 0, sizeof(r));
+	CHECK(do_open(&A, "data", OPEN4_SHARE_ACCESS_READ, false, &r) == NFS4_OK);
+	CHECK(r.dt == OPEN_DELEGATE_READ);
+	CHECK(do_close(&A, &r) == NFS4_OK);
+	pthread_mutex_lock(&A.mu);
+	A.deleg = r.deleg;
+	A.deleg_fh = r.fh;
+	A.refuse = true;
+	unsigned bad_before = A.cb_bad;
+	pthread_mutex_unlock(&A.mu);
+	struct opened b2;
+	memset(&b2, 0, sizeof(b2));
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(do_open(&B, "data", OPEN4_SHARE_ACCESS_WRITE, false, &b2) == NFS4_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec < 3); /* not the whole recall wait */
+	CHECK(A.cb_bad == bad_before + 1);
+	CHECK(do_close(&B, &b2) == NFS4_OK);
+	memset(ops, 0, sizeof(ops));
+	op_seq(&A, &ops[0]);
+	CHECK(compound(&A, ops, 1, &res, NULL) == NFS4_OK);
+	done(&res);
+	CHECK(A.flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
+	CHECK(delegreturn(&A, &r.fh, &r.deleg) == NFS4ERR_BAD_STATEID);
+	A.refuse = false;
+
 	namespace_ops(&A);
 
 	/* an unknown operation: OP_ILLEGAL, the COMPOUND stops there */
-	nfs_argop4 ops[3];
 	memset(ops, 0, sizeof(ops));
 	op_seq(&A, &ops[0]);
 	ops[1].argop = (nfs_opnum4)9999;
