@@ -322,9 +322,11 @@ void n41_create_session(struct n41_compound *c, CREATE_SESSION4args *a, CREATE_S
 		/* §18.36.3: this connection is the back channel too; the
 		 * gate opens now (RFC 8167 §6), the probe follows the reply */
 		s->back = true;
-		s->bc = rpcrdma_svc_req_client(c->req);
+		struct rpcrdma_svc_client *bc = rpcrdma_svc_req_client(c->req);
 		ok->csr_flags = CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
-		if (s->bc && rpcrdma_svc_client_enable(s->bc, 0) == 0)
+		/* named by the client ID: BIND_CONN_TO_SESSION on a new
+		 * connection gets the same handle back, with its callbacks */
+		if (bc && rpcrdma_svc_client_enable_id(bc, cl->id, 0, &s->bc) == 0)
 			c->probe = s;
 		else
 			s->cb = CB_DOWN;
@@ -399,9 +401,11 @@ void n41_bind_conn(struct n41_compound *c, BIND_CONN_TO_SESSION4args *a,
 	ok->bctsr_dir = CDFS4_FORE;
 	if (a->bctsa_dir != CDFC4_FORE && s->back) {
 		/* §18.34.3: the back channel moves to this connection */
-		struct rpcrdma_svc_client *bc = rpcrdma_svc_req_client(c->req);
-		if (bc && rpcrdma_svc_client_enable(bc, 0) == 0) {
-			s->bc = bc;
+		/* the client's handle takes over this connection: callbacks
+		 * sent on the lost one go again, same XIDs (RFC 8167 §5.4) */
+		struct rpcrdma_svc_client *bc = rpcrdma_svc_req_client(c->req), *got = NULL;
+		if (bc && rpcrdma_svc_client_enable_id(bc, s->cl->id, 0, &got) == 0) {
+			s->bc = got;
 			s->cb = CB_UNKNOWN;
 			c->probe = s;
 			ok->bctsr_dir = a->bctsa_dir == CDFC4_BACK ? CDFS4_BACK : CDFS4_BOTH;
@@ -512,8 +516,11 @@ void n41_compound_done(struct n41_compound *c)
 
 void n41_bc_event(struct rpcrdma_svc_client *cl, enum rpcrdma_bc_event ev, void *ctx)
 {
+	struct rpcrdma_bc_stats st;
 	(void)ctx;
-	if (ev != RPCRDMA_BC_EV_DOWN)
+	/* (an event of a connection the handle has already left is old) */
+	if (ev != RPCRDMA_BC_EV_DOWN ||
+	    (rpcrdma_svc_client_stats(cl, &st) == 0 && st.connected && st.enabled))
 		return;
 	/* The connection went: until the client binds one again (§2.10.5,
 	 * BIND_CONN_TO_SESSION) its SEQUENCEs say CB_PATH_DOWN. */

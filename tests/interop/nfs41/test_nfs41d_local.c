@@ -16,6 +16,10 @@
  *     server send A one CB_COMPOUND { CB_SEQUENCE (A's session, slot 0,
  *     sequence 1), CB_RECALL (the delegation's stateid, the file's handle) },
  *     and B's OPEN completes only after A's DELEGRETURN;
+ *   - a recall on the wire when A's connection is lost: after the
+ *     reconnect and BIND_CONN_TO_SESSION, a CB_NULL probe and the same
+ *     CB_COMPOUND again with the same XID; B's OPEN completes after A's
+ *     DELEGRETURN;
  *   - a recall A refuses (NFS4ERR_SERVERFAULT): the delegation is revoked,
  *     B's OPEN goes on within the server's wait, A's next SEQUENCE carries
  *     SEQ4_STATUS_RECALLABLE_STATE_REVOKED, its DELEGRETURN is
@@ -48,6 +52,7 @@
 
 #include "lib/check.h"
 #include "nfs41.h"
+#include "api/api_int.h" /* rpcrdma_clnt_test_disconnect */
 #include "rpcrdma/backchannel.h"
 #include "rpcrdma/client.h"
 
@@ -69,6 +74,11 @@ struct cli {
 	stateid4 deleg;
 	nfs_fh4 deleg_fh;
 	bool refuse; /* answer CB_RECALL with NFS4ERR_SERVERFAULT */
+	/* hold the next CB_COMPOUND unanswered (main drops the connection) */
+	bool hold;
+	struct rpcrdma_bc_req *held;
+	uint32_t xids[8]; /* of the CB_COMPOUNDs received */
+	unsigned nxids;
 };
 
 static const char *server_bin;
@@ -87,6 +97,17 @@ static bool_t xdr_nothing(XDR *x, void *p)
 
 static void cb_compound(struct rpcrdma_bc_req *req, struct cli *c)
 {
+	pthread_mutex_lock(&c->mu);
+	if (c->nxids < 8)
+		c->xids[c->nxids++] = rpcrdma_bc_req_xid(req);
+	if (c->hold) {
+		c->hold = false;
+		c->held = req;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	pthread_mutex_unlock(&c->mu);
 	CB_COMPOUND4args a;
 	CB_COMPOUND4res r;
 	nfs_cb_resop4 res[4];
@@ -406,7 +427,13 @@ static pthread_mutex_t order_mu = PTHREAD_MUTEX_INITIALIZER;
 static void *conflicting_open(void *arg)
 {
 	struct conflict *k = arg;
-	k->status = do_open(k->b, "data", OPEN4_SHARE_ACCESS_WRITE, false, &k->o);
+	/* NFS4ERR_DELAY: the holder has not returned it yet; try again */
+	for (int i = 0; i < 10; i++) {
+		k->status = do_open(k->b, "data", OPEN4_SHARE_ACCESS_WRITE, false, &k->o);
+		if (k->status != NFS4ERR_DELAY)
+			break;
+		usleep(200 * 1000);
+	}
 	pthread_mutex_lock(&order_mu);
 	k->recalls_returned_before = delegreturns_done;
 	pthread_mutex_unlock(&order_mu);
@@ -442,6 +469,82 @@ static int start_server(void)
 		fclose(f);
 	port = (uint16_t)p;
 	return ok ? 0 : -1;
+}
+
+static bool wait_held(struct cli *c)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 10;
+	pthread_mutex_lock(&c->mu);
+	while (!c->held && pthread_cond_timedwait(&c->cv, &c->mu, &dl) == 0)
+		;
+	bool ok = c->held != NULL;
+	pthread_mutex_unlock(&c->mu);
+	return ok;
+}
+
+/*
+ * The recall is on the wire when A's connection is lost (A holds it
+ * unanswered, then drops the connection). A's next call reconnects;
+ * BIND_CONN_TO_SESSION (RFC 8881 §18.34) binds the new connection to the
+ * session's back channel; the server probes it (CB_NULL) and sends the
+ * recall again with the same XID (RFC 8167 §5.4); A answers, returns the
+ * delegation, and B's OPEN (retried on NFS4ERR_DELAY) completes.
+ */
+static void reconnect(struct cli *a, struct cli *b)
+{
+	struct opened r;
+	nfs_argop4 ops[2];
+	COMPOUND4res res;
+	memset(&r, 0, sizeof(r));
+	CHECK(do_open(a, "data", OPEN4_SHARE_ACCESS_READ, false, &r) == NFS4_OK);
+	CHECK(r.dt == OPEN_DELEGATE_READ);
+	CHECK(do_close(a, &r) == NFS4_OK);
+	pthread_mutex_lock(&a->mu);
+	a->deleg = r.deleg;
+	a->deleg_fh = r.fh;
+	a->hold = true;
+	a->nxids = 0;
+	unsigned nulls = a->cb_null, recalls = a->cb_recall;
+	pthread_mutex_unlock(&a->mu);
+	struct conflict k = {.b = b};
+	pthread_t t;
+	pthread_create(&t, NULL, conflicting_open, &k);
+	CHECK(wait_held(a));
+	CHECK(rpcrdma_clnt_test_disconnect(a->cl) == 0);
+	/* the call's connection is gone: this answer goes nowhere */
+	(void)rpcrdma_bc_reply(a->held, NULL, NULL);
+	a->held = NULL;
+	memset(ops, 0, sizeof(ops));
+	ops[1].argop = OP_BIND_CONN_TO_SESSION;
+	memcpy(ops[1].nfs_argop4_u.opbind_conn_to_session.bctsa_sessid, a->sid, sizeof(a->sid));
+	ops[1].nfs_argop4_u.opbind_conn_to_session.bctsa_dir = CDFC4_BACK_OR_BOTH;
+	/* BIND_CONN_TO_SESSION goes alone (§18.34.3) */
+	CHECK(compound(a, &ops[1], 1, &res, NULL) == NFS4_OK);
+	CHECK(R(&res, 0)
+		  ->nfs_resop4_u.opbind_conn_to_session.BIND_CONN_TO_SESSION4res_u.bctsr_resok4
+		  .bctsr_dir == CDFS4_BOTH);
+	done(&res);
+	CHECK(wait_count(a, &a->cb_null, nulls + 1));
+	CHECK(wait_count(a, &a->cb_recall, recalls + 1));
+	pthread_mutex_lock(&a->mu);
+	CHECK(a->nxids == 2 && a->xids[0] == a->xids[1]);
+	pthread_mutex_unlock(&a->mu);
+	pthread_mutex_lock(&order_mu);
+	int drc = delegreturn(a, &a->deleg_fh, &a->deleg);
+	delegreturns_done++;
+	pthread_mutex_unlock(&order_mu);
+	CHECK(drc == NFS4_OK);
+	pthread_join(t, NULL);
+	CHECK(k.status == NFS4_OK && k.recalls_returned_before == delegreturns_done);
+	if (k.status == NFS4_OK)
+		CHECK(do_close(b, &k.o) == NFS4_OK);
+	memset(ops, 0, sizeof(ops));
+	op_seq(a, &ops[0]);
+	CHECK(compound(a, ops, 1, &res, NULL) == NFS4_OK);
+	done(&res);
+	CHECK((a->flags & SEQ4_STATUS_CB_PATH_DOWN) == 0);
 }
 
 static void namespace_ops(struct cli *a)
@@ -749,6 +852,7 @@ int main(int argc, char **argv)
 	CHECK(delegreturn(&A, &r.fh, &r.deleg) == NFS4ERR_BAD_STATEID);
 	A.refuse = false;
 
+	reconnect(&A, &B);
 	namespace_ops(&A);
 
 	/* an unknown operation: OP_ILLEGAL, the COMPOUND stops there */
