@@ -14,7 +14,7 @@
 #     callback program: the CB_COMPOUND { CB_SEQUENCE, CB_RECALL } call and
 #     reply; as many reverse replies from the guest as the server counted),
 #     no RDMA_ERROR and no bad MPA CRC;
-#   - a tree of NFS41D_FILES (default 200) files copied in matches the
+#   - a tree of NFS41D_FILES (default 60, 0 B .. 2 MiB) files copied in matches the
 #     guest's checksums on the host, and copied out after a remount;
 #   - rename, hard links, symlinks, chmod, truncate, rm, rmdir;
 #   - dd of NFS41D_DD_MB (default 64) MiB written and read (figures in
@@ -84,7 +84,7 @@ phase() {
 	rm -f "$gout/nfs41d-$p.rc"
 	t0=$(date +%s.%N)
 	printf '(NFS41D_FILES=%s NFS41D_DD_MB=%s setsid bash /peer/nfs41d-client.sh %s </dev/null >/dev/null 2>&1 &)' \
-		"${NFS41D_FILES:-200}" "${NFS41D_DD_MB:-64}" "$p" >"$share/cmd-sh-nfs41d-$n"
+		"${NFS41D_FILES:-60}" "${NFS41D_DD_MB:-64}" "$p" >"$share/cmd-sh-nfs41d-$n"
 	for _ in $(seq 1 $((limit * 5))); do
 		[ -s "$gout/nfs41d-$p.rc" ] && break
 		sleep 0.2

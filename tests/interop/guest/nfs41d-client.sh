@@ -16,7 +16,7 @@ trap 'echo $? >"$OUT/nfs41d-$phase.rc"' EXIT
 set -e
 OPTS=vers=4.1,proto=rdma,port=20049,rsize=1048576,wsize=1048576
 DDMB=${NFS41D_DD_MB:-64}
-FILES=${NFS41D_FILES:-200}
+FILES=${NFS41D_FILES:-60}
 do_mount() { mkdir -p $M && mount -t nfs -o $OPTS 10.0.2.100:/ $M; }
 remount() { umount $M && do_mount; }
 fail() { echo "FAIL: $*"; exit 1; }
