@@ -255,10 +255,24 @@ RPCRDMA_API struct rpcrdma_svc_client *rpcrdma_svc_req_client(struct rpcrdma_svc
  * client's reverse grant if known (0: start at 1). */
 RPCRDMA_API int rpcrdma_svc_client_enable(struct rpcrdma_svc_client *cl, uint32_t credits);
 
+/* As rpcrdma_svc_client_enable(), naming the client by @id, the upper
+ * layer's own identity of it (an NFSv4.1 server: its session, bound again
+ * by BIND_CONN_TO_SESSION on a new connection). When another handle
+ * already carries @id (the same client on an earlier connection), that
+ * handle takes over @cl's connection: its reverse calls waiting for a
+ * connection go now with their XIDs (§5.4), and *@out is it; otherwise
+ * @cl carries @id from now on and *@out is @cl. @out may be NULL. */
+RPCRDMA_API int rpcrdma_svc_client_enable_id(struct rpcrdma_svc_client *cl, uint64_t id,
+					     uint32_t credits, struct rpcrdma_svc_client **out);
+
 /* Reverse calls: as rpcrdma_clnt_call() / _call_async(), but with the
  * program and version given per call. @opts: timeout_ms, reply_size,
- * flags and result are honoured (recv_bulk is not: no Write chunks in
- * the reverse direction). */
+ * flags, result and auth are honoured (recv_bulk is not: no Write chunks
+ * in the reverse direction). Without RPCRDMA_CALL_OPT_AUTH the call goes
+ * with AUTH_NONE; an NFSv4.1 server gives its callbacks the credential
+ * the client chose in CREATE_SESSION (Linux's callback service refuses a
+ * CB_COMPOUND with AUTH_NONE). The auth bytes must stay valid until the
+ * call completes (a re-sent call is marshalled again). */
 RPCRDMA_API int rpcrdma_svc_client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t vers,
 					uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
 					void *res, const struct rpcrdma_call_opts *opts);

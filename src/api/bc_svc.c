@@ -113,6 +113,24 @@ int rpcrdma_svc_client_enable(struct rpcrdma_svc_client *cl, uint32_t credits)
 	return rc;
 }
 
+int rpcrdma_svc_client_enable_id(struct rpcrdma_svc_client *cl, uint64_t id, uint32_t credits,
+				 struct rpcrdma_svc_client **out)
+{
+	struct bc_conn *bc;
+	int rc;
+
+	if (!cl)
+		return -EINVAL;
+	futex_mutex_lock(cl->b->lock);
+	bc = cl->conn;
+	rc = bc ? bc_svc_cl_enable(bc, true, id, credits) : -ENOTCONN;
+	/* the handle now bound to the connection: @cl or the one of @id */
+	if (rc == 0 && out)
+		*out = bc->cl;
+	futex_mutex_unlock(cl->b->lock);
+	return rc;
+}
+
 int rpcrdma_svc_client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t vers,
 			    uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res,
 			    const struct rpcrdma_call_opts *opts)

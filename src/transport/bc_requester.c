@@ -563,6 +563,9 @@ int bc_svc_client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t ve
 
 	if (!cl)
 		return -EINVAL;
+	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_AUTH) &&
+	    rpcrdma_rpc_check_cred_verf(opts->auth, opts->auth_len))
+		return -EINVAL;
 	b = cl->b;
 	tmo =
 	    opts && (opts->comp_mask & RPCRDMA_CALL_OPT_TIMEOUT) ? opts->timeout_ms : b->timeout_ms;
@@ -594,6 +597,15 @@ int bc_svc_client_call(struct rpcrdma_svc_client *cl, uint32_t prog, uint32_t ve
 		s->call.opts = *opts;
 	else
 		memset(&s->call.opts, 0, sizeof(s->call.opts));
+	/* The call's credential (RPCRDMA_CALL_OPT_AUTH), else AUTH_NONE: a
+	 * slot keeps no credential of an earlier call. Linux's NFSv4.1
+	 * callback service refuses every CB_COMPOUND sent with AUTH_NONE. */
+	s->call.auth = NULL;
+	s->call.auth_len = 0;
+	if (opts && (opts->comp_mask & RPCRDMA_CALL_OPT_AUTH)) {
+		s->call.auth = opts->auth;
+		s->call.auth_len = opts->auth_len;
+	}
 	s->deadline = xprt_deadline_at(monotonic_ns(), tmo);
 	if (!cl->enabled)
 		s->wait_dl = xprt_deadline_at(monotonic_ns(), b->conn_wait_ms);

@@ -330,6 +330,8 @@ static const char *op_name(nfs_opnum4 op)
 		return "RECLAIM_COMPLETE";
 	case OP_ILLEGAL:
 		return "ILLEGAL";
+	default: /* nfs41.x declares what rpcrdma-nfs41d serves too */
+		break;
 	}
 	return "?";
 }
@@ -370,8 +372,10 @@ static nfsstat4 op_status(const nfs_resop4 *r)
 		return r->nfs_resop4_u.opreclaim_complete;
 	case OP_ILLEGAL:
 		return r->nfs_resop4_u.opillegal;
+	default:
+		/* every result begins with its status (nfs41.x) */
+		return r->nfs_resop4_u.opnotsupp;
 	}
-	return NFS4ERR_SERVERFAULT;
 }
 
 /* SEQUENCE on fore channel slot 0 (RFC 8881 §18.46.3: one more than the

@@ -1,0 +1,148 @@
+# shellcheck shell=bash
+# Guest side of test_interop_nfs41d (issue 33): the Linux kernel's NFSv4.1
+# client mounts rpcrdma-nfs41d (on the host, reached through the guestfwd
+# rule of test_interop_nfs3d: 10.0.2.100:20049) over RDMA and uses it with
+# ordinary commands. The host test copies this script into the share and
+# starts one phase at a time:
+#     bash /peer/nfs41d-client.sh PHASE
+# Each phase logs to /peer/out/nfs41d-PHASE.log and ends by writing its
+# exit status to /peer/out/nfs41d-PHASE.rc.
+set -u
+OUT=/peer/out
+M=/mnt/n41
+phase=${1:?phase}
+exec >"$OUT/nfs41d-$phase.log" 2>&1
+trap 'echo $? >"$OUT/nfs41d-$phase.rc"' EXIT
+set -e
+OPTS=vers=4.1,proto=rdma,port=20049,rsize=1048576,wsize=1048576
+DDMB=${NFS41D_DD_MB:-64}
+FILES=${NFS41D_FILES:-60}
+do_mount() { mkdir -p $M && mount -t nfs -o $OPTS 10.0.2.100:/ $M; }
+remount() { umount $M && do_mount; }
+fail() { echo "FAIL: $*"; exit 1; }
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
+
+case $phase in
+mount)
+	# whole frames of this connection while the backchannel is used
+	# (mount, delegation recall); stopped by the phase capture-stop
+	tcpdump -i eth0 -s 0 -B 8192 -w /tmp/nfs41d.pcap host 10.0.2.100 and tcp port 20049 \
+		>/tmp/nfs41d-tcpdump.log 2>&1 &
+	echo $! >/tmp/nfs41d-tcpdump.pid
+	sleep 1.5
+	umount -f -l $M 2>/dev/null || true
+	do_mount
+	grep " $M " /proc/mounts
+	grep -q "vers=4.1" /proc/mounts || fail "not NFSv4.1"
+	ls -la $M
+	;;
+deleg-open)
+	# a reader holds deleg.txt open: the server hands out a read
+	# delegation (the host's second client then conflicts with it)
+	[ "$(cat $M/deleg.txt)" = "first line" ] || fail "deleg.txt before the recall"
+	setsid bash -c "exec 3<$M/deleg.txt; cat <&3 >/dev/null; sleep 60" </dev/null >/dev/null 2>&1 &
+	echo $! >/tmp/nfs41d-reader.pid
+	sleep 1
+	;;
+deleg-check)
+	# the data after the other client's append, through the same mount
+	got=$(cat $M/deleg.txt)
+	want=$(printf 'first line\nappended by the second client')
+	[ "$got" = "$want" ] || fail "deleg.txt after the recall: '$got'"
+	kill "$(cat /tmp/nfs41d-reader.pid)" 2>/dev/null || true
+	echo "deleg.txt holds both writers' lines"
+	;;
+capture-stop)
+	kill -INT "$(cat /tmp/nfs41d-tcpdump.pid)"
+	sleep 1
+	cat /tmp/nfs41d-tcpdump.log
+	cp /tmp/nfs41d.pcap $OUT/nfs41d.pcap
+	;;
+tree)
+	# FILES files of mixed sizes (0 B .. 2 MiB) in 10 directories
+	rm -rf /tmp/n41src /tmp/n41back $M/tree
+	mkdir -p /tmp/n41src
+	for i in $(seq 1 "$FILES"); do
+		d=/tmp/n41src/d$((i % 10))
+		mkdir -p $d
+		head -c $(((i * 7919) % (2 * 1048576 + 1))) /dev/urandom >$d/f$i
+	done
+	(cd /tmp/n41src && find . -type f | sort | xargs sha256sum) >$OUT/nfs41d-src.sha
+	t0=$(now)
+	cp -a /tmp/n41src $M/tree
+	sync
+	echo "copy in: $(secs "$t0" "$(now)") s"
+	remount
+	t0=$(now)
+	cp -a $M/tree /tmp/n41back
+	echo "copy out: $(secs "$t0" "$(now)") s"
+	(cd /tmp/n41back && sha256sum -c --quiet $OUT/nfs41d-src.sha) || fail "copied out: checksums"
+	[ "$(find $M/tree -type f | wc -l)" = "$FILES" ] || fail "find: file count"
+	echo "$FILES files copied in and out, checksums equal"
+	;;
+meta)
+	d=$M/meta
+	rm -rf $d
+	mkdir $d
+	echo hello >$d/a
+	ln $d/a $d/hard
+	[ "$(stat -c %h $d/a)" = 2 ] || fail "link count"
+	ln -s a $d/sym
+	[ "$(readlink $d/sym)" = a ] && [ "$(cat $d/sym)" = hello ] || fail symlink
+	mkdir $d/sub
+	echo x >$d/sub/x
+	mv $d/sub $d/moved
+	mv $d/moved/x $d/moved/y
+	mv $d/hard $d/hard2
+	[ "$(cat $d/moved/y)" = x ] && [ "$(cat $d/hard2)" = hello ] || fail "read after rename"
+	chmod 0600 $d/a
+	[ "$(stat -c %a $d/a)" = 600 ] || fail chmod
+	truncate -s 12345 $d/t
+	[ "$(stat -c %s $d/t)" = 12345 ] || fail truncate
+	echo rm >$d/rmme
+	rm $d/rmme
+	mkdir $d/gone
+	rmdir $d/gone
+	n=$(ls $d | wc -l)
+	[ "$n" = 5 ] || fail "ls meta: $n entries"
+	echo "metadata commands done"
+	;;
+dd)
+	rm -f $M/dd.bin
+	t0=$(now)
+	dd if=/dev/zero of=$M/dd.bin bs=1M count="$DDMB" conv=fsync status=none
+	t1=$(now)
+	remount
+	t2=$(now)
+	dd if=$M/dd.bin of=/dev/null bs=1M status=none
+	t3=$(now)
+	echo "nfs41 write mb=$DDMB secs=$(secs "$t0" "$t1")" >$OUT/nfs41d-perf.txt
+	echo "nfs41 read mb=$DDMB secs=$(secs "$t2" "$t3")" >>$OUT/nfs41d-perf.txt
+	cat $OUT/nfs41d-perf.txt
+	[ "$(stat -c %s $M/dd.bin)" = $((DDMB * 1048576)) ] || fail "dd.bin size"
+	;;
+restart-write)
+	head -c 3000000 /dev/urandom >/tmp/n41r1
+	cp /tmp/n41r1 $M/r1
+	sync
+	sha256sum </tmp/n41r1 >$OUT/nfs41d-r1.sha
+	;;
+restart-check)
+	# the server was restarted under this mount: the client finds its
+	# session gone, makes a new one, and goes on
+	sha256sum <$M/r1 | cmp - $OUT/nfs41d-r1.sha || fail "r1 after the restart"
+	head -c 2000000 /dev/urandom >/tmp/n41r2
+	cp /tmp/n41r2 $M/r2
+	sync
+	remount
+	cmp /tmp/n41r2 $M/r2 || fail "r2 written after the restart"
+	echo "read and written across the server restart"
+	;;
+umount)
+	umount $M
+	;;
+*)
+	fail "unknown phase $phase"
+	;;
+esac

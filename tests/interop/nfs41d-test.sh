@@ -1,0 +1,194 @@
+#!/bin/bash
+# test_interop_nfs41d (issue 33): the guest's Linux kernel NFSv4.1 client
+# (xprtrdma over siw, with its backchannel) mounts rpcrdma-nfs41d running
+# here on the host (guest/nfs41d-client.sh, one phase at a time through the
+# guest's /peer/cmd-sh-* hook). Asserts:
+#   - mount vers=4.1,proto=rdma; the server's CB_NULL probe after
+#     CREATE_SESSION answered by the kernel's backchannel (cb_null_ok);
+#   - a read delegation held by the guest is recalled when our own client
+#     (test_nfs41d_local --append) opens the file for writing: one
+#     CB_SEQUENCE + CB_RECALL answered NFS4_OK, the kernel's DELEGRETURN
+#     before that OPEN completes (first OPEN NFS4_OK, no NFS4ERR_DELAY),
+#     and the guest then reads both writers' data;
+#   - the capture of those phases decodes with tshark -2 (rpcordma, the NFS
+#     callback program: the CB_COMPOUND { CB_SEQUENCE, CB_RECALL } call and
+#     reply; as many reverse replies from the guest as the server counted),
+#     no RDMA_ERROR and no bad MPA CRC;
+#   - a tree of NFS41D_FILES (default 60, 0 B .. 2 MiB) files copied in matches the
+#     guest's checksums on the host, and copied out after a remount;
+#   - rename, hard links, symlinks, chmod, truncate, rm, rmdir;
+#   - dd of NFS41D_DD_MB (default 64) MiB written and read (figures in
+#     nfs41d/perf.txt);
+#   - the server killed and restarted under the mounted client: a file
+#     written before reads back, a new one is written after.
+# usage: nfs41d-test.sh STATE_DIR RPCRDMA_NFS41D GUEST_SCRIPT SECOND_CLIENT
+set -uo pipefail
+state=${1:?usage}
+bin=${2:?usage}
+gscript=${3:?usage}
+client2=${4:?usage}
+res=$state/nfs41d
+fail() {
+	echo "FAIL: $*"
+	[ -n "${spid:-}" ] && kill "$spid" 2>/dev/null
+	exit 1
+}
+[ -f "$state/skip" ] && { echo "SKIP: $(cat "$state/skip")"; exit 77; }
+[ -f "$state/guest-ready" ] || fail "no guest (interop_guest_start failed)"
+[ -f "$state/nfs3d-ports" ] || { echo "SKIP: socat not installed (guestfwd to the host)"; exit 77; }
+# shellcheck disable=SC1091
+. "$state/guest-ready"
+# shellcheck disable=SC1091
+. "$state/nfs3d-ports"
+gout=${GUEST_OUT:?}
+share=$(dirname "$gout")
+rm -rf "$res"
+mkdir -p "$res/export"
+exp=$res/export
+printf 'first line\n' >"$exp/deleg.txt"
+cp "$gscript" "$share/nfs41d-client.sh"
+
+spid=""
+starts=0
+start_server() {
+	starts=$((starts + 1))
+	# --no-root-squash: the guest's root owns what it copies in
+	"$bin" --export "$exp" --port "$NFS3D_PORT" --bind 127.0.0.1 --no-root-squash \
+		--stats-file "$res/server-$starts.stats" \
+		>"$res/server-$starts.out" 2>"$res/server-$starts.err" &
+	spid=$!
+	for _ in $(seq 1 100); do
+		grep -q '^ready nfs=' "$res/server-$starts.out" && return 0
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$res/server-$starts.err"
+	fail "rpcrdma-nfs41d did not start"
+}
+# the server's counters now (SIGUSR1 -> --stats-file)
+counters() {
+	rm -f "$res/server-$starts.stats"
+	kill -USR1 "$spid"
+	for _ in $(seq 1 50); do
+		[ -s "$res/server-$starts.stats" ] && break
+		sleep 0.1
+	done
+	cat "$res/server-$starts.stats"
+}
+val() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$2" | head -1; }
+
+n=0
+phase() {
+	local p=$1 limit=$2 t0
+	n=$((n + 1))
+	rm -f "$gout/nfs41d-$p.rc"
+	t0=$(date +%s.%N)
+	printf '(NFS41D_FILES=%s NFS41D_DD_MB=%s setsid bash /peer/nfs41d-client.sh %s </dev/null >/dev/null 2>&1 &)' \
+		"${NFS41D_FILES:-60}" "${NFS41D_DD_MB:-64}" "$p" >"$share/cmd-sh-nfs41d-$n"
+	for _ in $(seq 1 $((limit * 5))); do
+		[ -s "$gout/nfs41d-$p.rc" ] && break
+		sleep 0.2
+	done
+	echo "--- phase $p ($(echo "$(date +%s.%N) - $t0" | bc) s)"
+	tail -30 "$gout/nfs41d-$p.log" 2>/dev/null
+	[ -s "$gout/nfs41d-$p.rc" ] || fail "phase $p: no answer within ${limit}s"
+	[ "$(cat "$gout/nfs41d-$p.rc")" = 0 ] || fail "phase $p: exit $(cat "$gout/nfs41d-$p.rc")"
+}
+
+start_server
+phase mount 90
+c=$(counters)
+echo "after mount: $c"
+[ "$(val cb_null_ok "$c")" -ge 1 ] && [ "$(val cb_null_fail "$c")" = 0 ] ||
+	fail "the backchannel probe (CB_NULL) was not answered"
+
+# delegation recall by a second client
+phase deleg-open 60
+c=$(counters)
+[ "$(val delegations "$c")" -ge 1 ] || fail "no read delegation handed to the guest: $c"
+"$client2" --append "$NFS3D_PORT" deleg.txt "appended by the second client" | tee "$res/append.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || fail "the second client's OPEN/WRITE"
+grep -q 'OPEN deleg.txt for writing: status 0 ' "$res/append.txt" || fail "second client's OPEN"
+c=$(counters)
+echo "after the recall: $c"
+[ "$(val recalls "$c")" -ge 1 ] && [ "$(val recalls_ok "$c")" = "$(val recalls "$c")" ] &&
+	[ "$(val recalls_fail "$c")" = 0 ] || fail "CB_RECALL not answered NFS4_OK by the kernel"
+[ "$(val delegreturns "$c")" -ge 1 ] && [ "$(val open_delay "$c")" = 0 ] ||
+	fail "the kernel did not return the delegation before the conflicting OPEN"
+[ "$(printf 'first line\nappended by the second client')" = "$(cat "$exp/deleg.txt")" ] ||
+	fail "host: deleg.txt"
+phase deleg-check 60
+phase capture-stop 30
+c=$(counters)
+
+if command -v tshark >/dev/null && [ -s "$gout/nfs41d.pcap" ]; then
+	cp "$gout/nfs41d.pcap" "$res/nfs41d.pcap"
+	ts=(tshark -n -2 -r "$res/nfs41d.pcap")
+	"${ts[@]}" -Y iwarp_mpa.crc_check -O iwarp_mpa >"$res/capture-crc.txt" 2>/dev/null
+	bad=$(grep -c 'Bad CRC32' "$res/capture-crc.txt")
+	nerr=$("${ts[@]}" -Y 'rpcordma.msg_type == 4' 2>/dev/null | wc -l)
+	nrpc=$("${ts[@]}" -Y 'rpcordma' 2>/dev/null | wc -l)
+	# reverse calls are the RPC calls the host sends, reverse replies the
+	# RPC replies the guest sends (its forward traffic is calls only).
+	# Wireshark 4.0 dissects one RPC-over-RDMA message per TCP segment:
+	# a CB_NULL sent right behind the CREATE_SESSION reply, in the same
+	# segment, is not decoded, nor a reply that shares a segment; the
+	# CB_NULLs are counted by the server (cb_null_ok above), and the
+	# capture cannot hold more reverse replies than the server received.
+	"${ts[@]}" -Y 'rpcordma && rpc' -T fields -e frame.number -e ip.src -e rpc.msgtyp \
+		-e rpc.program -e nfs.cb.operation >"$res/capture-rpc.txt" 2>/dev/null
+	nrevrep=$(awk -F'\t' '$2 == "10.0.2.15" && $3 == 1' "$res/capture-rpc.txt" | wc -l)
+	nrecall=$(awk -F'\t' '$2 == "10.0.2.100" && $3 == 0 && $4 == 1073741824 && $5 == "11,4"' \
+		"$res/capture-rpc.txt" | wc -l)
+	nrecallr=$(awk -F'\t' '$2 == "10.0.2.15" && $3 == 1 && $5 ~ /^11,4/' "$res/capture-rpc.txt" | wc -l)
+	bcrep=$(val replies "$(grep '^bc_stats' <<<"$c")")
+	echo "capture: $nrpc rpcordma frames, $bad bad CRC32, $nerr RDMA_ERROR;" \
+		"$nrevrep reverse replies (server: $bcrep), CB_COMPOUND {CB_SEQUENCE, CB_RECALL}:" \
+		"$nrecall call(s), $nrecallr reply(ies)"
+	[ "$bad" = 0 ] || fail "capture: $bad FPDUs with a bad CRC32"
+	[ "$nerr" = 0 ] || fail "capture: $nerr RDMA_ERROR messages"
+	[ "$nrevrep" -ge "$nrecallr" ] && [ "$nrevrep" -le "$bcrep" ] ||
+		fail "capture: reverse replies decoded ($nrevrep) beyond the server's count"
+	[ "$nrecall" -ge 1 ] && [ "$nrecallr" = "$nrecall" ] || fail "capture: no CB_RECALL call and reply decoded"
+else
+	echo "capture: tshark or the capture missing: not checked"
+fi
+
+phase tree 900
+(cd "$exp/tree" && sha256sum -c --quiet "$gout/nfs41d-src.sha") || fail "host: tree checksums"
+echo "host: $(wc -l <"$gout/nfs41d-src.sha") files of the tree match the guest's checksums"
+phase meta 120
+m=$exp/meta
+[ "$(stat -c %i "$m/a")" = "$(stat -c %i "$m/hard2")" ] || fail "host: hard link"
+[ "$(readlink "$m/sym")" = a ] || fail "host: symlink"
+[ "$(cat "$m/moved/y")" = x ] && [ ! -e "$m/sub" ] && [ ! -e "$m/hard" ] || fail "host: rename"
+[ "$(stat -c %a "$m/a")" = 600 ] && [ "$(stat -c %s "$m/t")" = 12345 ] || fail "host: chmod, truncate"
+[ ! -e "$m/rmme" ] && [ ! -e "$m/gone" ] || fail "host: rm, rmdir"
+echo "host: metadata results as expected"
+phase dd 900
+cp "$gout/nfs41d-perf.txt" "$res/perf.txt"
+ddmb=${NFS41D_DD_MB:-64}
+[ "$(stat -c %s "$exp/dd.bin")" = $((ddmb * 1048576)) ] || fail "host: dd.bin size"
+cmp -n $((ddmb * 1048576)) "$exp/dd.bin" /dev/zero || fail "host: dd.bin content"
+
+# the server restarted under the mounted client
+phase restart-write 120
+kill -KILL "$spid"
+wait "$spid" 2>/dev/null
+sleep 1
+start_server
+phase restart-check 300
+c=$(counters)
+echo "restarted server: $c"
+[ "$(val sessions "$c")" -ge 1 ] || fail "no new session after the restart"
+phase umount 60
+
+kill -TERM "$spid"
+wait "$spid"
+src=$?
+spid=""
+[ "$src" = 0 ] || fail "rpcrdma-nfs41d exit $src after SIGTERM"
+echo "figures (MB = 10^6 bytes):"
+awk '{ split($3, a, "="); split($4, b, "="); printf "  %-7s %-5s %3d MiB %8.3f s %7.2f MB/s\n", $1, $2, a[2], b[2], a[2] * 1.048576 / b[2] }' \
+	"$res/perf.txt" | tee "$res/perf-summary.txt"
+echo "PASS"
