@@ -23,6 +23,7 @@
 #include "lib/test_server.h"
 #include "rpcrdma.h"
 #include "rpcrdma/backchannel.h"
+#include "util/be.h"
 
 #define FW_PROG 0x20000a71u
 #define CB_PROG 0x40000a71u
@@ -38,35 +39,31 @@ static struct seen {
 } seen[8];
 static unsigned nseen;
 
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Every message the client receives: a reverse CB_PROG call in an
  * RDMA_MSG with empty chunk lists (28 header bytes), then RPC. */
 static void on_recv(void *arg, const uint8_t *b, size_t len)
 {
 	(void)arg;
-	if (len < 28 + 40 || be32(b + 12) != 0 || be32(b + 16) || be32(b + 20) || be32(b + 24))
+	if (len < 28 + 40 || get_be32(b + 12) != 0 || get_be32(b + 16) || get_be32(b + 20) ||
+	    get_be32(b + 24))
 		return;
 	const uint8_t *m = b + 28;
 	size_t n = len - 28;
-	if (be32(m + 4) != 0 || be32(m + 12) != CB_PROG)
+	if (get_be32(m + 4) != 0 || get_be32(m + 12) != CB_PROG)
 		return;
 	pthread_mutex_lock(&mu);
 	if (nseen < 8) {
 		struct seen *s = &seen[nseen++];
-		s->flavor = be32(m + 24);
-		s->len = be32(m + 28);
+		s->flavor = get_be32(m + 24);
+		s->len = get_be32(m + 28);
 		/* AUTH_SYS body: stamp, machinename<255>, uid, gid, gids<16> */
 		if (s->flavor == 1 && s->len >= 20 && 32 + s->len <= n) {
-			uint32_t ml = be32(m + 36);
+			uint32_t ml = get_be32(m + 36);
 			size_t off = 40 + ((ml + 3) & ~3u);
 			if (ml < sizeof(s->machine) && off + 8 <= 32 + s->len) {
 				memcpy(s->machine, m + 40, ml);
-				s->uid = be32(m + off);
-				s->gid = be32(m + off + 4);
+				s->uid = get_be32(m + off);
+				s->gid = get_be32(m + off + 4);
 			}
 		}
 	}

@@ -55,6 +55,7 @@
 #include "api/api_int.h" /* rpcrdma_clnt_test_disconnect */
 #include "rpcrdma/backchannel.h"
 #include "rpcrdma/client.h"
+#include "util/be.h"
 
 #define CB_PROG   0x40000000u
 #define FILE_SIZE 300000u
@@ -331,7 +332,9 @@ static int do_open(struct cli *c, const char *name, uint32_t access, bool create
 	nfs_argop4 ops[6];
 	COMPOUND4res res;
 	uint32_t mode_bits[2] = {0, 1u << (FATTR4_MODE - 32)};
-	uint32_t mode_be = htonl(0640);
+	uint8_t mode_be[4];
+
+	put_be32(mode_be, 0640);
 	memset(ops, 0, sizeof(ops));
 	u_int n = walk(c, ops, NULL);
 	OPEN4args *oa = &ops[n].nfs_argop4_u.opopen;
@@ -347,7 +350,7 @@ static int do_open(struct cli *c, const char *name, uint32_t access, bool create
 		fa->attrmask.bitmap4_len = 2;
 		fa->attrmask.bitmap4_val = mode_bits;
 		fa->attr_vals.attrlist4_len = 4;
-		fa->attr_vals.attrlist4_val = (char *)&mode_be;
+		fa->attr_vals.attrlist4_val = (char *)mode_be;
 	}
 	oa->claim.claim = CLAIM_NULL;
 	oa->claim.open_claim4_u.file = comp(name);
@@ -654,12 +657,14 @@ static void namespace_ops(struct cli *a)
 	memset(ops, 0, sizeof(ops));
 	n = walk(a, ops, "moved");
 	uint32_t sz_bits[1] = {1u << FATTR4_SIZE};
-	uint64_t sz_be = htobe64(1000);
+	uint8_t sz_be[8];
+
+	put_be64(sz_be, 1000);
 	ops[n].argop = OP_SETATTR;
 	ops[n].nfs_argop4_u.opsetattr.obj_attributes.attrmask.bitmap4_len = 1;
 	ops[n].nfs_argop4_u.opsetattr.obj_attributes.attrmask.bitmap4_val = sz_bits;
 	ops[n].nfs_argop4_u.opsetattr.obj_attributes.attr_vals.attrlist4_len = 8;
-	ops[n++].nfs_argop4_u.opsetattr.obj_attributes.attr_vals.attrlist4_val = (char *)&sz_be;
+	ops[n++].nfs_argop4_u.opsetattr.obj_attributes.attr_vals.attrlist4_val = (char *)sz_be;
 	CHECK(compound(a, ops, n, &res, NULL) == NFS4_OK);
 	done(&res);
 	CHECK(stat(host_path("data"), &st) == 0 && st.st_size == 1000);
