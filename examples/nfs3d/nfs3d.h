@@ -52,7 +52,6 @@ union nfs3d_args {
 };
 
 union nfs3d_res {
-	nfsstat3 status; /* the first member of every result */
 	GETATTR3res getattr;
 	SETATTR3res setattr;
 	LOOKUP3res lookup;

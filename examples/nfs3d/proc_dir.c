@@ -268,20 +268,31 @@ static void do_remove(const diropargs3 *where, bool dir, nfsstat3 *status, wcc_d
 
 void nfs3d_remove(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_call *c)
 {
+	REMOVE3res *x = &r->remove;
+	wcc_data wcc;
 	(void)c;
-	do_remove(&a->remove.object, false, &r->remove.status,
-		  &r->remove.REMOVE3res_u.resok.dir_wcc);
+	do_remove(&a->remove.object, false, &x->status, &wcc);
+	if (x->status == NFS3_OK)
+		x->REMOVE3res_u.resok.dir_wcc = wcc;
+	else
+		x->REMOVE3res_u.resfail.dir_wcc = wcc;
 }
 
 void nfs3d_rmdir(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_call *c)
 {
+	RMDIR3res *x = &r->rmdir;
+	wcc_data wcc;
 	(void)c;
-	do_remove(&a->rmdir.object, true, &r->rmdir.status, &r->rmdir.RMDIR3res_u.resok.dir_wcc);
+	do_remove(&a->rmdir.object, true, &x->status, &wcc);
+	if (x->status == NFS3_OK)
+		x->RMDIR3res_u.resok.dir_wcc = wcc;
+	else
+		x->RMDIR3res_u.resfail.dir_wcc = wcc;
 }
 
-/* RENAME (@from given) or LINK (@file given) to @to; resok and resfail are
- * alike: the source's wcc_data (RENAME) or attributes (LINK), then the
- * target directory's wcc_data. */
+/* RENAME (@from given) or LINK (@file given) to @to: the status, the
+ * source's wcc_data (RENAME) or attributes (LINK), the target directory's
+ * wcc_data; resok and resfail carry the same. */
 static void do_rename_link(const diropargs3 *from, const nfs_fh3 *file, const diropargs3 *to,
 			   nfsstat3 *status, wcc_data *from_wcc, post_op_attr *file_attr,
 			   wcc_data *to_wcc)
@@ -324,16 +335,25 @@ static void do_rename_link(const diropargs3 *from, const nfs_fh3 *file, const di
 
 void nfs3d_rename(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_call *c)
 {
-	RENAME3resok *ok = &r->rename.RENAME3res_u.resok;
+	RENAME3res *x = &r->rename;
+	wcc_data from, to;
 	(void)c;
-	do_rename_link(&a->rename.from, NULL, &a->rename.to, &r->rename.status, &ok->fromdir_wcc,
-		       NULL, &ok->todir_wcc);
+	do_rename_link(&a->rename.from, NULL, &a->rename.to, &x->status, &from, NULL, &to);
+	if (x->status == NFS3_OK)
+		x->RENAME3res_u.resok = (RENAME3resok){.fromdir_wcc = from, .todir_wcc = to};
+	else
+		x->RENAME3res_u.resfail = (RENAME3resfail){.fromdir_wcc = from, .todir_wcc = to};
 }
 
 void nfs3d_link(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_call *c)
 {
-	LINK3resok *ok = &r->link.LINK3res_u.resok;
+	LINK3res *x = &r->link;
+	post_op_attr file;
+	wcc_data to;
 	(void)c;
-	do_rename_link(NULL, &a->link.file, &a->link.link, &r->link.status, NULL,
-		       &ok->file_attributes, &ok->linkdir_wcc);
+	do_rename_link(NULL, &a->link.file, &a->link.link, &x->status, NULL, &file, &to);
+	if (x->status == NFS3_OK)
+		x->LINK3res_u.resok = (LINK3resok){.file_attributes = file, .linkdir_wcc = to};
+	else
+		x->LINK3res_u.resfail = (LINK3resfail){.file_attributes = file, .linkdir_wcc = to};
 }

@@ -107,7 +107,7 @@ static int open_rel(const char *rel, int flags, const struct stat *st)
 	return fd < 0 ? -errno : fd;
 }
 
-/* The object @fh names: 0, or its nfsstat3 in @status. */
+/* Whether @fh names an object (@rel, @st); its nfsstat3 in *@status. */
 static bool resolved(const nfs_fh3 *fh, char *rel, struct stat *st, nfsstat3 *status)
 {
 	*status = (nfsstat3)nfs3d_resolve(fh, rel, st);
@@ -129,7 +129,6 @@ void nfs3d_setattr(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_c
 	char rel[PATH_MAX], abs[PATH_MAX];
 	struct stat st;
 	(void)c;
-	/* resok and resfail are the same wcc_data */
 	if (!resolved(&sa->object, rel, &st, &r->setattr.status))
 		return;
 	int rc = nfs3d_abs(rel, abs);
@@ -141,7 +140,9 @@ void nfs3d_setattr(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_c
 	else
 		r->setattr.status =
 		    nfs3d_errno_to_stat(rc == 0 ? nfs3d_apply_sattr(abs, &sa->new_attributes) : rc);
-	nfs3d_wcc(&st, rel, &r->setattr.SETATTR3res_u.resok.obj_wcc);
+	nfs3d_wcc(&st, rel,
+		  r->setattr.status == NFS3_OK ? &r->setattr.SETATTR3res_u.resok.obj_wcc
+					       : &r->setattr.SETATTR3res_u.resfail.obj_wcc);
 }
 
 void nfs3d_access(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_call *c)
@@ -161,21 +162,24 @@ void nfs3d_readlink(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_
 	struct stat st;
 	if (!resolved(&a->readlink.symlink, rel, &st, &r->readlink.status))
 		return;
-	/* the attributes are first in resok and resfail alike */
-	READLINK3resok *ok = &r->readlink.READLINK3res_u.resok;
-	nfs3d_post_attr(&st, &ok->symlink_attributes);
+	char *target = NULL;
+	ssize_t n = -1;
 	if (!S_ISLNK(st.st_mode)) {
 		r->readlink.status = NFS3ERR_INVAL;
+	} else if ((target = nfs3d_alloc(c, NFS3_MAXPATHLEN + 1)) == NULL) {
+		return; /* c->oom */
+	} else {
+		n = nfs3d_abs(rel, abs) == 0 ? readlink(abs, target, NFS3_MAXPATHLEN + 1) : -1;
+		if (n < 0 || n > NFS3_MAXPATHLEN)
+			r->readlink.status =
+			    n < 0 ? nfs3d_errno_to_stat(errno) : NFS3ERR_NAMETOOLONG;
+	}
+	if (r->readlink.status != NFS3_OK) {
+		nfs3d_post_attr(&st, &r->readlink.READLINK3res_u.resfail.symlink_attributes);
 		return;
 	}
-	char *target = nfs3d_alloc(c, NFS3_MAXPATHLEN + 1);
-	if (!target)
-		return;
-	ssize_t n = nfs3d_abs(rel, abs) == 0 ? readlink(abs, target, NFS3_MAXPATHLEN + 1) : -1;
-	if (n < 0 || n > NFS3_MAXPATHLEN) {
-		r->readlink.status = n < 0 ? nfs3d_errno_to_stat(errno) : NFS3ERR_NAMETOOLONG;
-		return;
-	}
+	READLINK3resok *ok = &r->readlink.READLINK3res_u.resok;
+	nfs3d_post_attr(&st, &ok->symlink_attributes);
 	target[n] = '\0';
 	ok->data = target;
 }
@@ -210,11 +214,12 @@ void nfs3d_read(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_call
 	if (fd >= 0)
 		close(fd);
 	r->read.status = nfs3d_errno_to_stat(rc);
-	/* the attributes are first in resok and resfail alike */
+	if (rc != 0) {
+		nfs3d_post_attr(attr, &r->read.READ3res_u.resfail.file_attributes);
+		return;
+	}
 	READ3resok *ok = &r->read.READ3res_u.resok;
 	nfs3d_post_attr(attr, &ok->file_attributes);
-	if (rc != 0)
-		return;
 	ok->count = (count3)got;
 	ok->eof = ra->offset + got >= (uint64_t)attr->st_size;
 	ok->data.base = buf;
@@ -254,11 +259,12 @@ void nfs3d_write(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_cal
 	if (fd >= 0)
 		close(fd);
 	r->write.status = nfs3d_errno_to_stat(rc);
-	/* the wcc_data is first in resok and resfail alike */
+	if (rc != 0) {
+		nfs3d_wcc(&st, rel, &r->write.WRITE3res_u.resfail.file_wcc);
+		return;
+	}
 	WRITE3resok *ok = &r->write.WRITE3res_u.resok;
 	nfs3d_wcc(&st, rel, &ok->file_wcc);
-	if (rc != 0)
-		return;
 	ok->count = (count3)put;
 	ok->committed = committed;
 	memcpy(ok->verf, nfs3d_exp.write_verf, NFS3_WRITEVERFSIZE);
@@ -278,10 +284,13 @@ void nfs3d_commit(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_ca
 	if (fd >= 0)
 		close(fd);
 	r->commit.status = nfs3d_errno_to_stat(rc);
+	if (rc != 0) {
+		nfs3d_wcc(&st, rel, &r->commit.COMMIT3res_u.resfail.file_wcc);
+		return;
+	}
 	COMMIT3resok *ok = &r->commit.COMMIT3res_u.resok;
 	nfs3d_wcc(&st, rel, &ok->file_wcc);
-	if (rc == 0)
-		memcpy(ok->verf, nfs3d_exp.write_verf, NFS3_WRITEVERFSIZE);
+	memcpy(ok->verf, nfs3d_exp.write_verf, NFS3_WRITEVERFSIZE);
 }
 
 void nfs3d_fsstat(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_call *c)
@@ -292,12 +301,13 @@ void nfs3d_fsstat(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_ca
 	(void)c;
 	if (!resolved(&a->fsstat.fsroot, rel, &st, &r->fsstat.status))
 		return;
-	FSSTAT3resok *ok = &r->fsstat.FSSTAT3res_u.resok;
-	nfs3d_post_attr(&st, &ok->obj_attributes);
 	if (statvfs(".", &vfs) != 0) { /* the export root: the working directory */
 		r->fsstat.status = nfs3d_errno_to_stat(errno);
+		nfs3d_post_attr(&st, &r->fsstat.FSSTAT3res_u.resfail.obj_attributes);
 		return;
 	}
+	FSSTAT3resok *ok = &r->fsstat.FSSTAT3res_u.resok;
+	nfs3d_post_attr(&st, &ok->obj_attributes);
 	ok->tbytes = (size3)vfs.f_blocks * vfs.f_frsize;
 	ok->fbytes = (size3)vfs.f_bfree * vfs.f_frsize;
 	ok->abytes = (size3)vfs.f_bavail * vfs.f_frsize;
