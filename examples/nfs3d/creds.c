@@ -18,7 +18,7 @@
  * as its own user for every caller.
  */
 #define _GNU_SOURCE
-#include "nfs3d.h"
+#include "export.h"
 
 #include <sys/fsuid.h>
 #include <sys/syscall.h>

@@ -12,7 +12,8 @@
  * as the caller (creds.c).
  */
 #define _GNU_SOURCE
-#include "nfs3d.h"
+#include "export.h"
+#include "nfs3.h" /* nfsstat3 */
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,28 +36,12 @@ struct centry {
 static struct centry *buckets[NBUCKETS];
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void put_be32(uint8_t *p, uint32_t v)
+/* The handle's bytes are XDR (RFC 4506) of magic, generation, device and
+ * inode number, written and read with libtirpc over a memory stream. */
+static bool_t xdr_handle(XDR *x, char *magic, uint32_t *gen, uint64_t *dev, uint64_t *ino)
 {
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
+	return xdr_opaque(x, magic, 4) && xdr_uint32_t(x, gen) && xdr_uint64_t(x, dev) &&
+	       xdr_uint64_t(x, ino);
 }
 
 int nfs3d_lstat(const char *abs, struct stat *st, uint32_t *gen)
@@ -90,11 +75,12 @@ int nfs3d_lstat(const char *abs, struct stat *st, uint32_t *gen)
 
 void nfs3d_fh_make(const struct stat *st, uint32_t gen, struct nfs3d_fh *fh)
 {
-	memcpy(fh->data, "N3D1", 4);
-	put_be32(fh->data + 4, gen);
-	put_be64(fh->data + 8, (uint64_t)st->st_dev);
-	put_be64(fh->data + 16, (uint64_t)st->st_ino);
-	fh->len = FH_LEN;
+	char magic[4] = {'N', '3', 'D', '1'};
+	uint64_t dev = (uint64_t)st->st_dev, ino = (uint64_t)st->st_ino;
+	XDR x;
+	xdrmem_create(&x, (char *)fh->data, FH_LEN, XDR_ENCODE);
+	fh->len = xdr_handle(&x, magic, &gen, &dev, &ino) ? FH_LEN : 0;
+	xdr_destroy(&x);
 }
 
 int nfs3d_abs(const char *rel, char *abs)
@@ -236,11 +222,17 @@ static bool walk_for(uint64_t want, char *rel)
 
 static int resolve(const uint8_t *fh, uint32_t len, char *rel, struct stat *st)
 {
-	if (len != FH_LEN || memcmp(fh, "N3D1", 4) != 0)
+	char magic[4], abs[PATH_MAX];
+	uint32_t gen, g;
+	uint64_t dev, ino;
+	XDR x;
+	if (len != FH_LEN)
 		return NFS3ERR_BADHANDLE;
-	uint32_t gen = get_be32(fh + 4), g;
-	uint64_t dev = get_be64(fh + 8), ino = get_be64(fh + 16);
-	char abs[PATH_MAX];
+	xdrmem_create(&x, (char *)(uintptr_t)fh, FH_LEN, XDR_DECODE);
+	bool ok = xdr_handle(&x, magic, &gen, &dev, &ino) && memcmp(magic, "N3D1", 4) == 0;
+	xdr_destroy(&x);
+	if (!ok)
+		return NFS3ERR_BADHANDLE;
 	if (dev != (uint64_t)nfs3d_exp.dev)
 		return NFS3ERR_STALE;
 	for (int attempt = 0; attempt < 2; attempt++) {

@@ -14,11 +14,13 @@
  * caller's AUTH_SYS identity, root squashed to nobody unless
  * --no-root-squash (creds.c; the server must run as root to switch).
  *
- * Built like a user's program: only <rpcrdma.h> and -lrpcrdma. NFS calls
- * are dispatched natively (rpcrdma_svc_register); their arguments decode
- * with xdrproc_t routines over the call's stream and their results are
- * encoded by hand (RFC 1813 §3.3), with READ data and WRITE data as the
- * DDP-eligible bulk items of RFC 8267.
+ * Built like a user's program: only <rpcrdma.h>, -lrpcrdma and rpcgen's
+ * output of xdr/nfs3.x and xdr/mount3.x. NFS calls are dispatched natively
+ * (rpcrdma_svc_register) through a table of procedures: their arguments
+ * decode and their results encode with rpcgen's routines over the call's
+ * and the reply's streams, with READ data and WRITE data declared
+ * rpcrdma_bulk, the DDP-eligible items of RFC 8267 §4 (Write chunk, Read
+ * chunk).
  */
 #define _GNU_SOURCE
 #include "nfs3d.h"
@@ -57,56 +59,79 @@ static void caller_of(struct rpcrdma_svc_req *req, struct nfs3d_caller *c)
 	memcpy(c->gids, sys.gids, c->ngids * sizeof(c->gids[0]));
 }
 
-/* NULL's empty arguments and results */
-static bool_t xdr_nothing(XDR *xdrs, void *p)
-{
-	(void)xdrs;
-	(void)p;
-	return TRUE;
-}
+/* The procedures of NFS_V3 (RFC 1813 §3.3), by procedure number. */
+static const struct {
+	xdrproc_t xargs, xres;
+	nfs3d_proc_fn *run;
+} procs[] = {
+#define P(num, name, fn) [num] = {(xdrproc_t)xdr_##name##3args, (xdrproc_t)xdr_##name##3res, fn}
+    P(NFSPROC3_GETATTR, GETATTR, nfs3d_getattr),
+    P(NFSPROC3_SETATTR, SETATTR, nfs3d_setattr),
+    P(NFSPROC3_LOOKUP, LOOKUP, nfs3d_lookup),
+    P(NFSPROC3_ACCESS, ACCESS, nfs3d_access),
+    P(NFSPROC3_READLINK, READLINK, nfs3d_readlink),
+    P(NFSPROC3_READ, READ, nfs3d_read),
+    P(NFSPROC3_WRITE, WRITE, nfs3d_write),
+    P(NFSPROC3_CREATE, CREATE, nfs3d_create),
+    P(NFSPROC3_MKDIR, MKDIR, nfs3d_mkdir),
+    P(NFSPROC3_SYMLINK, SYMLINK, nfs3d_symlink),
+    P(NFSPROC3_MKNOD, MKNOD, nfs3d_mknod),
+    P(NFSPROC3_REMOVE, REMOVE, nfs3d_remove),
+    P(NFSPROC3_RMDIR, RMDIR, nfs3d_rmdir),
+    P(NFSPROC3_RENAME, RENAME, nfs3d_rename),
+    P(NFSPROC3_LINK, LINK, nfs3d_link),
+    P(NFSPROC3_READDIR, READDIR, nfs3d_readdir),
+    P(NFSPROC3_READDIRPLUS, READDIRPLUS, nfs3d_readdirplus),
+    P(NFSPROC3_FSSTAT, FSSTAT, nfs3d_fsstat),
+    P(NFSPROC3_FSINFO, FSINFO, nfs3d_fsinfo),
+    P(NFSPROC3_PATHCONF, PATHCONF, nfs3d_pathconf),
+    P(NFSPROC3_COMMIT, COMMIT, nfs3d_commit),
+#undef P
+};
 
 static void nfs_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, void *ctx)
 {
 	(void)args;
 	(void)ctx;
-	if (proc == 0) {
-		rpcrdma_svc_reply(req, (xdrproc_t)xdr_nothing, NULL);
+	if (proc == NFSPROC3_NULL) {
+		rpcrdma_svc_reply(req, NULL, NULL); /* no results */
 		return;
 	}
-	if (proc > 21) {
+	if (proc >= sizeof(procs) / sizeof(procs[0]) || !procs[proc].run) {
 		rpcrdma_svc_error(req, RPCRDMA_RPC_PROC_UNAVAIL);
 		return;
 	}
-	struct nfs3d_args *a = calloc(1, sizeof(*a));
-	if (!a) {
+	union nfs3d_args *a = calloc(1, sizeof(*a));
+	union nfs3d_res *r = calloc(1, sizeof(*r));
+	if (!a || !r) {
+		free(a);
+		free(r);
 		rpcrdma_svc_error(req, RPCRDMA_RPC_SYSTEM_ERR);
 		return;
 	}
-	a->proc = proc;
-	if (rpcrdma_svc_getargs(req, (xdrproc_t)nfs3d_xdr_args, a) != 0) {
+	if (rpcrdma_svc_getargs(req, procs[proc].xargs, a) != 0) {
+		rpcrdma_svc_freeargs(req, procs[proc].xargs, a);
 		free(a);
+		free(r);
 		rpcrdma_svc_error(req, RPCRDMA_RPC_GARBAGE_ARGS);
 		return;
 	}
-	struct nfs3d_caller c;
-	struct nfs3d_res r;
-	caller_of(req, &c);
-	nfs3d_creds_map(&c);
-	memset(&r, 0, sizeof(r));
-	nfs3d_enc_init(&r.enc);
-	nfs3d_creds_enter(&c);
-	if (!nfs3d_proc_file(a, &c, &r) && !nfs3d_proc_dir(a, &c, &r))
-		r.enc.oom = true;
+	struct nfs3d_call c = {.proc = proc};
+	caller_of(req, &c.who);
+	nfs3d_creds_map(&c.who);
+	nfs3d_creds_enter(&c.who);
+	procs[proc].run(a, r, &c);
 	nfs3d_creds_leave();
-	if (r.enc.oom)
+	/* the result points into c's memory, never into the arguments */
+	rpcrdma_svc_freeargs(req, procs[proc].xargs, a);
+	if (c.oom)
 		rpcrdma_svc_error(req, RPCRDMA_RPC_SYSTEM_ERR);
 	else
-		rpcrdma_svc_reply(req, (xdrproc_t)nfs3d_xdr_res, &r);
-	/* the READ buffer was registered for the Write and is done now */
-	if (r.has_bulk)
-		free(r.bulk.base);
-	nfs3d_enc_free(&r.enc);
+		rpcrdma_svc_reply(req, procs[proc].xres, r);
+	/* READ's buffer was registered for the Write and is done now */
+	nfs3d_call_end(&c);
 	free(a);
+	free(r);
 }
 
 /* The usage text: to stdout with exit status 0 for --help, to stderr with
@@ -290,7 +315,7 @@ int main(int argc, char **argv)
 	rc = port ? rpcrdma_svc_create(bind_addr, (uint16_t)port, &o, &svc)
 		  : rpcrdma_svc_create_any(bind_addr, &o, &svc);
 	if (rc == 0)
-		rc = rpcrdma_svc_register(svc, NFS3_PROGRAM, NFS3_VERSION, nfs_dispatch, NULL);
+		rc = rpcrdma_svc_register(svc, NFS_PROGRAM, NFS_V3, nfs_dispatch, NULL);
 	if (rc == 0)
 		rc = nfs3d_mount_start(bind_addr, (uint16_t)mport, do_register, &mount_port);
 	if (rc == 0)

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mount.h"
+#include "mount3.h"
 #include "rpcrdma/client.h"
 #include "util/be.h"
 

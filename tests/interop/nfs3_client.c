@@ -324,7 +324,7 @@ int iop_nfs3_read(struct iop_conn *c, const struct iop_fh *fh, uint64_t offset, 
  * of a WRITE whose data travels in a Read chunk (RFC 8267 §4.2). */
 static bool_t xdr_write3args_head(XDR *x, WRITE3args *a)
 {
-	u_int dlen = a->data.data_len;
+	u_int dlen = a->data.len;
 
 	return xdr_nfs_fh3(x, &a->file) && xdr_offset3(x, &a->offset) && xdr_count3(x, &a->count) &&
 	       xdr_stable_how(x, &a->stable) && xdr_u_int(x, &dlen);
@@ -346,7 +346,7 @@ int iop_nfs3_write(struct iop_conn *c, const struct iop_fh *fh, uint64_t offset,
 	int st, len;
 
 	IOP_CHECK(boff <= b->cap && count <= b->cap - boff);
-	a.data.data_len = count;
+	a.data.len = count;
 	/* The source: readable by the peer, and only [boff, boff + count). */
 	IOP_CHECK(rpcrdma_mr_rereg(b->mr, b->p + boff, count, RPCRDMA_ACCESS_REMOTE_READ) == 0);
 	seg.handle = rpcrdma_mr_stag(b->mr);

@@ -6,15 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-bool_t xdr_iop_read_res(XDR *x, struct iop_read_res *r)
-{
-	if (!xdr_nfsstat3(x, &r->status) || !xdr_post_op_attr(x, &r->attr))
-		return FALSE;
-	if (r->status != NFS3_OK)
-		return TRUE;
-	return xdr_count3(x, &r->count) && xdr_bool(x, &r->eof) && xdr_rpcrdma_bulk(x, &r->data);
-}
-
 nfs_fh3 iop_fh3(const struct iop_fh *fh)
 {
 	nfs_fh3 f;

@@ -10,17 +10,6 @@
 #include "nfs3_client.h"
 #include "rpcrdma/client.h"
 
-/* READ3res with the data as a bulk item (RFC 8267 §4.2): the client API
- * places it through the call's Write chunk. */
-struct iop_read_res {
-	nfsstat3 status;
-	post_op_attr attr;
-	count3 count;
-	bool_t eof;
-	rpcrdma_bulk data;
-};
-bool_t xdr_iop_read_res(XDR *x, struct iop_read_res *r);
-
 /* An nfs_fh3 naming @fh's bytes (no copy). */
 nfs_fh3 iop_fh3(const struct iop_fh *fh);
 

@@ -86,7 +86,7 @@ static int read_bulk(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *
 		     struct rpcrdma_call_result *res, bool verbose)
 {
 	READ3args a = {.file = iop_fh3(fh), .offset = 0, .count = len};
-	struct iop_read_res r;
+	READ3res r;
 	struct rpcrdma_call_opts o = {.comp_mask =
 					  RPCRDMA_CALL_OPT_RECV_BULK | RPCRDMA_CALL_OPT_RESULT};
 	int rc;
@@ -97,7 +97,7 @@ static int read_bulk(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *
 	o.nrecv_bulk = 1;
 	o.result = res;
 	rc = rpcrdma_clnt_call(cl, NFSPROC3_READ, (xdrproc_t)xdr_READ3args, &a,
-			       (xdrproc_t)xdr_iop_read_res, &r, &o);
+			       (xdrproc_t)xdr_READ3res, &r, &o);
 	if (rc) {
 		printf("READ: %d (%s)\n", rc, rpcrdma_strerror(rc));
 		iop_failures++;
@@ -107,11 +107,13 @@ static int read_bulk(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *
 		printf("READ %u bytes: nfsstat3 %d count %u eof %d; call %s, %u Write chunk(s), %u "
 		       "bytes "
 		       "placed, reply %s, remotely invalidated %u\n",
-		       len, r.status, r.count, r.eof, res->call_proc ? "RDMA_NOMSG" : "RDMA_MSG",
-		       res->write_chunks, res->recv_bulk_len[0],
-		       res->reply_proc ? "RDMA_NOMSG" : "RDMA_MSG", res->remote_invalidated);
-	IOP_CHECK(r.status == NFS3_OK && r.count == len && r.data.len == len);
-	IOP_EXPECT(r.data.base == buf);
+		       len, r.status, r.READ3res_u.resok.count, r.READ3res_u.resok.eof,
+		       res->call_proc ? "RDMA_NOMSG" : "RDMA_MSG", res->write_chunks,
+		       res->recv_bulk_len[0], res->reply_proc ? "RDMA_NOMSG" : "RDMA_MSG",
+		       res->remote_invalidated);
+	IOP_CHECK(r.status == NFS3_OK && r.READ3res_u.resok.count == len &&
+		  r.READ3res_u.resok.data.len == len);
+	IOP_EXPECT(r.READ3res_u.resok.data.base == buf);
 	IOP_EXPECT(res->write_chunks == 1 && res->recv_bulk_len[0] == len);
 	return 0;
 }

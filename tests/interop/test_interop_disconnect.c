@@ -298,7 +298,7 @@ static void proxy_stop(struct proxy *p)
 /* ------------------------------------------------------------ NFS bits */
 
 static int read_1m(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *buf,
-		   struct rpcrdma_call_result *res, struct iop_read_res *r)
+		   struct rpcrdma_call_result *res, READ3res *r)
 {
 	READ3args a = {.file = iop_fh3(fh), .offset = 0, .count = MIB};
 	struct rpcrdma_call_opts o = {.comp_mask =
@@ -311,7 +311,7 @@ static int read_1m(struct rpcrdma_clnt *cl, const struct iop_fh *fh, uint8_t *bu
 	o.nrecv_bulk = 1;
 	o.result = res;
 	return rpcrdma_clnt_call(cl, NFSPROC3_READ, (xdrproc_t)xdr_READ3args, &a,
-				 (xdrproc_t)xdr_iop_read_res, r, &o);
+				 (xdrproc_t)xdr_READ3res, r, &o);
 }
 
 static struct rpcrdma_clnt *make_clnt(uint16_t port)
@@ -407,7 +407,7 @@ int main(void)
 	struct rpcrdma_clnt *cl;
 	struct rpcrdma_call_result res;
 	struct rpcrdma_xprt_stats st;
-	struct iop_read_res r;
+	READ3res r;
 	struct proxy px;
 	uint8_t *buf = NULL;
 	uint32_t want = 0, read_xid = 0;
@@ -460,9 +460,9 @@ int main(void)
 	rc = read_1m(cl, &f, buf, &res, &r);
 	printf("READ 1 MiB through the proxy: %d (%s) after %llu ms, nfsstat3 %d count %u, xid "
 	       "0x%08x, %u transmissions, %u bytes placed by Write chunk\n",
-	       rc, rpcrdma_strerror(rc), (unsigned long long)(iop_now_ms() - t0), r.status, r.count,
-	       res.xid, res.transmissions, res.recv_bulk_len[0]);
-	IOP_EXPECT(rc == 0 && r.status == NFS3_OK && r.count == MIB);
+	       rc, rpcrdma_strerror(rc), (unsigned long long)(iop_now_ms() - t0), r.status,
+	       r.READ3res_u.resok.count, res.xid, res.transmissions, res.recv_bulk_len[0]);
+	IOP_EXPECT(rc == 0 && r.status == NFS3_OK && r.READ3res_u.resok.count == MIB);
 	IOP_EXPECT(res.recv_bulk_len[0] == MIB && res.write_chunks == 1);
 	IOP_EXPECT(res.transmissions == 2);
 	read_xid = res.xid;

@@ -2,7 +2,7 @@
 /*
  * Interop: NFSv3 metadata calls against the Linux kernel's nfsd over
  * RPC-over-RDMA (MPA CRC off, as the Linux client runs). The root handle
- * comes from MOUNT over TCP (libtirpc, rpcgen mount.x); then, all inline
+ * comes from MOUNT over TCP (libtirpc, rpcgen xdr/mount3.x); then, all inline
  * RDMA_MSG calls answered by plain Sends with credit grant 64:
  *   - FSINFO of the root: rtmax/wtmax > 0 (the READ/WRITE tests size their
  *     chunks by them);

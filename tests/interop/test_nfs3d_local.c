@@ -39,107 +39,48 @@
 
 #include "lib/check.h"
 #include "rpcrdma/client.h"
-#include "util/be.h"
 
-enum { ST_OK = 0, ST_PERM = 1, ST_ACCES = 13, ST_BADTYPE = 10007 };
-enum { P_LOOKUP = 3, P_READ = 6, P_WRITE = 7, P_CREATE = 8, P_MKNOD = 11, P_SETATTR = 2 };
+#include "mount3.h" /* rpcgen, xdr/mount3.x */
+#include "nfs3.h"   /* rpcgen, xdr/nfs3.x */
 
-/* ---- XDR by hand: arguments as pre-encoded words, results as far as used ---- */
-
-struct wbuf {
-	uint8_t b[1024];
-	uint32_t n;
-};
-
-static void w32(struct wbuf *w, uint32_t v)
-{
-	put_be32(w->b + w->n, v);
-	w->n += 4;
-}
-
-static void wopaque(struct wbuf *w, const void *p, uint32_t len)
-{
-	w32(w, len);
-	memcpy(w->b + w->n, p, len);
-	memset(w->b + w->n + len, 0, (4 - (len & 3)) & 3);
-	w->n += (len + 3) & ~3u;
-}
-
-static bool_t xdr_wbuf(XDR *x, struct wbuf *w)
-{
-	return xdr_opaque(x, (char *)w->b, w->n);
-}
+/* ---- NFSv3 through rpcgen's types and routines ---- */
 
 struct fh {
-	uint8_t d[64];
+	uint8_t d[NFS3_FHSIZE];
 	uint32_t len;
 };
 
-/* A result: the status, and for LOOKUP the handle, for READ the data. */
-struct res {
-	int proc;
-	uint32_t status;
-	struct fh fh;
-	char data[64];
-	uint32_t len;
-};
-
-static bool_t skip_post_attr(XDR *x)
+static nfs_fh3 fh3(const struct fh *f)
 {
-	bool_t b;
-	u_int w;
-	if (!xdr_bool(x, &b))
-		return FALSE;
-	for (int i = 0; b && i < 21; i++) /* fattr3: 21 words */
-		if (!xdr_u_int(x, &w))
-			return FALSE;
-	return TRUE;
+	nfs_fh3 h = {.data = {.data_len = f->len, .data_val = (char *)(uintptr_t)f->d}};
+	return h;
 }
 
-static bool_t xdr_res(XDR *x, struct res *r)
+static bool fh_from(struct fh *out, u_int len, const char *val)
 {
-	if (x->x_op != XDR_DECODE)
-		return TRUE;
-	if (!xdr_u_int(x, &r->status))
-		return FALSE;
-	if (r->status != ST_OK)
-		return TRUE;
-	char *p = (char *)r->fh.d;
-	u_int n = 0;
-	if (r->proc == P_LOOKUP) {
-		if (!xdr_bytes(x, &p, &n, sizeof(r->fh.d)))
-			return FALSE;
-		r->fh.len = n;
-	} else if (r->proc == P_READ) {
-		u_int count, eof;
-		p = r->data;
-		if (!skip_post_attr(x) || !xdr_u_int(x, &count) || !xdr_u_int(x, &eof) ||
-		    !xdr_bytes(x, &p, &n, sizeof(r->data) - 1))
-			return FALSE;
-		r->len = n;
-	}
-	return TRUE;
+	if (len > sizeof(out->d))
+		return false;
+	memcpy(out->d, val, len);
+	out->len = len;
+	return true;
 }
 
 /* sattr3 with only the mode (mode >= 0) and/or the uid (uid >= 0) set */
-static void wsattr(struct wbuf *w, long mode, long uid)
+static sattr3 sattr(long mode, long uid)
 {
-	w32(w, mode >= 0);
-	if (mode >= 0)
-		w32(w, (uint32_t)mode);
-	w32(w, uid >= 0);
-	if (uid >= 0)
-		w32(w, (uint32_t)uid);
-	w32(w, 0); /* gid */
-	w32(w, 0); /* size */
-	w32(w, 0); /* atime: DONT_CHANGE */
-	w32(w, 0); /* mtime */
+	sattr3 sa;
+	memset(&sa, 0, sizeof(sa)); /* gid, size: not set; times: DONT_CHANGE */
+	sa.mode.set_it = mode >= 0;
+	sa.mode.set_mode3_u.mode = (mode3)mode;
+	sa.uid.set_it = uid >= 0;
+	sa.uid.set_uid3_u.uid = (uid3)uid;
+	return sa;
 }
 
-static void wdirop(struct wbuf *w, const struct fh *dir, const char *name)
+static diropargs3 dirop(const struct fh *dir, const char *fname)
 {
-	wopaque(w, dir->d, dir->len);
-	wopaque(w, name, (uint32_t)strlen(name));
+	diropargs3 d = {.dir = fh3(dir), .name = (char *)(uintptr_t)fname};
+	return d;
 }
 
 /* ---- calls ---- */
@@ -162,94 +103,101 @@ static void as_none(void)
 	nfs->cl_auth = authnone_create();
 }
 
-/* Call @proc with @w; the nfsstat3, or -1 when the call itself failed. */
-static int call(int proc, struct wbuf *w, struct res *r)
+/* Call @proc; the nfsstat3 (the first member of every result), or -1 when
+ * the call itself failed. The caller frees @res with xdr_free(@xres). */
+static int call(rpcproc_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res)
 {
 	struct timeval tv = {10, 0};
-	memset(r, 0, sizeof(*r));
-	r->proc = proc;
-	enum clnt_stat cs = clnt_call(nfs, (rpcproc_t)proc, (xdrproc_t)xdr_wbuf, (char *)w,
-				      (xdrproc_t)xdr_res, (char *)r, tv);
+	enum clnt_stat cs = clnt_call(nfs, proc, xargs, args, xres, res, tv);
 	if (cs != RPC_SUCCESS) {
-		printf("call %d: %s\n", proc, clnt_sperrno(cs));
+		printf("call %u: %s\n", (unsigned)proc, clnt_sperrno(cs));
 		return -1;
 	}
-	return (int)r->status;
+	return (int)*(nfsstat3 *)res;
 }
 
-static int lookup(const struct fh *dir, const char *name, struct fh *out)
+static int lookup(const struct fh *dir, const char *fname, struct fh *out)
 {
-	struct wbuf w = {.n = 0};
-	struct res r;
-	wdirop(&w, dir, name);
-	int s = call(P_LOOKUP, &w, &r);
-	if (s == 0 && out)
-		*out = r.fh;
+	LOOKUP3args a = {.what = dirop(dir, fname)};
+	LOOKUP3res r;
+	memset(&r, 0, sizeof(r));
+	int s =
+	    call(NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args, &a, (xdrproc_t)xdr_LOOKUP3res, &r);
+	const nfs_fh3 *h = &r.LOOKUP3res_u.resok.object;
+	if (s == NFS3_OK && out && !fh_from(out, h->data.data_len, h->data.data_val))
+		s = -1;
+	xdr_free((xdrproc_t)xdr_LOOKUP3res, &r);
 	return s;
 }
 
 static int write_at(const struct fh *f, const char *data)
 {
-	struct wbuf w = {.n = 0};
-	struct res r;
 	uint32_t n = (uint32_t)strlen(data);
-	wopaque(&w, f->d, f->len);
-	w32(&w, 0); /* offset (64 bits) */
-	w32(&w, 0);
-	w32(&w, n);
-	w32(&w, 2); /* FILE_SYNC */
-	wopaque(&w, data, n);
-	return call(P_WRITE, &w, &r);
-}
-
-static int read_all(const struct fh *f, char *out)
-{
-	struct wbuf w = {.n = 0};
-	struct res r;
-	wopaque(&w, f->d, f->len);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 60);
-	int s = call(P_READ, &w, &r);
-	memcpy(out, r.data, r.len);
-	out[r.len] = '\0';
+	WRITE3args a = {.file = fh3(f), .offset = 0, .count = n, .stable = FILE_SYNC};
+	WRITE3res r;
+	a.data.base = (void *)(uintptr_t)data;
+	a.data.len = n;
+	memset(&r, 0, sizeof(r));
+	int s = call(NFSPROC3_WRITE, (xdrproc_t)xdr_WRITE3args, &a, (xdrproc_t)xdr_WRITE3res, &r);
+	xdr_free((xdrproc_t)xdr_WRITE3res, &r);
 	return s;
 }
 
-static int create(const struct fh *dir, const char *name, long mode)
+/* READ up to 60 bytes at 0 into @out (61 bytes), NUL-terminated */
+static int read_all(const struct fh *f, char *out)
 {
-	struct wbuf w = {.n = 0};
-	struct res r;
-	wdirop(&w, dir, name);
-	w32(&w, 0); /* UNCHECKED */
-	wsattr(&w, mode, -1);
-	return call(P_CREATE, &w, &r);
+	READ3args a = {.file = fh3(f), .offset = 0, .count = 60};
+	READ3res r;
+	memset(&r, 0, sizeof(r));
+	int s = call(NFSPROC3_READ, (xdrproc_t)xdr_READ3args, &a, (xdrproc_t)xdr_READ3res, &r);
+	const rpcrdma_bulk *d = &r.READ3res_u.resok.data;
+	out[0] = '\0';
+	if (s == NFS3_OK && d->len <= 60) {
+		memcpy(out, d->base, d->len);
+		out[d->len] = '\0';
+	}
+	xdr_free((xdrproc_t)xdr_READ3res, &r);
+	return s;
 }
 
-static int mknod_(const struct fh *dir, const char *name, uint32_t type, uint32_t maj, uint32_t min)
+static int create(const struct fh *dir, const char *fname, long mode)
 {
-	struct wbuf w = {.n = 0};
-	struct res r;
-	wdirop(&w, dir, name);
-	w32(&w, type);
-	if (type == 3 || type == 4) {
-		wsattr(&w, 0640, -1);
-		w32(&w, maj);
-		w32(&w, min);
-	} else if (type == 6 || type == 7) {
-		wsattr(&w, 0640, -1);
+	CREATE3args a = {.where = dirop(dir, fname), .how = {.mode = UNCHECKED}};
+	CREATE3res r;
+	a.how.createhow3_u.obj_attributes = sattr(mode, -1);
+	memset(&r, 0, sizeof(r));
+	int s =
+	    call(NFSPROC3_CREATE, (xdrproc_t)xdr_CREATE3args, &a, (xdrproc_t)xdr_CREATE3res, &r);
+	xdr_free((xdrproc_t)xdr_CREATE3res, &r);
+	return s;
+}
+
+static int mknod_(const struct fh *dir, const char *fname, ftype3 type, uint32_t maj, uint32_t min)
+{
+	MKNOD3args a = {.where = dirop(dir, fname), .what = {.type = type}};
+	MKNOD3res r;
+	if (type == NF3BLK || type == NF3CHR) {
+		a.what.mknoddata3_u.device.dev_attributes = sattr(0640, -1);
+		a.what.mknoddata3_u.device.spec.specdata1 = maj;
+		a.what.mknoddata3_u.device.spec.specdata2 = min;
+	} else if (type == NF3SOCK || type == NF3FIFO) {
+		a.what.mknoddata3_u.pipe_attributes = sattr(0640, -1);
 	}
-	return call(P_MKNOD, &w, &r);
+	memset(&r, 0, sizeof(r));
+	int s = call(NFSPROC3_MKNOD, (xdrproc_t)xdr_MKNOD3args, &a, (xdrproc_t)xdr_MKNOD3res, &r);
+	xdr_free((xdrproc_t)xdr_MKNOD3res, &r);
+	return s;
 }
 
 static int chown_(const struct fh *f, uint32_t uid)
 {
-	struct wbuf w = {.n = 0};
-	struct res r;
-	wopaque(&w, f->d, f->len);
-	wsattr(&w, -1, uid);
-	w32(&w, 0); /* no guard */
-	return call(P_SETATTR, &w, &r);
+	SETATTR3args a = {.object = fh3(f), .new_attributes = sattr(-1, uid)};
+	SETATTR3res r;
+	memset(&r, 0, sizeof(r));
+	int s =
+	    call(NFSPROC3_SETATTR, (xdrproc_t)xdr_SETATTR3args, &a, (xdrproc_t)xdr_SETATTR3res, &r);
+	xdr_free((xdrproc_t)xdr_SETATTR3res, &r);
+	return s;
 }
 
 /* ---- the server ---- */
@@ -269,22 +217,22 @@ static int mnt(uint16_t port, struct fh *root)
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
 	int sock = RPC_ANYSOCK;
 	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	CLIENT *m = clnttcp_create(&sa, 100005, 3, &sock, 0, 0);
+	CLIENT *m = clnttcp_create(&sa, MOUNT_PROGRAM, MOUNT_V3, &sock, 0, 0);
 	if (!m)
 		return -1;
-	struct wbuf w = {.n = 0};
-	struct res r;
+	char path[] = "/";
+	dirpath arg = path;
+	mountres3 r;
 	memset(&r, 0, sizeof(r));
-	r.proc = P_LOOKUP; /* mountres3: status, then the handle first */
-	wopaque(&w, "/", 1);
 	struct timeval tv = {10, 0};
-	enum clnt_stat cs =
-	    clnt_call(m, 1, (xdrproc_t)xdr_wbuf, (char *)&w, (xdrproc_t)xdr_res, (char *)&r, tv);
+	enum clnt_stat cs = clnt_call(m, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath, (char *)&arg,
+				      (xdrproc_t)xdr_mountres3, (char *)&r, tv);
 	clnt_destroy(m);
-	if (cs != RPC_SUCCESS || r.status != 0)
-		return -1;
-	*root = r.fh;
-	return 0;
+	const fhandle3 *h = &r.mountres3_u.mountinfo.fhandle;
+	bool ok = cs == RPC_SUCCESS && r.fhs_status == MNT3_OK &&
+		  fh_from(root, h->fhandle3_len, h->fhandle3_val);
+	xdr_free((xdrproc_t)xdr_mountres3, (char *)&r);
+	return ok ? 0 : -1;
 }
 
 static int start(struct server *s, bool squash)
@@ -322,7 +270,7 @@ static int start(struct server *s, bool squash)
 	if (mnt(s->mount_port, &s->root) != 0)
 		return -1;
 	struct rpcrdma_clnt_opts o = {.comp_mask = RPCRDMA_CLNT_OPT_TIMEOUT, .timeout_ms = 10000};
-	if (rpcrdma_clnt_create("127.0.0.1", s->nfs_port, 100003, 3, &o, &s->clnt) != 0)
+	if (rpcrdma_clnt_create("127.0.0.1", s->nfs_port, NFS_PROGRAM, NFS_V3, &o, &s->clnt) != 0)
 		return -1;
 	nfs = rpcrdma_clnt_tirpc(s->clnt);
 	return nfs ? 0 : -1;
@@ -338,17 +286,17 @@ static void disconnect(struct server *s)
 	rpcrdma_clnt_destroy(s->clnt);
 }
 
-static bool host_stat(const char *name, struct stat *st)
+static bool host_stat(const char *fname, struct stat *st)
 {
 	char p[256];
-	snprintf(p, sizeof(p), "%s/%s", exp_dir, name);
+	snprintf(p, sizeof(p), "%s/%s", exp_dir, fname);
 	return lstat(p, st) == 0;
 }
 
-static void host_file(const char *name, const char *text, mode_t mode)
+static void host_file(const char *fname, const char *text, mode_t mode)
 {
 	char p[256];
-	snprintf(p, sizeof(p), "%s/%s", exp_dir, name);
+	snprintf(p, sizeof(p), "%s/%s", exp_dir, fname);
 	FILE *f = fopen(p, "w");
 	if (f) {
 		fputs(text, f);
@@ -376,38 +324,39 @@ static void as_plain_user(const struct fh *root)
 	struct stat st;
 	char buf[64];
 	as_user(4242, 4242);
-	CHECK_MSG(lookup(root, "rootfile", &rootfile) == ST_OK, "user: LOOKUP rootfile");
-	CHECK_MSG(write_at(&rootfile, "user") == ST_ACCES,
+	CHECK_MSG(lookup(root, "rootfile", &rootfile) == NFS3_OK, "user: LOOKUP rootfile");
+	CHECK_MSG(write_at(&rootfile, "user") == NFS3ERR_ACCES,
 		  "user: WRITE to root's 0644 file not ACCES");
-	CHECK_MSG(read_all(&rootfile, buf) == ST_OK && !strcmp(buf, "root\n"),
+	CHECK_MSG(read_all(&rootfile, buf) == NFS3_OK && !strcmp(buf, "root\n"),
 		  "user: READ of root's 0644 file: %s", buf);
-	CHECK_MSG(lookup(root, "sub700", &sub) == ST_OK, "user: LOOKUP sub700");
-	CHECK_MSG(lookup(&sub, "inner", NULL) == ST_ACCES,
+	CHECK_MSG(lookup(root, "sub700", &sub) == NFS3_OK, "user: LOOKUP sub700");
+	CHECK_MSG(lookup(&sub, "inner", NULL) == NFS3ERR_ACCES,
 		  "user: LOOKUP in root's 0700 dir not ACCES");
 
-	CHECK_MSG(create(root, "own", 0600) == ST_OK, "user: CREATE own");
+	CHECK_MSG(create(root, "own", 0600) == NFS3_OK, "user: CREATE own");
 	CHECK_MSG(host_stat("own", &st) && st.st_uid == 4242 && st.st_gid == 4242 &&
 		      (st.st_mode & 07777) == 0600,
 		  "host: own not 4242:4242 0600 (%u:%u %o)", st.st_uid, st.st_gid, st.st_mode);
-	CHECK_MSG(lookup(root, "own", &own) == ST_OK, "user: LOOKUP own");
-	CHECK_MSG(write_at(&own, "mine") == ST_OK, "user: WRITE own");
+	CHECK_MSG(lookup(root, "own", &own) == NFS3_OK, "user: LOOKUP own");
+	CHECK_MSG(write_at(&own, "mine") == NFS3_OK, "user: WRITE own");
 	char p[256];
 	snprintf(p, sizeof(p), "%s/own", exp_dir);
 	chmod(p, 0400);
-	CHECK_MSG(write_at(&own, "MINE") == ST_OK, "user: WRITE own 0400 file (owner override)");
-	CHECK_MSG(read_all(&own, buf) == ST_OK && !strcmp(buf, "MINE"), "user: READ own: %s", buf);
-	CHECK_MSG(chown_(&own, 0) == ST_PERM, "user: chown own to root not PERM");
+	CHECK_MSG(write_at(&own, "MINE") == NFS3_OK, "user: WRITE own 0400 file (owner override)");
+	CHECK_MSG(read_all(&own, buf) == NFS3_OK && !strcmp(buf, "MINE"), "user: READ own: %s",
+		  buf);
+	CHECK_MSG(chown_(&own, 0) == NFS3ERR_PERM, "user: chown own to root not PERM");
 	CHECK_MSG(host_stat("own", &st) && st.st_uid == 4242, "host: own changed owner");
 
-	CHECK_MSG(mknod_(root, "fifo", 7, 0, 0) == ST_OK, "user: MKNOD FIFO");
+	CHECK_MSG(mknod_(root, "fifo", NF3FIFO, 0, 0) == NFS3_OK, "user: MKNOD FIFO");
 	CHECK_MSG(host_stat("fifo", &st) && S_ISFIFO(st.st_mode) && st.st_uid == 4242 &&
 		      (st.st_mode & 0777) == 0640,
 		  "host: fifo not a 4242 0640 FIFO");
-	CHECK_MSG(mknod_(root, "sock", 6, 0, 0) == ST_OK, "user: MKNOD SOCK");
+	CHECK_MSG(mknod_(root, "sock", NF3SOCK, 0, 0) == NFS3_OK, "user: MKNOD SOCK");
 	CHECK_MSG(host_stat("sock", &st) && S_ISSOCK(st.st_mode), "host: sock not a socket");
-	CHECK_MSG(mknod_(root, "udev", 4, 1, 3) == ST_PERM, "user: MKNOD CHR not PERM");
+	CHECK_MSG(mknod_(root, "udev", NF3CHR, 1, 3) == NFS3ERR_PERM, "user: MKNOD CHR not PERM");
 	CHECK_MSG(!host_stat("udev", &st), "host: user's device node exists");
-	CHECK_MSG(mknod_(root, "reg", 1, 0, 0) == ST_BADTYPE, "MKNOD NF3REG not BADTYPE");
+	CHECK_MSG(mknod_(root, "reg", NF3REG, 0, 0) == NFS3ERR_BADTYPE, "MKNOD NF3REG not BADTYPE");
 }
 
 /* uid 0 and AUTH_NONE with root_squash: nobody */
@@ -416,15 +365,16 @@ static void as_squashed_root(const struct fh *root)
 	struct fh rootfile;
 	struct stat st;
 	as_user(0, 0);
-	CHECK_MSG(create(root, "squashed", 0644) == ST_OK, "root: CREATE");
+	CHECK_MSG(create(root, "squashed", 0644) == NFS3_OK, "root: CREATE");
 	CHECK_MSG(host_stat("squashed", &st) && st.st_uid == 65534 && st.st_gid == 65534,
 		  "host: squashed root's file not 65534:65534 (%u:%u)", st.st_uid, st.st_gid);
-	CHECK_MSG(lookup(root, "rootfile", &rootfile) == ST_OK, "root: LOOKUP rootfile");
-	CHECK_MSG(write_at(&rootfile, "root") == ST_ACCES,
+	CHECK_MSG(lookup(root, "rootfile", &rootfile) == NFS3_OK, "root: LOOKUP rootfile");
+	CHECK_MSG(write_at(&rootfile, "root") == NFS3ERR_ACCES,
 		  "squashed root: WRITE rootfile not ACCES");
-	CHECK_MSG(mknod_(root, "rdev", 4, 1, 3) == ST_PERM, "squashed root: MKNOD CHR not PERM");
+	CHECK_MSG(mknod_(root, "rdev", NF3CHR, 1, 3) == NFS3ERR_PERM,
+		  "squashed root: MKNOD CHR not PERM");
 	as_none();
-	CHECK_MSG(create(root, "anon", 0644) == ST_OK, "AUTH_NONE: CREATE");
+	CHECK_MSG(create(root, "anon", 0644) == NFS3_OK, "AUTH_NONE: CREATE");
 	CHECK_MSG(host_stat("anon", &st) && st.st_uid == 65534, "host: AUTH_NONE's file not 65534");
 }
 
@@ -434,16 +384,17 @@ static void as_real_root(const struct fh *root)
 	struct stat st;
 	char buf[64];
 	as_user(0, 0);
-	CHECK_MSG(create(root, "rootnew", 0644) == ST_OK, "root: CREATE");
+	CHECK_MSG(create(root, "rootnew", 0644) == NFS3_OK, "root: CREATE");
 	CHECK_MSG(host_stat("rootnew", &st) && st.st_uid == 0 && st.st_gid == 0,
 		  "host: root's new file not 0:0");
-	CHECK_MSG(lookup(root, "rootfile", &rootfile) == ST_OK, "root: LOOKUP rootfile");
-	CHECK_MSG(write_at(&rootfile, "ROOT") == ST_OK, "root: WRITE rootfile");
-	CHECK_MSG(read_all(&rootfile, buf) == ST_OK && !strncmp(buf, "ROOT", 4), "root: READ: %s",
+	CHECK_MSG(lookup(root, "rootfile", &rootfile) == NFS3_OK, "root: LOOKUP rootfile");
+	CHECK_MSG(write_at(&rootfile, "ROOT") == NFS3_OK, "root: WRITE rootfile");
+	CHECK_MSG(read_all(&rootfile, buf) == NFS3_OK && !strncmp(buf, "ROOT", 4), "root: READ: %s",
 		  buf);
-	CHECK_MSG(lookup(root, "rootnew", &f) == ST_OK && chown_(&f, 4242) == ST_OK, "root: chown");
+	CHECK_MSG(lookup(root, "rootnew", &f) == NFS3_OK && chown_(&f, 4242) == NFS3_OK,
+		  "root: chown");
 	CHECK_MSG(host_stat("rootnew", &st) && st.st_uid == 4242, "host: chown by root not done");
-	CHECK_MSG(mknod_(root, "null", 4, 1, 3) == ST_OK, "root: MKNOD CHR 1,3");
+	CHECK_MSG(mknod_(root, "null", NF3CHR, 1, 3) == NFS3_OK, "root: MKNOD CHR 1,3");
 	CHECK_MSG(host_stat("null", &st) && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
 		      minor(st.st_rdev) == 3,
 		  "host: null not a character device 1,3");

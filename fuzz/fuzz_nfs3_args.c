@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz the NFSv3 argument decoders rpcrdma-nfs3d runs on every call: the
+ * routines rpcgen generates from xdr/nfs3.x (issue 37). Input layout:
+ *   byte 0      the procedure, modulo 22 (0, NULL, decodes nothing)
+ *   the rest    its arguments, decoded over a libtirpc memory stream
+ *
+ * Oracles: a decoded argument re-encodes into a buffer as long as what
+ * the decoder consumed, and decodes again from there to the same bytes
+ * (every bound of xdr/nfs3.x holds both ways); xdr_free releases what
+ * decoding allocated, on success and after a failure part way through
+ * (LeakSanitizer in sanitizer builds).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nfs3.h" /* rpcgen, xdr/nfs3.x */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define ASSERT(c)                                                                                  \
+	do {                                                                                       \
+		if (!(c))                                                                          \
+			__builtin_trap();                                                          \
+	} while (0)
+
+union args {
+	GETATTR3args getattr;
+	SETATTR3args setattr;
+	LOOKUP3args lookup;
+	ACCESS3args access;
+	READLINK3args readlink;
+	READ3args read;
+	WRITE3args write;
+	CREATE3args create;
+	MKDIR3args mkdir;
+	SYMLINK3args symlink;
+	MKNOD3args mknod;
+	REMOVE3args remove;
+	RMDIR3args rmdir;
+	RENAME3args rename;
+	LINK3args link;
+	READDIR3args readdir;
+	READDIRPLUS3args readdirplus;
+	FSSTAT3args fsstat;
+	FSINFO3args fsinfo;
+	PATHCONF3args pathconf;
+	COMMIT3args commit;
+};
+
+static const xdrproc_t xargs[22] = {
+    NULL,
+    (xdrproc_t)xdr_GETATTR3args,
+    (xdrproc_t)xdr_SETATTR3args,
+    (xdrproc_t)xdr_LOOKUP3args,
+    (xdrproc_t)xdr_ACCESS3args,
+    (xdrproc_t)xdr_READLINK3args,
+    (xdrproc_t)xdr_READ3args,
+    (xdrproc_t)xdr_WRITE3args,
+    (xdrproc_t)xdr_CREATE3args,
+    (xdrproc_t)xdr_MKDIR3args,
+    (xdrproc_t)xdr_SYMLINK3args,
+    (xdrproc_t)xdr_MKNOD3args,
+    (xdrproc_t)xdr_REMOVE3args,
+    (xdrproc_t)xdr_RMDIR3args,
+    (xdrproc_t)xdr_RENAME3args,
+    (xdrproc_t)xdr_LINK3args,
+    (xdrproc_t)xdr_READDIR3args,
+    (xdrproc_t)xdr_READDIRPLUS3args,
+    (xdrproc_t)xdr_FSSTAT3args,
+    (xdrproc_t)xdr_FSINFO3args,
+    (xdrproc_t)xdr_PATHCONF3args,
+    (xdrproc_t)xdr_COMMIT3args,
+};
+
+/* Decode @len bytes at @p as procedure @proc's arguments into @a: the
+ * bytes consumed, or -1. */
+static long decode(xdrproc_t xa, const uint8_t *p, size_t len, union args *a)
+{
+	XDR x;
+	memset(a, 0, sizeof(*a));
+	xdrmem_create(&x, (char *)(uintptr_t)p, (u_int)len, XDR_DECODE);
+	long used = xa(&x, a) ? (long)xdr_getpos(&x) : -1;
+	xdr_destroy(&x);
+	return used;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1 || size > 1u << 20)
+		return 0;
+	xdrproc_t xa = xargs[data[0] % 22];
+	if (!xa)
+		return 0;
+	union args a, b;
+	long used = decode(xa, data + 1, size - 1, &a);
+	if (used >= 0) {
+		uint8_t *enc = malloc(used ? (size_t)used : 1);
+		ASSERT(enc);
+		XDR x;
+		xdrmem_create(&x, (char *)enc, (u_int)used, XDR_ENCODE);
+		ASSERT(xa(&x, &a));
+		long len = (long)xdr_getpos(&x);
+		xdr_destroy(&x);
+		/* a bool decodes from any non-zero word and padding is not
+		 * checked: the same length, not always the same bytes */
+		ASSERT(len == used);
+		ASSERT(decode(xa, enc, (size_t)len, &b) == len);
+		uint8_t *again = malloc(len ? (size_t)len : 1);
+		ASSERT(again);
+		xdrmem_create(&x, (char *)again, (u_int)len, XDR_ENCODE);
+		ASSERT(xa(&x, &b) && (long)xdr_getpos(&x) == len);
+		xdr_destroy(&x);
+		ASSERT(memcmp(enc, again, (size_t)len) == 0);
+		free(again);
+		free(enc);
+		xdr_free(xa, (char *)&b);
+	}
+	xdr_free(xa, (char *)&a);
+	return 0;
+}
