@@ -209,7 +209,7 @@ static bool put_attr(XDR *x, uint32_t n, const struct stat *st, const struct nfs
 		u32 = 65000;
 		return xdr_u_int(x, &u32);
 	case FATTR4_MAXNAME:
-		u32 = NFS3_MAXNAME;
+		u32 = NFS41D_MAXNAME;
 		return xdr_u_int(x, &u32);
 	case FATTR4_MAXREAD:
 	case FATTR4_MAXWRITE:

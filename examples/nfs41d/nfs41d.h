@@ -16,10 +16,18 @@
 #ifndef NFS41D_H
 #define NFS41D_H
 
-#include "nfs3d.h" /* export, handles, credentials (shared with rpcrdma-nfs3d) */
+#include <rpcrdma.h>
+
+#include "export.h" /* export, handles, credentials (shared with rpcrdma-nfs3d) */
 #include "nfs41.h" /* rpcgen */
 
 #include <pthread.h>
+
+/* Longest name component served (as rpcrdma-nfs3d: NFS3_MAXNAME). */
+#define NFS41D_MAXNAME 255u
+/* nfs3d_fh_resolve()'s answer for a handle whose object is gone: NFSv3's
+ * NFS3ERR_STALE (RFC 1813); any other failure is a bad handle. */
+#define NFS41D_FH_STALE 70
 
 /* Largest READ / WRITE offered (maxread / maxwrite, the Linux client's
  * RPC-over-RDMA maximum payload). */

@@ -43,7 +43,7 @@ static nfsstat4 check_name(const component4 *n, char *out)
 {
 	if (n->utf8string_len == 0)
 		return NFS4ERR_INVAL;
-	if (n->utf8string_len > NFS3_MAXNAME)
+	if (n->utf8string_len > NFS41D_MAXNAME)
 		return NFS4ERR_NAMETOOLONG;
 	if (memchr(n->utf8string_val, '/', n->utf8string_len) ||
 	    memchr(n->utf8string_val, '\0', n->utf8string_len))
@@ -65,7 +65,7 @@ static nfsstat4 need_dir(const struct n41_fh *f)
 /* The path of @name in the current directory (@out, PATH_MAX). */
 static nfsstat4 child(const struct n41_fh *dir, const component4 *name, char *out)
 {
-	char n[NFS3_MAXNAME + 1];
+	char n[NFS41D_MAXNAME + 1];
 	nfsstat4 st = need_dir(dir);
 	if (st == NFS4_OK)
 		st = check_name(name, n);
@@ -126,7 +126,7 @@ static nfsstat4 op_putfh(struct n41_compound *c, const nfs_fh4 *fh)
 	struct stat st;
 	int r = nfs3d_fh_resolve((const uint8_t *)fh->nfs_fh4_val, fh->nfs_fh4_len, rel, &st);
 	if (r != 0)
-		return r == NFS3ERR_STALE ? NFS4ERR_STALE : NFS4ERR_BADHANDLE;
+		return r == NFS41D_FH_STALE ? NFS4ERR_STALE : NFS4ERR_BADHANDLE;
 	return n41_fh_set(&c->cur, rel);
 }
 
