@@ -53,7 +53,7 @@
 
 enum {
 	MSG_PORT = 1,
-	CMD_ACCEPT,        /* a: crc; u0: ird; u1: want rev; u2: want ird; u3: want ord;
+	CMD_ACCEPT, /* a: bit 0 crc, bit 1 64 KiB socket buffers; u0: ird; u1: want rev; u2: want ird; u3: want ord;
 			   u4: pd len (pd in data); u5: 1 = expect no request at all */
 	CMD_RECV,          /* u0: len; u1: hash */
 	CMD_TERM,          /* a: local; u0..: allowed packed codes, u5: count */
@@ -751,11 +751,18 @@ static int wait_clogged(int fd, int ms)
  * closes. Asserted: every FPDU before the Terminate is a well-formed Read
  * Response at the sink STag with contiguous TOs, fewer than the 32 MiB
  * requested arrive, the Terminate follows, then the close; the TERMINATE
- * event is local (parent). */
+ * event is local (parent).
+ * The provider's socket buffers are 64 KiB here (SO_SNDBUF 128 KiB in
+ * Linux): with the default 4 MiB (8 MiB in Linux) it blocked 8.4 MB into
+ * the first 16 MiB Read, and one send after a preemption of the provider
+ * between its receive and its send pass (a loaded machine) took the rest
+ * of that Read before the third Request was parsed, which freed an IRD
+ * slot and let the Request through. Now that takes over a hundred sends
+ * in a row without a receive pass, which a blocked socket cuts short. */
 static void case_ird(int ctl)
 {
 	struct raw r;
-	struct siwt_msg m = {.type = CMD_ACCEPT, .a = 0};
+	struct siwt_msg m = {.type = CMD_ACCEPT, .a = 2};
 	uint8_t rpd[600], u[70000];
 	uint16_t rird = 0, rord = 0;
 	size_t rpdlen = 0;
@@ -1655,9 +1662,13 @@ static void do_accept(struct siwt_node *n, int ctl, const struct siwt_msg *c)
 	}
 	siwt_ep_attr(n, &a);
 	a.comp_mask |= RPCRDMA_EP_ATTR_CRC | RPCRDMA_EP_ATTR_IRD_ORD;
-	a.mpa_crc = c->a;
+	a.mpa_crc = c->a & 1u;
 	a.ird = (uint32_t)c->u[0];
 	a.ord = 4;
+	if (c->a & 2u) {
+		a.comp_mask |= RPCRDMA_EP_ATTR_SOCKBUF;
+		a.sockbuf = 64u << 10;
+	}
 	if (siwt_accept(n, &a, post_recvs, NULL, "reply!!", 7, &req, &est) == 0) {
 		SIWT_EQ(req.mpa_rev, c->u[1]);
 		if (c->u[1] == 2) {
