@@ -719,7 +719,7 @@ int bc_clnt_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *rep
 		futex_mutex_unlock(b->lock);
 		return rc;
 	}
-	RPCRDMA_PROBE(bc_reply_send, r->h.xid, long_reply, hsize, mlen, b->credits);
+	RPCRDMA_PROBE(bc_reply_send, r->h.xid, (uint32_t)long_reply, hsize, mlen, b->credits);
 	rc = req_send(b, r, long_reply ? hsize : hsize + mlen);
 	futex_mutex_unlock(b->lock);
 	return rc;

@@ -174,7 +174,7 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 					  lim.remote_inv ? "on" : "off");
 				c->st.connections = 1;
 				RPCRDMA_PROBE(conn_up, RPCRDMA_PROBE_CLIENT, gen, lim.inline_send,
-					      lim.inline_recv, lim.remote_inv);
+					      lim.inline_recv, (uint32_t)lim.remote_inv);
 				xprt_credits_reset(&c->cr);
 				c->st.credits = c->cr.grant;
 				/* RFC 8167 §6: re-enabled on every new connection. */

@@ -330,7 +330,7 @@ static int reply_post(struct svc_conn *c, struct rpcrdma_svc_req *r,
 	}
 	if (inv)
 		s->st.remote_invalidations++;
-	RPCRDMA_PROBE(reply_send, r->h.xid, long_reply, hsize, mlen, inv);
+	RPCRDMA_PROBE(reply_send, r->h.xid, (uint32_t)long_reply, hsize, mlen, inv);
 	rc = svc_post_send(c, sidx, long_reply ? hsize : hsize + mlen, inv, r->rbuf);
 	if (!rc)
 		SVC_COUNT(c, replies, 1);

@@ -243,7 +243,7 @@ static bool notify(struct rpcrdma_clnt *c, uint32_t xid, uint32_t vers, uint32_t
 		goto nohold;
 	}
 	c->st.rr_notifications++;
-	RPCRDMA_PROBE(rr_notify, xid, vers, wr.invalidate_stag, hold);
+	RPCRDMA_PROBE(rr_notify, xid, vers, wr.invalidate_stag, (uint32_t)hold);
 	if (!hold)
 		return false;
 	/* Calls transmitted from now on carry a later epoch (transmit). */
@@ -312,6 +312,7 @@ static void finish(struct rpcrdma_clnt *c, struct clnt_slot *s, int st, struct c
 			c->st.rpc_errors++;
 	}
 	c->st.replies++;
+	RPCRDMA_PROBE(reply_recv, s->call.xid, RPCRDMA1_NOMSG, c->cr.grant, st);
 	clnt_slot_complete(c, s, st, cbl);
 }
 

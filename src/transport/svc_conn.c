@@ -689,7 +689,7 @@ void svc_conn_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow)
 				s->st.connections++;
 				RPCRDMA_PROBE(conn_up, RPCRDMA_PROBE_SERVER, s->st.connections,
 					      c->lim.inline_send, c->lim.inline_recv,
-					      c->lim.remote_inv);
+					      (uint32_t)c->lim.remote_inv);
 				RLOG_PEER(RPCRDMA_LOG_INFO, "svc", &c->peer, "connected");
 			}
 			break;

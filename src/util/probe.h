@@ -15,7 +15,9 @@
  * arguments are asm operands the compiler may leave in registers or
  * memory: pass values the code has at hand anyway (a field, a local),
  * never something computed only for the probe: that work would be paid
- * untraced too. Without the header (RPCRDMA_USDT=OFF) a probe is nothing.
+ * untraced too. A bool that may sit in a register goes as (uint32_t):
+ * gdb reads no byte-register operand (`1@%r13b`); a bool field read
+ * from memory (`1@656(%rbx)`) is fine as it is. Without the header (RPCRDMA_USDT=OFF) a probe is nothing.
  */
 #ifndef RPCRDMA_UTIL_PROBE_H
 #define RPCRDMA_UTIL_PROBE_H
