@@ -358,9 +358,8 @@ bool bc_svc_recv(struct bc_conn *bc, const uint8_t *buf, size_t len)
 	}
 	/* RFC 8167 §4.1: its rdma_credit is the client's reverse grant. */
 	xprt_credits_update(&cl->rs.cr, h->credit);
-	RPCRDMA_PROBE(credits, RPCRDMA_PROBE_REVERSE, cl->st.credits, cl->rs.cr.grant,
-		      cl->rs.cr.on_wire);
 	cl->st.credits = cl->rs.cr.grant;
+	RPCRDMA_PROBE(credits, RPCRDMA_PROBE_REVERSE, cl->rs.cr.grant, cl->rs.cr.on_wire);
 	cl->st.inline_bytes_rx += len;
 	if (cl->sc[slot_idx(cl, s)].fin) {
 		/* Its caller gave up (timeout): the credit comes back now. */

@@ -432,8 +432,8 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	if (RLOG_ON(RPCRDMA_LOG_INFO) && c->st.credits != c->cr.grant)
 		rlog_emit_peer(RPCRDMA_LOG_INFO, "clnt", &c->addr, "credits granted %u (was %u)",
 			       c->cr.grant, c->st.credits);
-	RPCRDMA_PROBE(credits, RPCRDMA_PROBE_FORWARD, c->st.credits, c->cr.grant, c->cr.on_wire);
 	c->st.credits = c->cr.grant;
+	RPCRDMA_PROBE(credits, RPCRDMA_PROBE_FORWARD, c->cr.grant, c->cr.on_wire);
 	bool held = false;
 
 	if (__builtin_expect(!rc && clnt_rr_reply(c, h), 0) && h->vers == c->rx_vers) {

@@ -165,9 +165,9 @@ uint32_t svc_srq_grant(struct svc_conn *c)
 
 		if (add > s->srq_depth - s->srq_resv)
 			add = s->srq_depth - s->srq_resv;
-		RPCRDMA_PROBE(credits, RPCRDMA_PROBE_FORWARD, c->grant, c->grant + add, c->held);
 		c->grant += add;
 		s->srq_resv += add;
+		RPCRDMA_PROBE(credits, RPCRDMA_PROBE_FORWARD, c->grant, c->held);
 	}
 	return c->grant;
 }
