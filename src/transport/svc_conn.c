@@ -23,7 +23,6 @@
 #include "transport/responder.h"
 #include "util/clock.h"
 #include "util/log.h"
-#include "util/probe.h"
 
 /* ------------------------------------------------------------------ */
 /* Sending (lock held)                                                 */
@@ -628,6 +627,8 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	c->next = s->conns;
 	s->conns = c;
 	s->nconns++;
+	RPCRDMA_PROBE(conn_up, RPCRDMA_PROBE_SERVER, s->nconns, c->lim.inline_send,
+		      c->lim.inline_recv, (uint32_t)c->lim.remote_inv);
 }
 
 /* The connection of an event's endpoint: the endpoint's context (set at
@@ -687,9 +688,6 @@ void svc_conn_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow)
 			if (c && !c->up) {
 				c->up = true;
 				s->st.connections++;
-				RPCRDMA_PROBE(conn_up, RPCRDMA_PROBE_SERVER, s->st.connections,
-					      c->lim.inline_send, c->lim.inline_recv,
-					      (uint32_t)c->lim.remote_inv);
 				RLOG_PEER(RPCRDMA_LOG_INFO, "svc", &c->peer, "connected");
 			}
 			break;
