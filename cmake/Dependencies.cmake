@@ -31,6 +31,20 @@ if(RPCRDMA_VERBS AND NOT (IBVERBS_FOUND AND RDMACM_FOUND))
 endif()
 message(STATUS "verbs provider (rdma-core): ${RPCRDMA_VERBS}")
 
+# systemtap-sdt-dev: <sys/sdt.h> for the USDT probes (src/util/probe.h),
+# header only; ON by default when the header is there, else the probes
+# compile to nothing.
+include(CheckIncludeFile)
+check_include_file(sys/sdt.h RPCRDMA_SDT_FOUND)
+option(RPCRDMA_USDT "USDT probes, provider rpcrdma (needs systemtap-sdt-dev)" ${RPCRDMA_SDT_FOUND})
+if(RPCRDMA_USDT)
+  if(NOT RPCRDMA_SDT_FOUND)
+    message(FATAL_ERROR "RPCRDMA_USDT=ON needs <sys/sdt.h> (apt-get install systemtap-sdt-dev)")
+  endif()
+  add_compile_definitions(RPCRDMA_HAVE_SDT)
+endif()
+message(STATUS "USDT probes (sys/sdt.h): ${RPCRDMA_USDT}")
+
 find_program(RPCGEN_EXECUTABLE rpcgen)
 find_program(TSHARK_EXECUTABLE tshark)
 find_program(TCPDUMP_EXECUTABLE tcpdump)

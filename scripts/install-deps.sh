@@ -5,7 +5,10 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libtirpc-dev rpcsvc-proto libisal-dev
       libfabric-dev libibverbs-dev librdmacm-dev
-      tshark tcpdump gnuplot-nox rpcbind python3 socat mandoc valgrind)
+      tshark tcpdump gnuplot-nox rpcbind python3 socat mandoc valgrind
+      systemtap-sdt-dev gdb)
+# systemtap-sdt-dev: <sys/sdt.h> for the USDT probes (src/util/probe.h),
+# header only; gdb: tests/probe stops at each probe and reads its arguments.
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

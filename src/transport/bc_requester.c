@@ -26,6 +26,7 @@
 
 #include "transport/bc_requester.h"
 #include "util/clock.h"
+#include "util/probe.h"
 
 uint32_t bc_svc_extra_recvs(const struct bc_svc *b)
 {
@@ -127,6 +128,8 @@ static void cl_kick(struct rpcrdma_svc_client *cl)
 			slot_maybe_free(cl, s);
 			continue;
 		}
+		RPCRDMA_PROBE(bc_call_send, k->xid, k->call_proc, k->nread, k->nwrite,
+			      k->reply_offered, k->hdr_len, k->msg_len);
 		s->state = XPRT_RS_WIRE;
 		s->wait_dl = 0;
 		s->conn_gen = cl->conn_gen;
@@ -329,6 +332,7 @@ bool bc_svc_recv(struct bc_conn *bc, const uint8_t *buf, size_t len)
 			return false;
 		cl->st.credits_ignored++;
 		cl->st.inline_bytes_rx += len;
+		RPCRDMA_PROBE(error_recv, RPCRDMA_PROBE_SERVER, h->xid, h->err, h->vers);
 		if (h->err == RPCRDMA1_ERR_CHUNK)
 			cl->st.err_chunk_rx++;
 		s->result.rdma_err = h->err;
@@ -355,6 +359,7 @@ bool bc_svc_recv(struct bc_conn *bc, const uint8_t *buf, size_t len)
 	/* RFC 8167 §4.1: its rdma_credit is the client's reverse grant. */
 	xprt_credits_update(&cl->rs.cr, h->credit);
 	cl->st.credits = cl->rs.cr.grant;
+	RPCRDMA_PROBE(credits, RPCRDMA_PROBE_REVERSE, cl->rs.cr.grant, cl->rs.cr.on_wire);
 	cl->st.inline_bytes_rx += len;
 	if (cl->sc[slot_idx(cl, s)].fin) {
 		/* Its caller gave up (timeout): the credit comes back now. */
@@ -376,6 +381,7 @@ bool bc_svc_recv(struct bc_conn *bc, const uint8_t *buf, size_t len)
 			cl->st.reply_bytes += w;
 	}
 done:
+	RPCRDMA_PROBE(bc_reply_recv, h->xid, h->proc, cl->rs.cr.grant, st);
 	cl->st.replies++;
 	xprt_credits_done(&cl->rs.cr);
 	cl->st.outstanding = cl->rs.cr.on_wire;

@@ -30,6 +30,7 @@
 #include "transport/bc_responder.h"
 #include "util/be.h"
 #include "util/clock.h"
+#include "util/probe.h"
 
 uint32_t bc_clnt_extra_recvs(const struct rpcrdma_bc_opts *o)
 {
@@ -124,6 +125,7 @@ static void req_err(struct bc_clnt *b, struct rpcrdma_bc_req *r, uint32_t err)
 		req_free(b, r);
 		return;
 	}
+	RPCRDMA_PROBE(error_send, RPCRDMA_PROBE_CLIENT, r->h.xid, err, r->h.vers);
 	if (!req_send(b, r, (size_t)len) && err == RPCRDMA1_ERR_CHUNK)
 		b->st.err_chunk_tx++;
 }
@@ -268,6 +270,7 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 		req_free(b, r);
 		return true;
 	}
+	RPCRDMA_PROBE(bc_call_recv, r->h.xid, r->h.vers, r->h.proc, r->h.credit, len);
 	if (xprt_bc_has_chunks(&r->h.chunks)) {
 		/* RFC 8167 §5.3: a responder without reverse chunks answers a
 		 * call that carries any with ERR_CHUNK. We never use Write
@@ -716,6 +719,7 @@ int bc_clnt_answer(struct rpcrdma_bc_req *r, const struct rpcrdma_rpc_reply *rep
 		futex_mutex_unlock(b->lock);
 		return rc;
 	}
+	RPCRDMA_PROBE(bc_reply_send, r->h.xid, (uint32_t)long_reply, hsize, mlen, b->credits);
 	rc = req_send(b, r, long_reply ? hsize : hsize + mlen);
 	futex_mutex_unlock(b->lock);
 	return rc;

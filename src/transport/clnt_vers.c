@@ -46,6 +46,7 @@
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
 #include "util/log.h"
+#include "util/probe.h"
 
 /* RDMA2_ERROR answers in flight at once (more are dropped and counted);
  * each is five words. */
@@ -102,6 +103,7 @@ static void answer(struct rpcrdma_clnt *c, uint32_t xid, uint32_t err)
 		c->st.dropped_msgs++;
 		return;
 	}
+	RPCRDMA_PROBE(error_send, RPCRDMA_PROBE_CLIENT, xid, err, RPCRDMA2_VERSION);
 	sge = xprt_pool_sge(&c->v2ans, i, 0, (size_t)len);
 	wr.wr_id = clnt_wrid(c->gen, CLNT_WR_V2_ANSWER, i);
 	wr.opcode = RPCRDMA_WR_SEND;
@@ -210,6 +212,9 @@ static bool probe_reply(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
 		c->rx_vers = RPCRDMA1_VERSION;
 		c->st.rdma_version = RPCRDMA1_VERSION;
 		c->st.err_vers_rx++;
+		RPCRDMA_PROBE(error_recv, RPCRDMA_PROBE_CLIENT, h->xid, h->err, h->vers);
+		RPCRDMA_PROBE(v2_result, RPCRDMA_PROBE_CLIENT, c->lim.vers, c->lim.inline_send,
+			      c->lim.inline_recv);
 		/* Draft §5: one message at a time until a message that is not
 		 * an error reports the credit limit; the ERR_VERS's rdma_credit
 		 * is not one (the grant stays at the connection's first, 1). */
@@ -241,6 +246,8 @@ static bool probe_reply(struct rpcrdma_clnt *c, struct clnt_slot *s, const struc
 		xprt_v2_raise_inline(&c->lim, c->inline_send, c->inline_recv);
 		c->st.inline_send = c->lim.inline_send;
 		c->st.inline_recv = c->lim.inline_recv;
+		RPCRDMA_PROBE(v2_result, RPCRDMA_PROBE_CLIENT, c->lim.vers, c->lim.inline_send,
+			      c->lim.inline_recv);
 		if (c->bc)
 			bc_clnt_lim(c->bc, &c->lim);
 		if (c->v2_props)
@@ -277,6 +284,7 @@ void clnt_v2_probe_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	 * lost probe's credit and any late answer go with the old one). */
 	c->v2_off = true;
 	c->st.v2_probe_losses++;
+	RPCRDMA_PROBE(v2_result, RPCRDMA_PROBE_CLIENT, RPCRDMA1_VERSION, 0, 0);
 	RLOG_PEER(RPCRDMA_LOG_INFO, "clnt", &c->addr,
 		  "Version Two probe unanswered: Version One from now on");
 	clnt_conn_lost(c, cbl); /* clnt_reconnect() closes it */

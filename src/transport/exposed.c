@@ -36,6 +36,7 @@
 #include "transport/responder.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/probe.h"
 
 struct svc_rr_ent {
 	bool used;
@@ -245,6 +246,7 @@ int svc_rr_expose(struct svc_conn *c, struct rpcrdma_svc_req *r, uint8_t *buf, s
 	ch->reads[0].seg.handle = rpcrdma_mr_stag(e->mr);
 	ch->reads[0].seg.length = (uint32_t)mlen;
 	ch->reads[0].seg.offset = rpcrdma_mr_offset(e->mr);
+	RPCRDMA_PROBE(rr_expose, e->xid, mlen, ch->reads[0].seg.handle);
 	return 0;
 }
 
@@ -334,6 +336,7 @@ void svc_rr_done(struct svc_conn *c, uint32_t xid, uint32_t inv)
 	if (!e)
 		return; /* the draft: no chunk waiting, dropped silently */
 	c->svc->st.rr_notifications++;
+	RPCRDMA_PROBE(rr_done, xid, e->len, inv);
 	ent_release(c, e, inv);
 }
 

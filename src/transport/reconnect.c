@@ -28,6 +28,7 @@
 #include "transport/requester.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/probe.h"
 
 /* RFC 6581 §9 IRD/ORD we advertise (conn_open). */
 #define CLNT_IRD    128u
@@ -172,6 +173,8 @@ int clnt_conn_open(struct rpcrdma_clnt *c, uint32_t gen)
 					  ev.private_data_len, lim.inline_send, lim.inline_recv,
 					  lim.remote_inv ? "on" : "off");
 				c->st.connections = 1;
+				RPCRDMA_PROBE(conn_up, RPCRDMA_PROBE_CLIENT, gen, lim.inline_send,
+					      lim.inline_recv, (uint32_t)lim.remote_inv);
 				xprt_credits_reset(&c->cr);
 				c->st.credits = c->cr.grant;
 				/* RFC 8167 §6: re-enabled on every new connection. */
@@ -215,6 +218,7 @@ void clnt_conn_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	if (c->state != C_UP)
 		return;
 	c->state = C_DOWN;
+	RPCRDMA_PROBE(conn_down, RPCRDMA_PROBE_CLIENT, c->gen, c->cr.on_wire);
 	c->gen++;
 	c->nrpend = 0; /* the new connection posts every receive */
 	c->st.conn_errors++;
@@ -341,6 +345,7 @@ void clnt_reconnect(struct rpcrdma_clnt *c, struct cb_list *cbl)
 		c->last_conn_err = 0;
 		c->state = C_UP;
 		c->st.reconnects++;
+		RPCRDMA_PROBE(reconnect, gen, attempts, c->st.reconnects);
 		clnt_kick_tx(c, cbl);
 	} else if (expired && !c->stop) {
 		clnt_check_timeouts(c, cbl);

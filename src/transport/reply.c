@@ -19,6 +19,7 @@
 #include "rpcrdma/tirpc.h"
 #include "transport/respond.h"
 #include "transport/responder.h"
+#include "util/probe.h"
 
 /* Progress thread: send the held replies (one flush per connection). */
 void svc_flush_held(struct rpcrdma_svc *s)
@@ -329,6 +330,8 @@ static int reply_post(struct svc_conn *c, struct rpcrdma_svc_req *r,
 	}
 	if (inv)
 		s->st.remote_invalidations++;
+	RPCRDMA_PROBE(reply_send, r->h.xid, (uint32_t)long_reply, long_reply ? hsize : hsize + mlen,
+		      inv);
 	rc = svc_post_send(c, sidx, long_reply ? hsize : hsize + mlen, inv, r->rbuf);
 	if (!rc)
 		SVC_COUNT(c, replies, 1);
@@ -473,6 +476,7 @@ static int reply_short(struct rpcrdma_svc_req *r, xdrproc_t xres, void *res)
 	svc_req_end(r, false);
 	SVC_COUNT(c, short_msgs, 1);
 	SVC_COUNT(c, inline_bytes_tx, hl + mlen);
+	RPCRDMA_PROBE(reply_send, r->h.xid, RPCRDMA1_MSG, hl + mlen, 0);
 	rc = svc_post_send(c, sidx, hl + mlen, 0, r->rbuf);
 	if (!rc)
 		SVC_COUNT(c, replies, 1);

@@ -32,6 +32,7 @@
 #include "util/be.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/probe.h"
 
 static void txq_push(struct rpcrdma_clnt *c, struct clnt_slot *s)
 {
@@ -127,6 +128,8 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
 	rc = xprt_marshal(k, &c->lim, c->ddp_threshold, c->nslots);
 	if (rc)
 		return rc;
+	RPCRDMA_PROBE(call_marshal, k->xid, k->call_proc, k->nread, k->nwrite, k->reply_offered,
+		      k->hdr_len, k->msg_len);
 #ifdef RPCRDMA_TEST_HOOKS
 	if (c->hook.on_send)
 		c->hook.on_send(c->hook.arg, k->hdr, k->hdr_len, k->msg_len);
@@ -322,6 +325,7 @@ static bool rr_fwd_reply(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t le
 static inline void reply_count(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr *h, int st)
 {
 	if (h->proc == RPCRDMA1_ERROR) {
+		RPCRDMA_PROBE(error_recv, RPCRDMA_PROBE_CLIENT, h->xid, h->err, h->vers);
 		RLOG_PEER(RPCRDMA_LOG_ERR, "clnt", &c->addr, "RDMA_ERROR %s received for xid %#x",
 			  h->err == RPCRDMA1_ERR_VERS ? "ERR_VERS" : "ERR_CHUNK", h->xid);
 		if (h->err == RPCRDMA1_ERR_VERS)
@@ -424,6 +428,7 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		rlog_emit_peer(RPCRDMA_LOG_INFO, "clnt", &c->addr, "credits granted %u (was %u)",
 			       c->cr.grant, c->st.credits);
 	c->st.credits = c->cr.grant;
+	RPCRDMA_PROBE(credits, RPCRDMA_PROBE_FORWARD, c->cr.grant, c->cr.on_wire);
 	bool held = false;
 
 	if (__builtin_expect(!rc && clnt_rr_reply(c, h), 0) && h->vers == c->rx_vers) {
@@ -469,6 +474,7 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		reply_count(c, h, st);
 	}
 	c->st.replies++;
+	RPCRDMA_PROBE(reply_recv, h->xid, h->proc, c->cr.grant, st);
 	clnt_slot_complete(c, s, st, cbl);
 	return true;
 }

@@ -63,6 +63,7 @@
 #include "transport/respond.h"
 #include "transport/xprt.h"
 #include "util/futex_cond.h"
+#include "util/probe.h"
 
 enum { SVC_WR_RECV = 1, SVC_WR_SEND, SVC_WR_READ, SVC_WR_WRITE };
 

@@ -39,6 +39,7 @@
 #include "transport/requester.h"
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
+#include "util/probe.h"
 
 /* Largest reply pulled (beyond: the call fails with -EMSGSIZE). */
 #define CLNT_RR_MAX (1ull << 30)
@@ -242,6 +243,7 @@ static bool notify(struct rpcrdma_clnt *c, uint32_t xid, uint32_t vers, uint32_t
 		goto nohold;
 	}
 	c->st.rr_notifications++;
+	RPCRDMA_PROBE(rr_notify, xid, vers, wr.invalidate_stag, (uint32_t)hold);
 	if (!hold)
 		return false;
 	/* Calls transmitted from now on carry a later epoch (transmit). */
@@ -310,6 +312,7 @@ static void finish(struct rpcrdma_clnt *c, struct clnt_slot *s, int st, struct c
 			c->st.rpc_errors++;
 	}
 	c->st.replies++;
+	RPCRDMA_PROBE(reply_recv, s->call.xid, RPCRDMA1_NOMSG, c->cr.grant, st);
 	clnt_slot_complete(c, s, st, cbl);
 }
 
@@ -487,6 +490,7 @@ static void pull_end(struct rpcrdma_clnt *c, struct clnt_slot *s, struct cb_list
 		clnt_rr_reply_seen(c, s);
 	}
 	/* The draft: after the Reads, pull completion. */
+	RPCRDMA_PROBE(rr_pull, p->xid, p->total, p->nseg);
 	notify(c, p->xid, p->vers, p->stag, true);
 	finish(c, s, 0, cbl);
 }

@@ -142,6 +142,7 @@ void svc_send_error(struct svc_conn *c, uint32_t xid, uint32_t err, uint32_t ver
 	if (len < 0 || svc_post_send(c, sidx, (size_t)len, 0, -1)) {
 		return;
 	}
+	RPCRDMA_PROBE(error_send, RPCRDMA_PROBE_SERVER, xid, err, vers);
 	RLOG_PEER(RPCRDMA_LOG_ERR, "svc", &c->peer, "RDMA_ERROR %s sent for xid %#x",
 		  err == RPCRDMA1_ERR_VERS ? "ERR_VERS" : "ERR_CHUNK", xid);
 	if (err == RPCRDMA1_ERR_VERS)
@@ -303,6 +304,9 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		svc_rr_done(c, r->h.xid, c->rr_inv); /* RFC 5666 pull completion */
 	if (r->h.proc == RPCRDMA1_DONE || r->h.proc == RPCRDMA1_ERROR) {
 		/* A requester's DONE/ERROR: dropped silently, as Linux does. */
+		if (r->h.proc == RPCRDMA1_ERROR)
+			RPCRDMA_PROBE(error_recv, RPCRDMA_PROBE_SERVER, r->h.xid, r->h.err,
+				      r->h.vers);
 		s->st.dropped_msgs++;
 		svc_refuse(c, r, 0);
 		return;
@@ -314,6 +318,7 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		svc_refuse(c, r, RPCRDMA1_ERR_CHUNK);
 		return;
 	}
+	RPCRDMA_PROBE(call_recv, r->h.xid, r->h.vers, r->h.proc, r->h.credit, len);
 	/* Read chunks at their positions (splice.c); none in the common call. */
 	if (ch->nreads && svc_splice_plan(r, &nchunks, &total))
 		goto chunk_err;
@@ -622,6 +627,8 @@ static void conn_accept(struct rpcrdma_svc *s, struct rpcrdma_event *ev)
 	c->next = s->conns;
 	s->conns = c;
 	s->nconns++;
+	RPCRDMA_PROBE(conn_up, RPCRDMA_PROBE_SERVER, s->nconns, c->lim.inline_send,
+		      c->lim.inline_recv, (uint32_t)c->lim.remote_inv);
 }
 
 /* The connection of an event's endpoint: the endpoint's context (set at
@@ -695,6 +702,8 @@ void svc_conn_events(struct rpcrdma_svc *s, struct rpcrdma_svc_req **runnow)
 					bc_svc_conn_down(c->bc); /* RFC 8167 §5.4 */
 				if (c->up)
 					s->st.connections--;
+				RPCRDMA_PROBE(conn_down, RPCRDMA_PROBE_SERVER, s->st.connections,
+					      c->held);
 				RLOG_PEER(RPCRDMA_LOG_INFO, "svc", &c->peer, "disconnected");
 				c->up = false;
 				/* Flushed Reads end their requests;

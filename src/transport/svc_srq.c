@@ -35,6 +35,7 @@
 
 #include "transport/responder.h"
 #include "util/log.h"
+#include "util/probe.h"
 
 static int srq_post(struct rpcrdma_svc *s, uint32_t idx)
 {
@@ -166,6 +167,7 @@ uint32_t svc_srq_grant(struct svc_conn *c)
 			add = s->srq_depth - s->srq_resv;
 		c->grant += add;
 		s->srq_resv += add;
+		RPCRDMA_PROBE(credits, RPCRDMA_PROBE_FORWARD, c->grant, c->held);
 	}
 	return c->grant;
 }

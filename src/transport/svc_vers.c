@@ -17,6 +17,7 @@
 #include "transport/responder.h"
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
+#include "util/probe.h"
 
 /* The first Version Two call of a connection whose client sent no RFC
  * 8797 private data: 4096-byte thresholds from now on (draft §2.3). */
@@ -26,6 +27,8 @@ static void v2_first(struct svc_conn *c)
 		return;
 	c->v2_seen = true;
 	xprt_v2_raise_inline(&c->lim, c->svc->inline_send, c->svc->inline_recv);
+	RPCRDMA_PROBE(v2_result, RPCRDMA_PROBE_SERVER, RPCRDMA2_VERSION, c->lim.inline_send,
+		      c->lim.inline_recv);
 	if (c->bc)
 		bc_svc_conn_v2(c->bc, &c->lim);
 }
@@ -135,6 +138,7 @@ int svc_v2_recv(struct svc_conn *c, struct rpcrdma_svc_req *r, const uint8_t *bu
 		return rc;
 	if (r->h.proc == RPCRDMA2_ERROR) {
 		/* §4.2.1: never answered, whatever its code */
+		RPCRDMA_PROBE(error_recv, RPCRDMA_PROBE_SERVER, r->h.xid, r->h.err, r->h.vers);
 		s->st.dropped_msgs++;
 		svc_refuse(c, r, 0);
 		return 1;
