@@ -20,7 +20,10 @@
 # --toggle-collect: the periodic ticks of the client and the server loop
 # (lead_tick, loop_tick: work of the clock, whose share per call grows with
 # the slowdown under valgrind) and, for a libtirpc figure, the RDMA progress
-# thread of the same server process (progress_main: idle there). Two runs
+# thread of the same server process (progress_main: idle there); and the
+# rest of a loop iteration whose blocking wait timed out with nothing
+# (lead_waited, evloop_waited_*: the peer was quiet for 20 ms, the
+# machine's load decides how often). Two runs
 # of N1 and N2 calls (one in flight) are subtracted and divided by N2 - N1:
 # start-up, connection set-up and teardown cancel out.
 set -u
@@ -68,7 +71,7 @@ count() {
 	[ "$side.$peer" = server.tcp ] && tog="--toggle-collect=progress_main*"
 	# --collect-atstart after the toggles: a toggle alone starts off
 	local vg="valgrind --tool=callgrind --toggle-collect=lead_tick* --toggle-collect=loop_tick*
-		$tog --collect-atstart=yes --callgrind-out-file=/dev/null --log-file=$d/cg.%p"
+		--toggle-collect=lead_waited* --toggle-collect=evloop_waited_* $tog --collect-atstart=yes --callgrind-out-file=/dev/null --log-file=$d/cg.%p"
 	local srv="$perf server --port 0 --tcp-port 0 --no-spin --cpu $scpu"
 	if [ "$side" = server ]; then
 		# shellcheck disable=SC2086

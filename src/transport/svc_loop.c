@@ -197,6 +197,7 @@ __attribute__((noinline)) static void loop_tick(struct evloop *l)
 	svc_conn_reap(s);
 	loop_set_cq(s);
 	futex_mutex_unlock(&s->lock);
+	EVLOOP_NO_TAIL_CALL();
 }
 
 /* evloop end of iteration: run the calls that became ready and the ones
