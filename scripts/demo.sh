@@ -2,7 +2,10 @@
 # The main job: installs dependencies, builds rpcrdma (Release), then runs
 # rpcrdma-perf server and client on loopback over the default software
 # provider (soft-iWARP) next to ONC RPC over TCP (libtirpc) and prints the
-# comparison table (bench/rpc/run.sh; its README explains every figure).
+# comparison table (bench/rpc/run.sh; its README explains every figure):
+# the NULL p50 next to the raw loopback TCP 64 B round trip on the same
+# CPUs, and user-space instructions per NULL call, client and server, the
+# work of a call without the waiting (bench/rpc/instr.sh).
 #
 #   scripts/demo.sh [--quick] [--provider] [bench/rpc/run.sh options]
 #     --quick      ~30 s instead of ~3 min

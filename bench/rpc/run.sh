@@ -63,9 +63,9 @@ sarg= carg= parg="--placement none"
 [ -n "$scpu" ] && [ -n "$ccpu" ] && parg="--server-cpu $scpu --client-cpu $ccpu"
 
 if [ $quick = 1 ]; then
-	D=0.5 W=0.1 sweep=1K,64K,1M,4M n1=300 n2=600 nconn=100
+	D=0.5 W=0.1 sweep=1K,64K,1M,4M n1=300 n2=1300 nconn=100
 else
-	D=2 W=0.3 sweep=1K,4K,16K,64K,256K,1M,4M n1=2000 n2=4000 nconn=100
+	D=2 W=0.3 sweep=1K,4K,16K,64K,256K,1M,4M n1=500 n2=2500 nconn=100
 fi
 prog=--no-progress
 [ -t 2 ] && prog=
@@ -159,6 +159,22 @@ if ! $C --connections $nconn --workload write --size 1M --json >"$out/conn.json"
 	failures=$((failures + 1))
 fi
 case_run null_lat --workload null --inflight 1 --peer both --tcp-server both
+# the raw loopback TCP 64 B round trip on the same CPUs, blocking and
+# spinning (bench/tcprtt): the floor of the NULL p50
+tcp_block= tcp_spin=
+if [ -x "$build/bench/tcprtt/bench_tcp_rtt" ]; then
+	echo "  tcp_rtt: bench_tcp_rtt $parg" >&2
+	if [ $quick = 1 ]; then rn=5000; else rn=20000; fi
+	# shellcheck disable=SC2086
+	if timeout 120 $pre "$build/bench/tcprtt/bench_tcp_rtt" $parg --count $rn --warmup 1000 \
+		>"$out/tcp_rtt.txt" 2>&1; then
+		tcp_block=$(awk '$1 == "tcp_rtt" && $2 == "block" { print $4 }' "$out/tcp_rtt.txt")
+		tcp_spin=$(awk '$1 == "tcp_rtt" && $2 == "spin" { print $4 }' "$out/tcp_rtt.txt")
+	else
+		echo "run.sh: bench_tcp_rtt FAILED ($out/tcp_rtt.txt)" >&2
+		failures=$((failures + 1))
+	fi
+fi
 case_run null_rate --workload null --inflight 16 --peer rdma
 for t in 1 2 4 8; do
 	case_run null_tcp_t$t --workload null --threads $t --peer tcp --tcp-server both
@@ -177,90 +193,28 @@ case_run sweep_r --workload read --sizes $sweep --peer both --tcp-server svc \
 	--plot "$out/sweep-read.png"
 
 
-# user-space instructions per NULL call, client and server: the difference
-# of two runs (n1 and n2 calls, one in flight) divided by n2 - n1, so
-# set-up and teardown cancel out. The side counted runs under the counter,
-# the other side natively: the client against the server started above;
-# the server (a second one, started under the counter for each run: RDMA
-# and svc_run threads in one process, as above) against a native client.
-# perf stat if the PMU counts instructions:u here, else callgrind.
+# user-space instructions per NULL call, client and server, the work of a
+# call without the waiting (bench/rpc/instr.sh; README "Instructions per
+# call"): each side counted under callgrind in its own process with
+# progress that never busy-polls, against the other side run natively
 instr_rdma= instr_tcp= sinstr_rdma= sinstr_tcp= instr_how="skipped"
 if [ $instr = 1 ]; then
-	# $W: the counter's command prefix; counted FILE-SUFFIX: its count
-	if perf stat -x, -e instructions:u true 2>&1 | grep -q '^[0-9]'; then
-		instr_how="perf stat -e instructions:u (least of 3 pairs)"
-		W="perf stat -x, -e instructions:u -o $out/pstat"
-		counted() { sed -n 's/^\([0-9]*\),.*instructions.*/\1/p' "$out/pstat" | head -1; }
-	elif command -v valgrind >/dev/null 2>&1; then
-		instr_how="valgrind --tool=callgrind (Ir, all threads of the counted process, least of 3 pairs)"
-		W="valgrind --tool=callgrind --callgrind-out-file=/dev/null --log-file=$out/cg.err.%p"
-		# the counted process's own log (the fork server's acceptor
-		# child writes its own)
-		counted() { sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/cg.err.$1" | head -1; }
+	if command -v valgrind >/dev/null 2>&1; then
+		instr_how="valgrind --tool=callgrind, work of a call: no busy-polling, ticks and idle threads left out (bench/rpc/instr.sh, $n1 and $n2 calls)"
+		echo "  instructions per NULL call: bench/rpc/instr.sh --calls $n1,$n2" >&2
+		icargs="--build $build --calls $n1,$n2"
+		[ -n "$scpu" ] && icargs="$icargs --server-cpu $scpu"
+		[ -n "$ccpu" ] && icargs="$icargs --client-cpu $ccpu"
+		[ -n "$nice" ] && icargs="$icargs --nice $nice"
+		# shellcheck disable=SC2086
+		"$root/bench/rpc/instr.sh" $icargs >"$out/instr.txt" 2>"$out/instr.err" ||
+			echo "run.sh: instr.sh FAILED ($out/instr.err)" >&2
+		sed 's/^/  /' "$out/instr.err" >&2
+		ig() { awk -v s="$1" -v p="$2" '$1 == s && $2 == p { print $3 }' "$out/instr.txt"; }
+		instr_rdma=$(ig client rdma) instr_tcp=$(ig client tcp)
+		sinstr_rdma=$(ig server rdma) sinstr_tcp=$(ig server tcp)
 	else
-		instr_how="unsupported (no PMU for perf stat, no valgrind)"
-	fi
-	count_instr() {
-		rm -f "$out"/cg.err.*
-		timeout 600 $pre $W $C0 --workload null --count "$1" --no-progress "$2" >/dev/null 2>&1 ||
-			return 1
-		# one process: its log is the only one
-		counted "$(ls "$out" | sed -n 's/^cg\.err\.//p' | head -1)"
-	}
-	# the same for a server started under the counter, against a native
-	# client
-	count_server_instr() {
-		slog="$out/cserver.log"
-		: >"$slog"
-		rm -f "$out"/cg.err.*
-		timeout 600 $pre $W "$perf" server --port 0 --tcp-port 0 --threads "$sthreads" $sarg \
-			>"$slog" 2>&1 &
-		wpid=$!
-		i=0
-		until grep -q "rdma port" "$slog" 2>/dev/null; do
-			i=$((i + 1))
-			if [ $i -gt 300 ] || ! kill -0 "$wpid" 2>/dev/null; then
-				kill "$wpid" 2>/dev/null || true
-				return 1
-			fi
-			sleep 0.1
-		done
-		# in a subshell: the main server's ports stay as they are
-		cp=$(
-			server_ports "$slog"
-			ok=1
-			timeout 300 $pre "$perf" client 127.0.0.1 --port "$rport" --tcp-port "$tport" \
-				--tcp-fork-port "$fport" $carg --workload null --count "$1" --no-progress \
-				"$2" >/dev/null 2>&1 || ok=0
-			kill -TERM "$spid_of" 2>/dev/null || true
-			[ $ok = 0 ] || echo "$spid_of"
-		)
-		wait "$wpid" 2>/dev/null || true
-		[ -n "$cp" ] || return 1
-		counted "$cp"
-	}
-	if [ "$instr_how" != "${instr_how#perf}" ] || [ "$instr_how" != "${instr_how#valgrind}" ]; then
-		echo "  instructions per NULL call: $instr_how" >&2
-		# Idle busy-poll iterations of the client's progress loop are
-		# counted too, and how many there are depends on how soon the
-		# server answers (load on the machine only adds some): the least
-		# of three pairs is the figure, for both transports alike.
-		for side in client server; do
-			fn=count_instr var=instr
-			[ $side = server ] && fn=count_server_instr var=sinstr
-			for peer in rdma tcp; do
-				best=
-				for rep in 1 2 3; do
-					a=$($fn $n1 "--peer=$peer" || true)
-					b=$($fn $n2 "--peer=$peer" || true)
-					[ -n "$a" ] && [ -n "$b" ] || continue
-					v=$(awk -v a="$a" -v b="$b" -v n1=$n1 -v n2=$n2 'BEGIN { printf "%.0f", (b - a) / (n2 - n1) }')
-					echo "    $side $peer pair $rep: $v per call" >&2
-					[ -z "$best" ] || [ "$v" -lt "$best" ] && best=$v
-				done
-				[ -n "$best" ] && eval "${var}_$peer=$best"
-			done
-		done
+		instr_how="unsupported (no valgrind)"
 	fi
 fi
 
@@ -273,7 +227,7 @@ echo "date $(date -u +%FT%TZ), $machine, $(nproc) CPUs, Linux $(uname -r), commi
 echo "placement: server CPU ${scpu:-unpinned}, client CPU ${ccpu:-unpinned} ($placement); server: $sthreads RDMA worker thread(s)"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); per-case output and CSV in $out"
 echo
-awk -F, -v instr_rdma="$instr_rdma" -v instr_tcp="$instr_tcp" -v instr_how="$instr_how" \
+awk -F, -v tcp_block="$tcp_block" -v tcp_spin="$tcp_spin" -v instr_rdma="$instr_rdma" -v instr_tcp="$instr_tcp" -v instr_how="$instr_how" \
 	-v sinstr_rdma="$sinstr_rdma" -v sinstr_tcp="$sinstr_tcp" \
 	-v prov_read="$prov_read" -v prov_write="$prov_write" \
 	-v rss1="$(jnum server_rss_kb_1 "$out/conn.json")" \
@@ -324,6 +278,14 @@ END {
 	p = p50["null_lat/rdma/null/0"]
 	row("NULL p50 us, 1 in flight", sprintf("%.1f", p), sprintf("%.1f", best_p50),
 	    "libtirpc 1 thr " best_p50_how, best_p50 ? p / best_p50 : 0, "<=", 1)
+	# the same p50 against the raw loopback TCP 64 B round trip on the
+	# same CPUs (bench_tcp_rtt, run right after): both ends spinning (the
+	# floor of a busy-polling transport; issue 38 goal <= 1.05x), and both
+	# ends in blocking reads
+	row("NULL p50 us vs raw TCP 64 B RTT, spinning", sprintf("%.1f", p), tcp_spin,
+	    "loopback TCP, recv(MSG_DONTWAIT) spin", tcp_spin ? p / tcp_spin : 0, "<=", 1.05)
+	row("NULL p50 us vs raw TCP 64 B RTT, blocking", sprintf("%.1f", p), tcp_block,
+	    "loopback TCP, blocking read", tcp_block ? p / tcp_block : 0, "info", 0)
 	# the figure of issue 4 is the whole call, client and server (its
 	# libtirpc figure, about 4,300, is the two together; README); the
 	# two sides are shown as well, without a target of their own
@@ -331,9 +293,9 @@ END {
 	cb = (instr_tcp != "" && sinstr_tcp != "") ? instr_tcp + sinstr_tcp : ""
 	row("NULL user-space instructions/call", ca, cb, "libtirpc client + svc_run",
 	    cb ? ca / cb : 0, "<", 1)
-	row("  of which the client", instr_rdma, instr_tcp, "libtirpc client",
+	row("  of which the client (work, no waiting)", instr_rdma, instr_tcp, "libtirpc client",
 	    instr_tcp ? instr_rdma / instr_tcp : 0, "info", 0)
-	row("  of which the server", sinstr_rdma, sinstr_tcp, "libtirpc svc_run",
+	row("  of which the server (work, no waiting)", sinstr_rdma, sinstr_tcp, "libtirpc svc_run",
 	    sinstr_tcp ? sinstr_rdma / sinstr_tcp : 0, "info", 0)
 	a = mb["bulk_q1/rdma/write/1048576"]; b = mb["bulk_q1/tcp/write/1048576"]
 	row("WRITE 1 MiB MB/s, 1 thread (Read chunk)", sprintf("%.0f", a), sprintf("%.0f", b), "libtirpc 1 thr svc_run", b ? a / b : 0, ">=", 1.5)

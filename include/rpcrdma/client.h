@@ -258,6 +258,11 @@ enum rpcrdma_progress_mode {
 	/* A library thread spins without sleeping: lowest latency, costs a
 	 * whole CPU while the client exists. */
 	RPCRDMA_PROGRESS_BUSY_POLL = 1,
+	/* A library thread never busy-polls: it sleeps in the provider as
+	 * soon as nothing is ready (a wake-up's latency on every call, the
+	 * fewest cycles; the user-space work of a call, without any waiting,
+	 * is what bench/rpc counts in this mode). */
+	RPCRDMA_PROGRESS_BLOCK = 2,
 };
 
 enum rpcrdma_clnt_opt_mask {

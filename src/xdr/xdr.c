@@ -27,10 +27,15 @@ static uint8_t xdri_empty_rw[1];
 
 void rpcrdma_xdr_init(struct rpcrdma_xdr *x, void *buf, size_t len, enum rpcrdma_xdr_op op)
 {
-	memset(x, 0, sizeof(*x));
+	/* Field by field, not a memset of the whole cursor: only iov[0] of
+	 * its RPCRDMA_XDR_MAX_IOV is ever read (idx < iovcnt), and every RPC
+	 * header is encoded or decoded through one of these (issue 38). */
 	x->iov[0].iov_base = buf;
 	x->iov[0].iov_len = buf ? len : 0;
 	x->iovcnt = 1;
+	x->idx = 0;
+	x->off = 0;
+	x->pos = 0;
 	x->len = x->iov[0].iov_len;
 	x->op = op;
 }

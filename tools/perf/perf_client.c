@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +77,18 @@ struct run {
 	pthread_mutex_t err_lock;
 	char first_error[96];
 	_Atomic uint64_t t_first, t_last; /* count mode: first issue, last completion */
+	/* posted when a thread's last call ended: in count mode the
+	 * supervisor sleeps on it instead of waking every few ms (its wakes
+	 * would be counted in the instructions per call, bench/rpc) */
+	sem_t fin;
 };
+
+/* A call of @t ended and issues no other. */
+static void slot_gone(struct thr *t)
+{
+	if (atomic_fetch_sub(&t->outstanding, 1) == 1)
+		sem_post(&t->run->fin);
+}
 
 static void set_error(struct run *r, const char *msg)
 {
@@ -253,13 +265,13 @@ static void rdma_cb(struct rpcrdma_clnt *c, int status, void *res, void *arg)
 	(void)c;
 	(void)res;
 	if (!account(s, status, status ? rpcrdma_strerror(status) : NULL)) {
-		atomic_fetch_sub(&t->outstanding, 1);
+		slot_gone(t);
 		return;
 	}
 	rc = rdma_issue(s);
 	if (rc) {
 		set_error(t->run, rpcrdma_strerror(rc));
-		atomic_fetch_sub(&t->outstanding, 1);
+		slot_gone(t);
 	}
 }
 
@@ -280,7 +292,9 @@ int perf_rdma_connect(const struct perf_client_opts *o, uint32_t inflight, bool 
 	if (co.credits > 1024)
 		co.credits = 1024;
 	co.timeout_ms = 30000;
-	co.progress = o->busy ? RPCRDMA_PROGRESS_BUSY_POLL : RPCRDMA_PROGRESS_THREAD;
+	co.progress = o->busy     ? RPCRDMA_PROGRESS_BUSY_POLL
+		      : o->nospin ? RPCRDMA_PROGRESS_BLOCK
+				  : RPCRDMA_PROGRESS_THREAD;
 	if (o->rdma_version != RPCRDMA_VERSION_1) {
 		co.comp_mask |= RPCRDMA_CLNT_OPT_RDMA_VERSION;
 		co.rdma_version = o->rdma_version;
@@ -375,6 +389,7 @@ static void *tcp_thread(void *arg)
 			break;
 	}
 	atomic_store(&t->outstanding, 0);
+	sem_post(&t->run->fin);
 	return NULL;
 }
 
@@ -466,6 +481,7 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 	r.inflight = o->inflight;
 	q = inflight_of(&r);
 	pthread_mutex_init(&r.err_lock, NULL);
+	sem_init(&r.fin, 0, 0);
 	res->transport = tr;
 	res->workload = wl;
 	res->size = r.size;
@@ -580,7 +596,16 @@ static int run_case(const struct perf_client_opts *o, enum perf_transport tr, en
 		for (;;) {
 			uint64_t now, busy = 0, dn = 0;
 
-			usleep(o->count ? 2000 : 20000);
+			if (o->count) {
+				struct timespec ts;
+
+				/* until a thread finished, at most 1 s */
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_sec += 1;
+				(void)sem_timedwait(&r.fin, &ts);
+			} else {
+				usleep(20000);
+			}
 			now = perf_now_ns();
 			for (uint32_t i = 0; i < nthr; i++) {
 				busy += atomic_load(&r.thr[i].outstanding);

@@ -21,7 +21,8 @@ static void usage(FILE *f)
 	    f,
 	    "usage: rpcrdma-perf server [--bind ADDR] [--port P] [--threads N] [--credits C]\n"
 	    "                           [--cpu N] [--tcp-port P] [--tcp-fork-port P] [--no-tcp]\n"
-	    "                           [--busy-poll] [--crc] [--register] [--srq-depth N]\n"
+	    "                           [--busy-poll | --no-spin] [--crc] [--register]\n"
+	    "                           [--srq-depth N]\n"
 	    "                           [--rdma-version 1|2|auto] [--inline BYTES]\n"
 	    "                           [--no-private-data] [--reliable-reply]\n"
 	    "       rpcrdma-perf client HOST [--port P] --workload null|write|read|echo\n"
@@ -30,7 +31,9 @@ static void usage(FILE *f)
 	    "                           [--cpu N] [--peer rdma|tcp|both]\n"
 	    "                           [--tcp-server svc|fork|both] [--tcp-port P]\n"
 	    "                           [--tcp-fork-port P] [--csv FILE] [--json]\n"
-	    "                           [--plot FILE.png] [--no-progress] [--busy-poll] [--crc]\n"
+	    "                           [--plot FILE.png] [--no-progress] [--busy-poll | "
+	    "--no-spin]\n"
+	    "                           [--crc]\n"
 	    "                           [--verify-every N] [--connections N [--hold S]]\n"
 	    "                           [--rdma-version 1|2|auto] [--inline BYTES]\n"
 	    "                           [--no-private-data]\n"
@@ -93,6 +96,9 @@ static void usage(FILE *f)
 		"  call in flight; every payload checked; per mode mean/p50/p99 latency and\n"
 		"  the bytes each side registered per call, and the ratio of the means.\n"
 		"  --count N: N calls per mode (whole blocks) instead of --duration.\n"
+		"  both: --busy-poll: the library's threads spin, never sleep; --no-spin:\n"
+		"  they never spin, sleep as soon as nothing is ready (RPCRDMA_PROGRESS_BLOCK:\n"
+		"  what bench/rpc counts instructions in; default: spin briefly, then sleep).\n"
 		"  (server --test-corrupt answers with wrong data, --test-refuse-writes refuses\n"
 		"  every second WRITE: for tests of the checks.)\n");
 }
@@ -176,6 +182,7 @@ enum {
 	O_TCP_FORK_PORT,
 	O_NO_TCP,
 	O_BUSY,
+	O_NO_SPIN,
 	O_CRC,
 	O_WORKLOAD,
 	O_SIZE,
@@ -218,6 +225,7 @@ static const struct option longopts[] = {
     {"tcp-fork-port", required_argument, NULL, O_TCP_FORK_PORT},
     {"no-tcp", no_argument, NULL, O_NO_TCP},
     {"busy-poll", no_argument, NULL, O_BUSY},
+    {"no-spin", no_argument, NULL, O_NO_SPIN},
     {"crc", no_argument, NULL, O_CRC},
     {"workload", required_argument, NULL, O_WORKLOAD},
     {"size", required_argument, NULL, O_SIZE},
@@ -370,6 +378,9 @@ int main(int argc, char **argv)
 			break;
 		case O_BUSY:
 			so.busy = co.busy = true;
+			break;
+		case O_NO_SPIN:
+			so.nospin = co.nospin = true;
 			break;
 		case O_CRC:
 			so.crc = co.crc = true;

@@ -498,7 +498,9 @@ int perf_server_main(const struct perf_server_opts *o)
 	so.credits = o->credits;
 	so.workers = o->threads;
 	so.mpa_crc = o->crc;
-	so.progress = o->busy ? RPCRDMA_PROGRESS_BUSY_POLL : RPCRDMA_PROGRESS_THREAD;
+	so.progress = o->busy     ? RPCRDMA_PROGRESS_BUSY_POLL
+		      : o->nospin ? RPCRDMA_PROGRESS_BLOCK
+				  : RPCRDMA_PROGRESS_THREAD;
 	if (o->rdma_version != RPCRDMA_VERSION_1) {
 		so.comp_mask |= RPCRDMA_SVC_OPT_RDMA_VERSION;
 		so.rdma_version = o->rdma_version;

@@ -58,9 +58,10 @@ struct perf_server_opts {
 	const char *bind; /* --bind ADDR: listen on this address only (NULL: all) */
 	bool tcp;         /* serve TCP too (default) */
 	uint32_t threads, credits;
-	int cpu;   /* -1: not pinned */
-	bool busy; /* busy-poll progress */
-	bool crc;  /* MPA CRC32c */
+	int cpu;     /* -1: not pinned */
+	bool busy;   /* busy-poll progress */
+	bool nospin; /* --no-spin: progress that never busy-polls */
+	bool crc;    /* MPA CRC32c */
 	/* Tests only: answer WRITE with a wrong checksum and READ with the
 	 * bytes 8 further on, so a test can see the client's checks fail. */
 	bool corrupt;
@@ -99,7 +100,7 @@ struct perf_client_opts {
 	int cpu;
 	bool peer_rdma, peer_tcp;
 	bool tcp_svc, tcp_fork; /* which TCP server models */
-	bool busy, crc;
+	bool busy, nospin, crc;
 	/* --rdma-version: RPCRDMA_VERSION_1 (default), _AUTO or _2 */
 	int rdma_version;
 	uint32_t inline_size; /* --inline: both thresholds (0: the default) */
