@@ -68,6 +68,8 @@ enum { SVC_WR_RECV = 1, SVC_WR_SEND, SVC_WR_READ, SVC_WR_WRITE };
 
 #define SVC_MAX_PROGS 32
 #define SVC_STASH     64 /* staging buffers kept for reuse, at most */
+/* kept staging buffers are unmapped after this long without a pull */
+#define SVC_STASH_IDLE_NS 1000000000ull
 /* One connection's calls hold at most 1/SVC_PULL_SHARE of max_pull while
  * pulling (beyond its first call): a client whose Reads go unanswered
  * cannot take the pull budget from the others (pull.c). */
@@ -300,6 +302,9 @@ struct rpcrdma_svc {
 	} stash[SVC_STASH];
 	uint32_t nstash;
 	uint64_t stash_bytes;
+	/* staging buffers taken so far, the count the last tick saw and when
+	 * it changed (monotonic ns): the stash goes after a second unused */
+	uint64_t stage_gets, stash_gets_seen, stash_used_ns;
 	bool pull_kick_needed, in_pull_kick;
 	/* Replies the progress thread sends are held (RPCRDMA_SEND_DEFER)
 	 * and flushed once at the end of its pass over a batch of
