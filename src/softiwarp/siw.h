@@ -799,6 +799,7 @@ int siw_srq_destroy(struct rpcrdma_srq *s);
 int siw_post_srq_recv(struct rpcrdma_srq *s, uint64_t wr_id, const struct rpcrdma_sge *sg,
 		      unsigned int num_sge);
 int siw_srq_resize(struct rpcrdma_srq *s, uint32_t max_wr);
+int siw_srq_trim(struct rpcrdma_srq *s, uint32_t keep, size_t *bytes);
 bool siw_srq_take(struct siw_ep *ep);
 /* A receive is ready for the next Send of @ep (device lock held). */
 static inline bool siw_rq_ready(struct siw_ep *ep)

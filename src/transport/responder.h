@@ -68,6 +68,8 @@ enum { SVC_WR_RECV = 1, SVC_WR_SEND, SVC_WR_READ, SVC_WR_WRITE };
 
 #define SVC_MAX_PROGS 32
 #define SVC_STASH     64 /* staging buffers kept for reuse, at most */
+/* after connections closed, memory is trimmed once none closed this long */
+#define SVC_TRIM_QUIET_NS 1000000000ull
 /* kept staging buffers are unmapped after this long without a pull */
 #define SVC_STASH_IDLE_NS 1000000000ull
 /* One connection's calls hold at most 1/SVC_PULL_SHARE of max_pull while
@@ -282,8 +284,10 @@ struct rpcrdma_svc {
 	bool srq_tried;
 	/* connections with replies held (tx_held), flushed per batch */
 	struct svc_conn *held_conns;
-	/* connections freed since the allocator was last trimmed */
+	/* connections freed since the allocator was last trimmed, and when
+	 * the last of them was (monotonic ns) */
 	uint32_t freed_since_trim;
+	uint64_t freed_ns;
 	struct rpcrdma_svc_req *qhead, *qtail;
 	/* Pulled Read chunk memory: in use now, most at once (option), and
 	 * the calls waiting for some to be freed (FIFO). */
@@ -394,6 +398,9 @@ int svc_srq_conn_add(struct rpcrdma_svc *s, struct svc_conn *c);
 void svc_srq_conn_del(struct rpcrdma_svc *s, struct svc_conn *c);
 /* Give receive buffer @idx back to the shared queue. */
 void svc_srq_repost(struct rpcrdma_svc *s, uint32_t idx);
+/* After a burst of connections closed: the pages of the receives the
+ * remaining connections cannot take at once go back (rpcrdma_srq_trim). */
+void svc_srq_trim(struct rpcrdma_svc *s);
 /* The credits to announce in @c's next message (raised when the pool
  * has room, RFC 8166 §3.3.1: backed before announced). */
 uint32_t svc_srq_grant(struct svc_conn *c);
