@@ -19,7 +19,7 @@
 #include <rpcrdma.h>
 
 #include "export.h" /* export, handles, credentials (shared with rpcrdma-nfs3d) */
-#include "nfs41.h" /* rpcgen */
+#include "nfs41.h"  /* rpcgen */
 
 #include <pthread.h>
 
