@@ -252,7 +252,11 @@ int verbs_mr_bind_ep(struct rpcrdma_mr *mr, struct rpcrdma_ep *ep)
 	if (!d->mw2)
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&d->lock);
-	if (e && (e->state != VEP_CONNECTED || !e->qp)) {
+	/* (a passive endpoint takes Binds once accepted: rdma_accept left its
+	 * QP ready to send, and the peer's first call may arrive before the
+	 * ESTABLISHED event is read; issue 32: rxe rr_scope's third
+	 * connection had its first reply refused -ENOTCONN) */
+	if (e && !verbs_ep_can_bind(e)) {
 		rc = -ENOTCONN;
 		goto out;
 	}

@@ -581,7 +581,7 @@ int verbs_post_bind(struct vep *e, struct ibv_mw *mw, struct ibv_mr *mr, uint64_
 	uint32_t seq;
 	int rc;
 
-	if (e->state != VEP_CONNECTED || !e->qp)
+	if (!verbs_ep_can_bind(e))
 		return -ENOTCONN;
 	if (e->sq.tail - e->sq.head == e->sq.size)
 		verbs_cq_reap(e->scq);

@@ -314,9 +314,19 @@ void verbs_qp_start(struct vep *e);
 /* Locked: the endpoint is down: complete held work as flushed; move the QP
  * to error so the hardware flushes what it holds. */
 void verbs_qp_down(struct vep *e);
+/* Locked: may @e's QP take a Bind now? Connected; or accepted on a device
+ * that is not iWARP, where rdma_accept left the QP ready to send (its
+ * Sends are still held until ESTABLISHED is read; a Bind posted now goes
+ * ahead of them, as it must). A failed post still fails the Bind. */
+static inline bool verbs_ep_can_bind(const struct vep *e)
+{
+	return e->qp && (e->state == VEP_CONNECTED ||
+			 (e->state == VEP_CONNECTING && e->passive && !e->dev->iwarp));
+}
+
 /* Locked: post a Bind MW of @mw (new key @rkey) over [addr, addr + len)
  * of @mr, remote read (and write when @write) only, on @e's send queue,
- * ahead of what is posted after it. -ENOTCONN unless @e is connected. */
+ * ahead of what is posted after it. -ENOTCONN unless verbs_ep_can_bind. */
 int verbs_post_bind(struct vep *e, struct ibv_mw *mw, struct ibv_mr *mr, uint64_t addr,
 		    uint64_t len, bool write, uint32_t rkey, uint32_t *seq);
 /* Locked: until the Bind in send slot @seq of @e has executed (at most
