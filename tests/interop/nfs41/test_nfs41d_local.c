@@ -187,6 +187,15 @@ static void cb_dispatch(struct rpcrdma_bc_req *req, uint32_t proc, XDR *args, vo
 	}
 }
 
+/* *@v read under the callback thread's lock. */
+static unsigned count_of(struct cli *c, const unsigned *v)
+{
+	pthread_mutex_lock(&c->mu);
+	unsigned n = *v;
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
 /* Wait until *@v reaches @want (up to 10 s). */
 static bool wait_count(struct cli *c, unsigned *v, unsigned want)
 {
@@ -847,7 +856,7 @@ int main(int argc, char **argv)
 	CHECK(do_open(&B, "data", OPEN4_SHARE_ACCESS_WRITE, false, &b2) == NFS4_OK);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(t1.tv_sec - t0.tv_sec < 3); /* not the whole recall wait */
-	CHECK(A.cb_bad == bad_before + 1);
+	CHECK(count_of(&A, &A.cb_bad) == bad_before + 1);
 	CHECK(do_close(&B, &b2) == NFS4_OK);
 	memset(ops, 0, sizeof(ops));
 	op_seq(&A, &ops[0]);
@@ -855,7 +864,9 @@ int main(int argc, char **argv)
 	done(&res);
 	CHECK(A.flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
 	CHECK(delegreturn(&A, &r.fh, &r.deleg) == NFS4ERR_BAD_STATEID);
+	pthread_mutex_lock(&A.mu);
 	A.refuse = false;
+	pthread_mutex_unlock(&A.mu);
 
 	reconnect(&A, &B);
 	namespace_ops(&A);
