@@ -6,8 +6,9 @@
  * slots.h, what the reverse responder shares with the server (Read chunk
  * plan, splice, reply marshalling) in respond.h.
  *
- * The API half (src/api/backchannel.c) owns threads, locks and the public
- * handles. Nothing here is exported.
+ * The engine halves are bc_requester.c (the server's reverse requester)
+ * and bc_responder.c (the client's reverse responder); the API shells are
+ * src/api/bc_svc.c and src/api/bc_clnt.c. Nothing here is exported.
  */
 #ifndef RPCRDMA_TRANSPORT_BACKCHANNEL_H
 #define RPCRDMA_TRANSPORT_BACKCHANNEL_H

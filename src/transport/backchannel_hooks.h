@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Hooks between the client / server (client.c, server.c) and the
- * backchannel (backchannel.c, RFC 8167). Hidden symbols.
+ * Hooks between the forward requester / the responder (requester.c,
+ * svc_conn.c) and the backchannel engines (bc_responder.c, bc_requester.c;
+ * RFC 8167). Hidden symbols.
  *
  * Locking: the backchannel state of a client or server is protected by
  * that client's or server's own lock (one lock per endpoint, so the
@@ -10,8 +11,8 @@
  *
  * Work requests the backchannel posts on a connection carry BC_WR_KIND in
  * bits 24..31 of wr_id (the client also puts its connection generation in
- * bits 32..63, as client.c does); client.c hands their completions to
- * bc_clnt_wc(), server.c ignores them (the server's reverse calls need no
+ * bits 32..63, as requester.c does); requester.c hands their completions
+ * to bc_clnt_wc(), svc_conn.c ignores them (the server's reverse calls need no
  * completion: a slot is reused only after its reply or its connection's
  * loss).
  */
@@ -166,7 +167,7 @@ void bc_svc_run_inline(struct bc_svc *b);
 void bc_svc_stop(struct bc_svc *b);
 void bc_svc_free(struct bc_svc *b);
 
-/* server.c: what the backchannel needs of a server. */
+/* What the backchannel needs of a server (filled in by svc_conn.c). */
 struct svc_bc_host {
 	struct futex_mutex *lock;
 	struct rpcrdma_pd *pd;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The server's reverse requester (RFC 8167): its handles for calling its
- * clients on the connections server.c owns. include/rpcrdma/backchannel.h
+ * clients on the connections svc_conn.c owns. include/rpcrdma/backchannel.h
  * says what; transport/backchannel_hooks.h lists the hooks;
- * transport/backchannel.c has the wire rules and the reverse call slots.
+ * transport/backchannel.c has the wire rules, slots.c the reverse call
+ * slots.
  *
  * A client handle (struct rpcrdma_svc_client) exists for every connection
  * from its accept on; BC_ENABLE names the client (64-bit id) and binds the
@@ -322,7 +323,7 @@ bool bc_svc_recv(struct bc_conn *bc, const uint8_t *buf, size_t len)
 	if (dir == XPRT_DIR_NONE) {
 		/* Only an RDMA_ERROR can answer one of our reverse calls; its
 		 * direction is not in the message, so its credit value is
-		 * ignored (RFC 8167 §4.1). Anything else goes to server.c. */
+		 * ignored (RFC 8167 §4.1). Anything else goes to svc_conn.c. */
 		if (!decoded && rpcrdma1_decode_buf(buf, len, h))
 			return false;
 		if (h->proc != RPCRDMA1_ERROR || !cl || !cl->rs_ready)

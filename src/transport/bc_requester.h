@@ -2,7 +2,7 @@
 /*
  * The server's reverse requester (RFC 8167): its state and the functions
  * the API (src/api/bc_svc.c) calls. Hidden symbols. bc_requester.c holds
- * the engine; the hooks server.c calls are in backchannel_hooks.h.
+ * the engine; the hooks svc_conn.c calls are in backchannel_hooks.h.
  *
  * Locking: everything here is under the server's lock (struct bc_svc
  * lock); "lock held" says the caller holds it.

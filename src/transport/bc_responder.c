@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Bidirectional RPC-over-RDMA (RFC 8167), the client's reverse responder:
- * its callback programs on the connection client.c owns.
+ * its callback programs on the connection the forward requester owns
+ * (requester.c, reconnect.c).
  * include/rpcrdma/backchannel.h says what (src/api/bc_clnt.c is its API);
  * transport/backchannel_hooks.h lists the hooks; transport/backchannel.c
  * has the wire rules (direction, Read chunk plan, splice). The Read pulls
@@ -10,7 +11,7 @@
  *
  * Client side (struct bc_clnt). A reverse call lands in any of the
  * client's receive buffers (the receive queue is FIFO, not per direction);
- * client.c asks bc_clnt_recv() first, which copies a Call into one of its
+ * requester.c asks bc_clnt_recv() first, which copies a Call into one of its
  * requests and lets the buffer be re-posted at once, so the number of
  * posted receives stays `credits + rev_credits` (RFC 8167 §4.3.1). A
  * request owns its copy, its pulled Read chunk data and one send buffer
@@ -218,7 +219,7 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 	}
 	if (dir != XPRT_DIR_CALL) {
 		/* RFC 8167 §4.1: an RDMA_ERROR's direction cannot be told from
-		 * the message; client.c then ignores its credit value. */
+		 * the message; requester.c then ignores its credit value. */
 		if (dir == XPRT_DIR_NONE && len >= RPCRDMA1_FIXED_SIZE)
 			b->st.credits_ignored++;
 		return false;
@@ -396,7 +397,7 @@ void bc_clnt_down(struct bc_clnt *b)
 	}
 	b->qhead = b->qtail = NULL;
 	b->ihead = b->itail = NULL;
-	b->gen++; /* stale completions are ignored (client.c bumps its own) */
+	b->gen++; /* stale completions are ignored (requester.c bumps its own) */
 }
 
 /* ---- dispatch (backchannel thread, no lock) ---- */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The client's reverse responder of RFC 8167 (bc_responder.c): the
- * callback programs a client serves on the connection client.c owns. Its
+ * callback programs a client serves on the connection requester.c owns. Its
  * public handles (struct rpcrdma_bc_req, include/rpcrdma/backchannel.h)
  * are used by the API layer (src/api/bc_clnt.c); transport/
- * backchannel_hooks.h has the calls client.c makes into it. Hidden
+ * backchannel_hooks.h has the calls requester.c makes into it. Hidden
  * symbols.
  */
 #ifndef RPCRDMA_TRANSPORT_BC_RESPONDER_H

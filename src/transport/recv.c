@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Requester receive side: a reply's transport header has been decoded and
- * matched to its call by XID (client.c). Here: RDMA_ERROR becomes the call's
+ * matched to its call by XID (requester.c). Here: RDMA_ERROR becomes the call's
  * error (RFC 8166 §4.5); the chunk lists are checked against what the call
  * offered, never trusted beyond it (a responder may not report more bytes
  * written than a chunk holds); then the RPC reply header and the results

@@ -16,6 +16,11 @@
  *   clnt_loop.c  the leader/follower progress loop and the background
  *                thread
  *   credits.c    the credit window itself (RFC 8166 §3.3.1)
+ *   marshal.c    a call -> Short / Chunked / Long Call (xprt.h)
+ *   recv.c       a reply's checks and decode (xprt.h)
+ *   clnt_vers.c  Version Two negotiation and the fallback to Version One
+ *   rr_pull.c    reliable replies: pulling a reply from a Read chunk,
+ *                RDMA_DONE
  *
  * Structure. A client owns one connection (endpoint) at a time and a fixed
  * array of call slots, one per credit it requests. A slot owns two send

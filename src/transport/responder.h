@@ -14,6 +14,11 @@
  *   reply.c     reply marshalling: inline / Write chunks / Reply chunk
  *               (RDMA_NOMSG), held replies flushed per batch
  *   svc_loop.c  the progress thread, worker threads and dispatch
+ *   svc_srq.c   the shared receive pool (one SRQ for every connection)
+ *   svc_vers.c  Version Two: what it adds, checked before the common path
+ *   exposed.c   reliable replies: replies exposed in Read chunks, fenced
+ *               after RDMA_DONE
+ *   svc_drc.c   the duplicate request cache around a call (drc.c, drc.h)
  *
  * Structure. One device, one listener, one event channel, one CQ for every
  * connection (resized as they come: rpcrdma_cq_resize; a provider that

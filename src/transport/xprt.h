@@ -1,32 +1,54 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * RPC-over-RDMA Version One transport internals shared by the client
- * (requester.c) and the server's responder (responder.h). One file per
- * concern, as in Linux xprtrdma:
- *   buffers.c   pre-registered send/receive buffer pools
- *   negotiate.c RFC 8797 private data -> per-direction inline thresholds
- *   credits.c   the requester's credit window (RFC 8166 §3.3.1)
- *   requester.c the client's requester: slots, XIDs, transmit, reply
- *               matching, deadlines (state in requester.h)
- *   reconnect.c the client's connection: loss, backoff, reconnect,
- *               retransmission
- *   clnt_loop.c the client's leader/follower progress loop
- *   bc_requester.c the server's reverse requester (RFC 8167)
- *   ddp.c       DDP-eligible items (struct rpcrdma_bulk) inside XDR streams
- *   marshal.c   requester: call -> Short / Chunked / Long Call + chunk lists
- *   recv.c      requester: reply header checks, RPC reply decode
- *   svc_conn.c  responder: connections, receives + credit grant, send
- *               signalling, RDMA_ERROR, RFC 8167 direction demux
- *   pull.c      responder: Read-chunk pull budget, staging, Read queue (IRD)
- *   splice.c    responder: call stream = inline bytes + pulled Read chunks
- *   reply.c     responder: reply -> inline / Write chunks / Reply chunk
- *   svc_loop.c  responder: progress thread, workers, dispatch
- *   bc_responder.c  the client's reverse responder (RFC 8167)
- *   errors.c    RDMA_ERROR replies, error codes and their names
- *   rdma_rw.c   RDMA Write / Read work requests over a chunk's segments
- *   spin.c      busy-poll policy of the event loop (evloop.h)
- *   short.c     the common Short message with AUTH_NONE, word by word
- * Nothing here is exported.
+ * The transport's internals shared by its roles: the client's requester
+ * (requester.h), the server's responder (responder.h) and both halves of
+ * the backchannel (backchannel.h), in Version One and Version Two. Every
+ * file of src/transport, by role (the rooms a newcomer reads; one file
+ * per concern, as in Linux xprtrdma). Nothing here is exported.
+ *
+ * Wire codecs (no state, hostile input):
+ *   rpcrdma1_hdr.c   Version One header (RFC 8166 §4, RFC 5666 §4.3)
+ *   rpcrdma2_hdr.c   Version Two header (the draft's §4.2)
+ *   rpcrdma2_opt.c   our Version Two optional messages' rdma_optinfo
+ *   chunks_xdr.h     chunk lists and segments, both versions
+ *   connect_private.c RFC 8797 private data
+ *   short.c          the common Short message with AUTH_NONE, word by word
+ *   errors.c         RDMA_ERROR replies, error codes and their names
+ *   *_wire.h         wire constants
+ * Requester (the client; requester.h):
+ *   requester.c      slots, XIDs, transmit, reply matching, deadlines
+ *   marshal.c        call -> Short / Chunked / Long Call + chunk lists
+ *   recv.c           reply header checks, RPC reply decode
+ *   reconnect.c      connection loss, backoff, reconnect, retransmission
+ *   clnt_loop.c      the leader/follower progress loop
+ *   clnt_vers.c      Version Two negotiation and fallback
+ *   rr_pull.c        reliable replies: pull, RDMA_DONE
+ *   credits.c        the credit window (RFC 8166 §3.3.1)
+ * Responder (the server; responder.h):
+ *   svc_conn.c       connections, receives + credit grant, send
+ *                    signalling, RDMA_ERROR, RFC 8167 direction demux
+ *   svc_srq.c        the shared receive pool
+ *   svc_vers.c       Version Two checks before the common path
+ *   pull.c           Read-chunk pull budget, staging, Read queue (IRD)
+ *   splice.c         call stream = inline bytes + pulled Read chunks
+ *   reply.c          reply -> inline / Write chunks / Reply chunk
+ *   exposed.c        reliable replies: exposed replies, fencing
+ *   svc_drc.c, drc.c the duplicate request cache
+ *   svc_loop.c       progress thread, workers, dispatch
+ * Backchannel (RFC 8167; backchannel.h, backchannel_hooks.h):
+ *   backchannel.c    direction of a message, reverse Read chunk rules
+ *   bc_requester.c   the server's reverse requester (bc_requester.h)
+ *   bc_responder.c   the client's reverse responder (bc_responder.h)
+ *   slots.c          the reverse requester's slots and credits (slots.h)
+ *   vers2.c          Version Two headers for every role
+ * Shared:
+ *   buffers.c        pre-registered send/receive buffer pools
+ *   negotiate.c      RFC 8797 private data -> inline thresholds
+ *   ddp.c            DDP-eligible items (struct rpcrdma_bulk) in XDR
+ *   rdma_rw.c        RDMA Write / Read work requests over a chunk
+ *   evloop.c         the event loop every transport thread runs
+ *   spin.c           its busy-poll policy (evloop.h)
+ *   respond.h        what the two responders share
  */
 #ifndef RPCRDMA_TRANSPORT_XPRT_H
 #define RPCRDMA_TRANSPORT_XPRT_H

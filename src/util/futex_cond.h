@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The locks and condition variables of the client and the server
- * (client.c, server.c, and both sides of the backchannel, backchannel.c),
- * on private futexes.
+ * (transport/requester.h, transport/responder.h, and both halves of the
+ * backchannel, bc_requester.c and bc_responder.c), on private futexes.
  *
  * The mutex is futex_mutex (util/futex_mutex.h, shared with the
  * softiwarp device lock); the client takes it twice per call.
