@@ -15,15 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_assert.h"
 #include "nfs3.h" /* rpcgen, xdr/nfs3.x */
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			__builtin_trap();                                                          \
-	} while (0)
 
 union args {
 	GETATTR3args getattr;
