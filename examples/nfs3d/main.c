@@ -64,28 +64,9 @@ static const struct {
 	xdrproc_t xargs, xres;
 	nfs3d_proc_fn *run;
 } procs[] = {
-#define P(num, name, fn) [num] = {(xdrproc_t)xdr_##name##3args, (xdrproc_t)xdr_##name##3res, fn}
-    P(NFSPROC3_GETATTR, GETATTR, nfs3d_getattr),
-    P(NFSPROC3_SETATTR, SETATTR, nfs3d_setattr),
-    P(NFSPROC3_LOOKUP, LOOKUP, nfs3d_lookup),
-    P(NFSPROC3_ACCESS, ACCESS, nfs3d_access),
-    P(NFSPROC3_READLINK, READLINK, nfs3d_readlink),
-    P(NFSPROC3_READ, READ, nfs3d_read),
-    P(NFSPROC3_WRITE, WRITE, nfs3d_write),
-    P(NFSPROC3_CREATE, CREATE, nfs3d_create),
-    P(NFSPROC3_MKDIR, MKDIR, nfs3d_mkdir),
-    P(NFSPROC3_SYMLINK, SYMLINK, nfs3d_symlink),
-    P(NFSPROC3_MKNOD, MKNOD, nfs3d_mknod),
-    P(NFSPROC3_REMOVE, REMOVE, nfs3d_remove),
-    P(NFSPROC3_RMDIR, RMDIR, nfs3d_rmdir),
-    P(NFSPROC3_RENAME, RENAME, nfs3d_rename),
-    P(NFSPROC3_LINK, LINK, nfs3d_link),
-    P(NFSPROC3_READDIR, READDIR, nfs3d_readdir),
-    P(NFSPROC3_READDIRPLUS, READDIRPLUS, nfs3d_readdirplus),
-    P(NFSPROC3_FSSTAT, FSSTAT, nfs3d_fsstat),
-    P(NFSPROC3_FSINFO, FSINFO, nfs3d_fsinfo),
-    P(NFSPROC3_PATHCONF, PATHCONF, nfs3d_pathconf),
-    P(NFSPROC3_COMMIT, COMMIT, nfs3d_commit),
+#define P(num, NAME, name)                                                                         \
+	[num] = {(xdrproc_t)xdr_##NAME##3args, (xdrproc_t)xdr_##NAME##3res, nfs3d_##name},
+    NFS3D_PROCS(P)
 #undef P
 };
 
