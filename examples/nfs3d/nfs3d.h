@@ -12,9 +12,11 @@
  *   proc_dir.c  procedures on directory entries (LOOKUP ... LINK)
  *   readdir.c   READDIR, READDIRPLUS
  *   mount.c     MOUNT v3 over TCP (libtirpc)
- *   main.c      options, startup, signals, the dispatch table
+ *   main.c      options, startup, the dispatch table
  *   procs.h     the list of procedures every table is built from (also
  *               the fuzz target's), the argument and result unions
+ *   daemon.h    the startup shared with rpcrdma-nfs41d: common options,
+ *               the export, signals, the loop, the counters file
  */
 #ifndef NFS3D_H
 #define NFS3D_H
