@@ -11,15 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_assert.h"
 #include "transport/connect_private.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                                 \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			abort();                                                                   \
-	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -28,16 +21,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	int rc = rpcrdma1_cm_private_decode(data, size, &p);
 	if (rc) {
-		REQUIRE(rc == -EINVAL);
-		REQUIRE(!p.remote_invalidate && p.send_size == 1024 && p.recv_size == 1024);
+		ASSERT(rc == -EINVAL);
+		ASSERT(!p.remote_invalidate && p.send_size == 1024 && p.recv_size == 1024);
 		return 0;
 	}
-	REQUIRE(size >= RPCRDMA1_CM_SIZE);
-	REQUIRE(p.send_size >= 1024 && p.send_size <= 262144 && p.send_size % 1024 == 0);
-	REQUIRE(p.recv_size >= 1024 && p.recv_size <= 262144 && p.recv_size % 1024 == 0);
-	REQUIRE(rpcrdma1_cm_private_encode(out, sizeof(out), &p) == 0);
-	REQUIRE(memcmp(out, data, 5) == 0);
-	REQUIRE(out[5] == (data[5] & RPCRDMA1_CM_FLAG_REMOTE_INV));
-	REQUIRE(out[6] == data[6] && out[7] == data[7]);
+	ASSERT(size >= RPCRDMA1_CM_SIZE);
+	ASSERT(p.send_size >= 1024 && p.send_size <= 262144 && p.send_size % 1024 == 0);
+	ASSERT(p.recv_size >= 1024 && p.recv_size <= 262144 && p.recv_size % 1024 == 0);
+	ASSERT(rpcrdma1_cm_private_encode(out, sizeof(out), &p) == 0);
+	ASSERT(memcmp(out, data, 5) == 0);
+	ASSERT(out[5] == (data[5] & RPCRDMA1_CM_FLAG_REMOTE_INV));
+	ASSERT(out[6] == data[6] && out[7] == data[7]);
 	return 0;
 }

@@ -15,68 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nfs3.h" /* rpcgen, xdr/nfs3.x */
+#include "../examples/nfs3d/procs.h" /* rpcgen's types, the procedure list */
+#include "fuzz_assert.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			__builtin_trap();                                                          \
-	} while (0)
-
-union args {
-	GETATTR3args getattr;
-	SETATTR3args setattr;
-	LOOKUP3args lookup;
-	ACCESS3args access;
-	READLINK3args readlink;
-	READ3args read;
-	WRITE3args write;
-	CREATE3args create;
-	MKDIR3args mkdir;
-	SYMLINK3args symlink;
-	MKNOD3args mknod;
-	REMOVE3args remove;
-	RMDIR3args rmdir;
-	RENAME3args rename;
-	LINK3args link;
-	READDIR3args readdir;
-	READDIRPLUS3args readdirplus;
-	FSSTAT3args fsstat;
-	FSINFO3args fsinfo;
-	PATHCONF3args pathconf;
-	COMMIT3args commit;
-};
-
+/* the decoders rpcrdma-nfs3d runs, by procedure number (NULL: none) */
 static const xdrproc_t xargs[22] = {
-    NULL,
-    (xdrproc_t)xdr_GETATTR3args,
-    (xdrproc_t)xdr_SETATTR3args,
-    (xdrproc_t)xdr_LOOKUP3args,
-    (xdrproc_t)xdr_ACCESS3args,
-    (xdrproc_t)xdr_READLINK3args,
-    (xdrproc_t)xdr_READ3args,
-    (xdrproc_t)xdr_WRITE3args,
-    (xdrproc_t)xdr_CREATE3args,
-    (xdrproc_t)xdr_MKDIR3args,
-    (xdrproc_t)xdr_SYMLINK3args,
-    (xdrproc_t)xdr_MKNOD3args,
-    (xdrproc_t)xdr_REMOVE3args,
-    (xdrproc_t)xdr_RMDIR3args,
-    (xdrproc_t)xdr_RENAME3args,
-    (xdrproc_t)xdr_LINK3args,
-    (xdrproc_t)xdr_READDIR3args,
-    (xdrproc_t)xdr_READDIRPLUS3args,
-    (xdrproc_t)xdr_FSSTAT3args,
-    (xdrproc_t)xdr_FSINFO3args,
-    (xdrproc_t)xdr_PATHCONF3args,
-    (xdrproc_t)xdr_COMMIT3args,
+#define P(num, NAME, name) [num] = (xdrproc_t)xdr_##NAME##3args,
+    NFS3D_PROCS(P)
+#undef P
 };
+_Static_assert(NFS3D_NPROCS == 22, "the procedure byte is taken modulo 22");
 
 /* Decode @len bytes at @p as procedure @proc's arguments into @a: the
  * bytes consumed, or -1. */
-static long decode(xdrproc_t xa, const uint8_t *p, size_t len, union args *a)
+static long decode(xdrproc_t xa, const uint8_t *p, size_t len, union nfs3d_args *a)
 {
 	XDR x;
 	memset(a, 0, sizeof(*a));
@@ -93,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	xdrproc_t xa = xargs[data[0] % 22];
 	if (!xa)
 		return 0;
-	union args a, b;
+	union nfs3d_args a, b;
 	long used = decode(xa, data + 1, size - 1, &a);
 	if (used >= 0) {
 		uint8_t *enc = malloc(used ? (size_t)used : 1);

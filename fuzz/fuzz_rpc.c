@@ -23,49 +23,17 @@
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/xdr.h"
 #include "rpc_tirpc.h"
+#include "fuzz_assert.h"
+#include "fuzz_pieces.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			__builtin_trap();                                                          \
-	} while (0)
-
-struct pieces {
-	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
-	unsigned n;
-};
-
-/* Copy @data into heap pieces of @piece bytes (the last takes the rest). */
+/* @data in heap pieces of @piece bytes (the last takes the rest), and a
+ * decoding cursor over them. */
 static int make_cursor(struct rpcrdma_xdr *x, struct pieces *p, const uint8_t *data, size_t size,
 		       size_t piece)
 {
-	size_t off = 0;
-	p->n = 0;
-	if (piece == 0)
-		piece = size ? size : 1;
-	do {
-		size_t len = size - off;
-		if (p->n < RPCRDMA_XDR_MAX_IOV - 1 && len > piece)
-			len = piece;
-		void *b = malloc(len ? len : 1);
-		if (!b)
-			return -1;
-		if (len)
-			memcpy(b, data + off, len);
-		p->iov[p->n].iov_base = b;
-		p->iov[p->n].iov_len = len;
-		p->n++;
-		off += len;
-	} while (off < size);
+	if (make_pieces(p, data, size, piece) != 0)
+		return -1;
 	return rpcrdma_xdr_init_iov(x, p->iov, p->n, RPCRDMA_XDR_DECODE);
-}
-
-static void free_pieces(struct pieces *p)
-{
-	for (unsigned i = 0; i < p->n; i++)
-		free(p->iov[i].iov_base);
 }
 
 static uint8_t out[2048];

@@ -18,26 +18,19 @@
  *     with an empty AUTH_NONE verifier, its cursor at XPRT_SHORT_REPLY.
  * Each is tried on the input itself, on what follows a 28-byte header (the
  * RPC message of a Short message), and the reply with the input's first
- * word and another XID. Any disagreement abort()s.
+ * word and another XID. Any disagreement stops the run (ASSERT).
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_assert.h"
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/xdr.h"
 #include "transport/rpcrdma1_hdr.h"
 #include "transport/xprt.h"
 #include "util/be.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define AGREE(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			abort();                                                                   \
-	} while (0)
 
 static void check_hdr(const uint8_t *p, size_t n)
 {
@@ -48,13 +41,13 @@ static void check_hdr(const uint8_t *p, size_t n)
 	bool ok_m = rc == 0 && m.vers == RPCRDMA1_VERSION && m.proc == RPCRDMA1_MSG &&
 		    c->nreads == 0 && c->nwrites == 0 && !c->reply_present && c->nreply == 0;
 
-	AGREE(ok_s == ok_m);
+	ASSERT(ok_s == ok_m);
 	if (!ok_s)
 		return;
-	AGREE(s.xid == m.xid && s.vers == m.vers && s.credit == m.credit && s.proc == m.proc);
-	AGREE(s.hdr_len == m.hdr_len && s.hdr_len == XPRT_SHORT_HDR);
-	AGREE(s.chunks.nreads == 0 && s.chunks.nwrites == 0 && s.chunks.nwsegs == 0 &&
-	      s.chunks.nreply == 0 && !s.chunks.reply_present);
+	ASSERT(s.xid == m.xid && s.vers == m.vers && s.credit == m.credit && s.proc == m.proc);
+	ASSERT(s.hdr_len == m.hdr_len && s.hdr_len == XPRT_SHORT_HDR);
+	ASSERT(s.chunks.nreads == 0 && s.chunks.nwrites == 0 && s.chunks.nwsegs == 0 &&
+	       s.chunks.nreply == 0 && !s.chunks.reply_present);
 }
 
 static bool auth_empty_none(const struct rpcrdma_rpc_auth *a)
@@ -73,13 +66,13 @@ static void check_call(const uint8_t *p, size_t n)
 	rpcrdma_xdr_init(&x, (void *)(uintptr_t)p, n, RPCRDMA_XDR_DECODE);
 	ok_m = rpcrdma_rpc_decode_call(&x, &m) == 0 && m.rpcvers == RPCRDMA_RPC_VERS &&
 	       auth_empty_none(&m.cred) && auth_empty_none(&m.verf);
-	AGREE(ok_s == ok_m);
+	ASSERT(ok_s == ok_m);
 	if (!ok_s)
 		return;
-	AGREE(rpcrdma_xdr_getpos(&x) == XPRT_SHORT_CALL);
-	AGREE(s.xid == m.xid && s.rpcvers == m.rpcvers && s.prog == m.prog && s.vers == m.vers &&
-	      s.proc == m.proc);
-	AGREE(auth_empty_none(&s.cred) && auth_empty_none(&s.verf));
+	ASSERT(rpcrdma_xdr_getpos(&x) == XPRT_SHORT_CALL);
+	ASSERT(s.xid == m.xid && s.rpcvers == m.rpcvers && s.prog == m.prog && s.vers == m.vers &&
+	       s.proc == m.proc);
+	ASSERT(auth_empty_none(&s.cred) && auth_empty_none(&s.verf));
 }
 
 static void check_reply(const uint8_t *p, size_t n, uint32_t xid)
@@ -92,9 +85,9 @@ static void check_reply(const uint8_t *p, size_t n, uint32_t xid)
 	ok_m = rpcrdma_rpc_decode_reply(&x, &m) == 0 && m.xid == xid &&
 	       m.reply_stat == RPCRDMA_RPC_MSG_ACCEPTED && auth_empty_none(&m.verf) &&
 	       m.accept_stat == RPCRDMA_RPC_SUCCESS;
-	AGREE(ok_s == ok_m);
+	ASSERT(ok_s == ok_m);
 	if (ok_s)
-		AGREE(rpcrdma_xdr_getpos(&x) == XPRT_SHORT_REPLY);
+		ASSERT(rpcrdma_xdr_getpos(&x) == XPRT_SHORT_REPLY);
 }
 
 static void check_msg(const uint8_t *p, size_t n)

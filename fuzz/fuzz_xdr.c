@@ -23,50 +23,8 @@
 
 #include "rpcrdma/xdr.h"
 #include "util/be.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			__builtin_trap();                                                          \
-	} while (0)
-
-struct pieces {
-	struct iovec iov[RPCRDMA_XDR_MAX_IOV];
-	unsigned n;
-};
-
-static int make_pieces(struct pieces *p, const uint8_t *data, size_t size, size_t piece)
-{
-	size_t off = 0;
-	p->n = 0;
-	if (piece == 0)
-		piece = size ? size : 1;
-	do {
-		size_t len = size - off;
-		if (p->n < RPCRDMA_XDR_MAX_IOV - 1 && len > piece)
-			len = piece;
-		void *b = malloc(len ? len : 1);
-		if (!b)
-			return -1;
-		if (data && len)
-			memcpy(b, data + off, len);
-		else
-			memset(b, 0, len ? len : 1);
-		p->iov[p->n].iov_base = b;
-		p->iov[p->n].iov_len = len;
-		p->n++;
-		off += len;
-	} while (off < size);
-	return 0;
-}
-
-static void free_pieces(struct pieces *p)
-{
-	for (unsigned i = 0; i < p->n; i++)
-		free(p->iov[i].iov_base);
-}
+#include "fuzz_assert.h"
+#include "fuzz_pieces.h"
 
 static void gather(const struct pieces *p, uint8_t *dst)
 {

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "bench_common.h"
 
+#include "../bench_cpu.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
@@ -199,14 +201,10 @@ void bench_parse(struct bench_opts *o, int argc, char **argv, const char *prog)
 
 void bench_pin(int cpu)
 {
-	cpu_set_t set;
+	int rc = bench_pin_cpu(cpu);
 
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		bench_die("cannot pin to CPU %d: %s", cpu, strerror(errno));
+	if (rc != 0)
+		bench_die("cannot pin to CPU %d: %s", cpu, strerror(-rc));
 }
 
 void bench_watchdog(const struct bench_opts *o)
@@ -225,10 +223,7 @@ void bench_idle(const struct bench_opts *o)
 
 uint64_t bench_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return monotonic_ns();
 }
 
 /* splitmix64: a cheap, well-mixed sequence so a misplaced or stale 1 MiB

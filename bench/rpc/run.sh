@@ -15,51 +15,30 @@
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build}
+# shellcheck source=bench/rpc/lib.sh
+. "$root/bench/rpc/lib.sh"
 quick=0 placement=cross scpu= ccpu= sthreads=0 instr=1 provider=1 out= nice=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
-	--build) build=$2; shift ;;
-	--out) out=$2; shift ;;
-	--placement) placement=$2; shift ;;
-	--server-cpu) scpu=$2; shift ;;
-	--client-cpu) ccpu=$2; shift ;;
+	--build | --out | --placement | --server-cpu | --client-cpu | --nice) bench_opt "$1" "$2"; shift ;;
 	--server-threads) sthreads=$2; shift ;;
 	--no-instr) instr=0 ;;
 	--no-provider) provider=0 ;;
-	--nice) nice=$2; shift ;;
 	-h|--help) sed -n '2,14p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1 (--help)" >&2; exit 2 ;;
 	esac
 	shift
 done
-perf=$build/tools/perf/rpcrdma-perf
+bench_need_perf run.sh
 bprov=$build/bench/provider/bench_provider
-if [ ! -x "$perf" ]; then
-	echo "run.sh: $perf not found; build first:" >&2
-	echo "  cmake -S $root -B $build && cmake --build $build -j" >&2
-	exit 2
-fi
 out=${out:-$(mktemp -d /tmp/rpcrdma-bench-rpc.XXXXXX)}
 mkdir -p "$out"
 
-# CPU placement: cross = server on the first allowed CPU, client on the
-# second; same = both on the first; none = the scheduler decides.
-allowed=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status | tr ',' '\n' |
-	awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }')
-first=$(echo "$allowed" | sed -n 1p)
-second=$(echo "$allowed" | sed -n 2p)
-if [ -z "$scpu$ccpu" ]; then
-	case $placement in
-	cross) scpu=$first ccpu=${second:-$first} ;;
-	same) scpu=$first ccpu=$first ;;
-	none) ;;
-	*) echo "run.sh: --placement cross|same|none" >&2; exit 2 ;;
-	esac
-fi
-sarg= carg= parg="--placement none"
-[ -n "$scpu" ] && sarg="--cpu $scpu"
-[ -n "$ccpu" ] && carg="--cpu $ccpu"
+# CPU placement (bench_placement): by default the server on the first
+# allowed CPU, the client on the second
+bench_placement run.sh
+parg="--placement none"
 [ -n "$scpu" ] && [ -n "$ccpu" ] && parg="--server-cpu $scpu --client-cpu $ccpu"
 
 if [ $quick = 1 ]; then
@@ -69,36 +48,13 @@ else
 fi
 prog=--no-progress
 [ -t 2 ] && prog=
-pre=
-[ -n "$nice" ] && pre="nice -n $nice"
 
 # ---- server ----
 spid=
-cleanup() {
-	if [ -n "$spid" ]; then
-		kill -TERM "$spid" 2>/dev/null || true
-		i=0
-		while kill -0 "$spid" 2>/dev/null && [ $i -lt 150 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill -KILL "$spid" 2>/dev/null || true
-		wait "$spid" 2>/dev/null || true
-	fi
-}
-trap cleanup EXIT INT TERM
+trap bench_stop_server EXIT INT TERM
 $pre "$perf" server --port 0 --tcp-port 0 --threads "$sthreads" $sarg >"$out/server.log" 2>&1 &
 spid=$!
-i=0
-until grep -q "rdma port" "$out/server.log" 2>/dev/null; do
-	i=$((i + 1))
-	if [ $i -gt 100 ] || ! kill -0 "$spid" 2>/dev/null; then
-		echo "run.sh: server did not start:" >&2
-		cat "$out/server.log" >&2
-		exit 1
-	fi
-	sleep 0.1
-done
+bench_wait_server run.sh "$out/server.log"
 # server_ports LOG: the pid and ports of the server's ready line in LOG
 # (spid_of, rport, tport, fport)
 server_ports() {
@@ -219,11 +175,9 @@ if [ $instr = 1 ]; then
 fi
 
 # ---- the comparison table ----
-commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
-machine=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)
 echo
 echo "rpcrdma-perf: RPC-over-RDMA (softiwarp, MPA CRC off) vs ONC RPC over TCP (libtirpc), loopback"
-echo "date $(date -u +%FT%TZ), $machine, $(nproc) CPUs, Linux $(uname -r), commit $commit"
+bench_machine
 echo "placement: server CPU ${scpu:-unpinned}, client CPU ${ccpu:-unpinned} ($placement); server: $sthreads RDMA worker thread(s)"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); per-case output and CSV in $out"
 echo

@@ -20,68 +20,31 @@
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build}
+# shellcheck source=bench/rpc/lib.sh
+. "$root/bench/rpc/lib.sh"
 conns=1,10,100,1000 sthreads=0,1,2 D=3 W=0.5 placement=cross scpu= ccpu= out= nice=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) D=1 W=0.3 ;;
-	--build) build=$2; shift ;;
-	--out) out=$2; shift ;;
+	--build | --out | --placement | --server-cpu | --client-cpu | --nice) bench_opt "$1" "$2"; shift ;;
 	--connections) conns=$2; shift ;;
 	--server-threads) sthreads=$2; shift ;;
 	--duration) D=$2; shift ;;
 	--warmup) W=$2; shift ;;
-	--placement) placement=$2; shift ;;
-	--server-cpu) scpu=$2; shift ;;
-	--client-cpu) ccpu=$2; shift ;;
-	--nice) nice=$2; shift ;;
 	-h|--help) sed -n '2,19p' "$0"; exit 0 ;;
 	*) echo "scale.sh: unknown option $1 (--help)" >&2; exit 2 ;;
 	esac
 	shift
 done
-perf=$build/tools/perf/rpcrdma-perf
-if [ ! -x "$perf" ]; then
-	echo "scale.sh: $perf not found; build first:" >&2
-	echo "  cmake -S $root -B $build && cmake --build $build -j" >&2
-	exit 2
-fi
+bench_need_perf scale.sh
 out=${out:-$(mktemp -d /tmp/rpcrdma-bench-scale.XXXXXX)}
 mkdir -p "$out"
 
 # CPU placement, as in run.sh
-allowed=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status | tr ',' '\n' |
-	awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }')
-first=$(echo "$allowed" | sed -n 1p)
-second=$(echo "$allowed" | sed -n 2p)
-if [ -z "$scpu$ccpu" ]; then
-	case $placement in
-	cross) scpu=$first ccpu=${second:-$first} ;;
-	same) scpu=$first ccpu=$first ;;
-	none) ;;
-	*) echo "scale.sh: --placement cross|same|none" >&2; exit 2 ;;
-	esac
-fi
-sarg= carg=
-[ -n "$scpu" ] && sarg="--cpu $scpu"
-[ -n "$ccpu" ] && carg="--cpu $ccpu"
-pre=
-[ -n "$nice" ] && pre="nice -n $nice"
+bench_placement scale.sh
 
 spid=
-stop_server() {
-	if [ -n "$spid" ]; then
-		kill -TERM "$spid" 2>/dev/null || true
-		i=0
-		while kill -0 "$spid" 2>/dev/null && [ $i -lt 150 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill -KILL "$spid" 2>/dev/null || true
-		wait "$spid" 2>/dev/null || true
-		spid=
-	fi
-}
-trap stop_server EXIT INT TERM
+trap bench_stop_server EXIT INT TERM
 
 res=$out/scale.csv
 : >"$res"
@@ -93,16 +56,7 @@ for t in $(echo "$sthreads" | tr ',' ' '); do
 	# one server per worker count; no TCP servers (RDMA only)
 	$pre "$perf" server --port 0 --no-tcp --threads "$t" $sarg >"$slog" 2>&1 &
 	spid=$!
-	i=0
-	until grep -q "rdma port" "$slog" 2>/dev/null; do
-		i=$((i + 1))
-		if [ $i -gt 100 ] || ! kill -0 "$spid" 2>/dev/null; then
-			echo "scale.sh: server did not start:" >&2
-			cat "$slog" >&2
-			exit 1
-		fi
-		sleep 0.1
-	done
+	bench_wait_server scale.sh "$slog"
 	port=$(sed -n 's/.* rdma port \([0-9]*\).*/\1/p' "$slog" | head -1)
 	for n in $(echo "$conns" | tr ',' ' '); do
 		tag=t$t-c$n
@@ -117,14 +71,12 @@ for t in $(echo "$sthreads" | tr ',' ' '); do
 		[ -s "$res" ] || head -1 "$out/$tag.csv" | sed 's/^/server_workers,/' >"$res"
 		tail -n +2 "$out/$tag.csv" | sed "s/^/$t,/" >>"$res"
 	done
-	stop_server
+	bench_stop_server
 done
 
-commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
-machine=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)
 echo
 echo "rpcrdma-perf NULL calls, one in flight per connection (softiwarp, MPA CRC off, loopback)"
-echo "date $(date -u +%FT%TZ), $machine, $(nproc) CPUs, Linux $(uname -r), commit $commit"
+bench_machine
 echo "placement: server CPU ${scpu:-unpinned} (all its threads), client CPU ${ccpu:-unpinned}; ${D} s per point"
 echo "load average at start: $load0, at end: $(cut -d' ' -f1-3 /proc/loadavg); per-point output in $out"
 echo

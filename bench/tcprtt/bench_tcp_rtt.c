@@ -35,27 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench_cpu.h"
+
 #define MSG 64
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("sched_setaffinity");
-}
 
 /* Exactly MSG bytes into @buf; false at end of stream or on error. */
 static bool get(int fd, char *buf, bool spin)
@@ -128,7 +110,8 @@ static int run(bool spin, long count, long warmup, int scpu, int ccpu)
 	if (pid == 0) {
 		int c;
 
-		pin(scpu);
+		if (bench_pin_cpu(scpu) != 0)
+			perror("sched_setaffinity");
 		c = accept(ls, NULL, NULL);
 		if (c < 0)
 			_exit(1);
@@ -139,7 +122,8 @@ static int run(bool spin, long count, long warmup, int scpu, int ccpu)
 		_exit(0);
 	}
 	close(ls);
-	pin(ccpu);
+	if (bench_pin_cpu(ccpu) != 0)
+		perror("sched_setaffinity");
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		perror("connect");
@@ -153,7 +137,7 @@ static int run(bool spin, long count, long warmup, int scpu, int ccpu)
 		return 1;
 	memset(buf, 0x5a, sizeof(buf));
 	for (long i = -warmup; i < count; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = monotonic_ns();
 
 		if (!put(fd, buf) || !get(fd, buf, spin)) {
 			fprintf(stderr, "bench_tcp_rtt: the echo side went away\n");
@@ -163,7 +147,7 @@ static int run(bool spin, long count, long warmup, int scpu, int ccpu)
 			return 1;
 		}
 		if (i >= 0)
-			rtt[i] = now_ns() - t0;
+			rtt[i] = monotonic_ns() - t0;
 	}
 	close(fd);
 	waitpid(pid, &st, 0);

@@ -26,28 +26,11 @@
 
 #include "rpcrdma.h"
 
+#include "../bench_cpu.h"
+
 #define PROG 0x20000777u
 
 enum { P_NULL = 0, P_WRITE = 1, P_READ = 2 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
 
 static uint8_t *sbuf;
 static uint32_t sbytes;
@@ -109,7 +92,7 @@ static pid_t server(int *ctl_out)
 		char c;
 
 		close(ctl[1]);
-		pin(C.scpu);
+		(void)bench_pin_cpu(C.scpu); /* unpinned if it fails */
 		sbytes = C.bytes;
 		sbuf = malloc(sbytes);
 		memset(sbuf, 0x5a, sbytes);
@@ -189,11 +172,11 @@ static void *thr_main(void *arg)
 	struct thr *t = arg;
 
 	for (long i = 0; i < t->n; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = monotonic_ns();
 		int rc = one_call(t->c);
 
 		if (t->lat)
-			t->lat[i] = now_ns() - t0;
+			t->lat[i] = monotonic_ns() - t0;
 		if (rc) {
 			t->err = rc;
 			break;
@@ -275,7 +258,7 @@ int main(int argc, char **argv)
 		}
 	}
 	spid = server(&ctl);
-	pin(C.ccpu);
+	(void)bench_pin_cpu(C.ccpu);
 	cbuf = malloc(C.bytes);
 	memset(cbuf, 0xa5, C.bytes);
 	co.comp_mask = RPCRDMA_CLNT_OPT_MPA_CRC;
@@ -296,7 +279,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "warm-up call: %d %s\n", rc, rpcrdma_strerror(rc));
 		return 1;
 	}
-	uint64_t t0 = now_ns(), t1;
+	uint64_t t0 = monotonic_ns(), t1;
 	long total = C.calls;
 
 	if (C.depth > 1) {
@@ -305,7 +288,7 @@ int main(int argc, char **argv)
 			a_issue(c);
 		while (atomic_load(&a_done) < C.calls)
 			usleep(100);
-		t1 = now_ns();
+		t1 = monotonic_ns();
 		rc = atomic_load(&a_err);
 		printf("mode=%d depth=%d calls=%ld %.0f calls/s err=%d\n", C.mode, C.depth, total,
 		       (double)total * 1e9 / (double)(t1 - t0), rc);
@@ -323,7 +306,7 @@ int main(int argc, char **argv)
 		}
 		for (int i = 0; i < C.threads; i++)
 			pthread_join(tid[i], NULL);
-		t1 = now_ns();
+		t1 = monotonic_ns();
 		total = per * C.threads;
 		qsort(th[0].lat, (size_t)per, sizeof(uint64_t), cmp64);
 		double secs = (double)(t1 - t0) / 1e9;

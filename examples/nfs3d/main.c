@@ -25,67 +25,25 @@
 #define _GNU_SOURCE
 #include "nfs3d.h"
 
+#include "daemon.h" /* the startup shared with rpcrdma-nfs41d */
+
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 struct nfs3d_export nfs3d_exp;
-
-static volatile sig_atomic_t stop_flag, stats_flag;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGUSR1)
-		stats_flag = 1;
-	else
-		stop_flag = 1;
-}
-
-static void caller_of(struct rpcrdma_svc_req *req, struct nfs3d_caller *c)
-{
-	struct rpcrdma_rpc_authsys sys;
-	memset(c, 0, sizeof(*c));
-	if (rpcrdma_svc_req_authsys(req, &sys) != 0)
-		return;
-	c->sys = true;
-	c->uid = sys.uid;
-	c->gid = sys.gid;
-	c->ngids = sys.ngids < 16 ? sys.ngids : 16;
-	memcpy(c->gids, sys.gids, c->ngids * sizeof(c->gids[0]));
-}
 
 /* The procedures of NFS_V3 (RFC 1813 §3.3), by procedure number. */
 static const struct {
 	xdrproc_t xargs, xres;
 	nfs3d_proc_fn *run;
 } procs[] = {
-#define P(num, name, fn) [num] = {(xdrproc_t)xdr_##name##3args, (xdrproc_t)xdr_##name##3res, fn}
-    P(NFSPROC3_GETATTR, GETATTR, nfs3d_getattr),
-    P(NFSPROC3_SETATTR, SETATTR, nfs3d_setattr),
-    P(NFSPROC3_LOOKUP, LOOKUP, nfs3d_lookup),
-    P(NFSPROC3_ACCESS, ACCESS, nfs3d_access),
-    P(NFSPROC3_READLINK, READLINK, nfs3d_readlink),
-    P(NFSPROC3_READ, READ, nfs3d_read),
-    P(NFSPROC3_WRITE, WRITE, nfs3d_write),
-    P(NFSPROC3_CREATE, CREATE, nfs3d_create),
-    P(NFSPROC3_MKDIR, MKDIR, nfs3d_mkdir),
-    P(NFSPROC3_SYMLINK, SYMLINK, nfs3d_symlink),
-    P(NFSPROC3_MKNOD, MKNOD, nfs3d_mknod),
-    P(NFSPROC3_REMOVE, REMOVE, nfs3d_remove),
-    P(NFSPROC3_RMDIR, RMDIR, nfs3d_rmdir),
-    P(NFSPROC3_RENAME, RENAME, nfs3d_rename),
-    P(NFSPROC3_LINK, LINK, nfs3d_link),
-    P(NFSPROC3_READDIR, READDIR, nfs3d_readdir),
-    P(NFSPROC3_READDIRPLUS, READDIRPLUS, nfs3d_readdirplus),
-    P(NFSPROC3_FSSTAT, FSSTAT, nfs3d_fsstat),
-    P(NFSPROC3_FSINFO, FSINFO, nfs3d_fsinfo),
-    P(NFSPROC3_PATHCONF, PATHCONF, nfs3d_pathconf),
-    P(NFSPROC3_COMMIT, COMMIT, nfs3d_commit),
+#define P(num, NAME, name)                                                                         \
+	[num] = {(xdrproc_t)xdr_##NAME##3args, (xdrproc_t)xdr_##NAME##3res, nfs3d_##name},
+    NFS3D_PROCS(P)
 #undef P
 };
 
@@ -117,7 +75,7 @@ static void nfs_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, 
 		return;
 	}
 	struct nfs3d_call c = {.proc = proc};
-	caller_of(req, &c.who);
+	nfsd_caller_of(req, &c.who);
 	nfs3d_creds_map(&c.who);
 	nfs3d_creds_enter(&c.who);
 	procs[proc].run(a, r, &c);
@@ -173,172 +131,65 @@ static void print_stats(struct rpcrdma_svc *svc, FILE *out)
 	    st.max_outstanding, st.inline_send, st.inline_recv, st.remote_invalidate);
 }
 
-/* The counters into @path, replaced whole (written aside, then renamed):
- * a reader never sees half a line. */
-static void save_stats(struct rpcrdma_svc *svc, const char *path)
+static void idle(void)
 {
-	char tmp[PATH_MAX];
-	if (!path || snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return;
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return;
-	print_stats(svc, f);
-	if (fclose(f) == 0 && rename(tmp, path) == 0)
-		return;
-	unlink(tmp);
-}
-
-static int setup_export(const char *dir)
-{
-	struct stat st;
-	struct timespec now;
-	if (!realpath(dir, nfs3d_exp.root) || lstat(nfs3d_exp.root, &st) != 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	nfs3d_exp.dev = st.st_dev;
-	nfs3d_exp.root_ino = st.st_ino;
-	/* paths of objects are relative to the export root (nfs3d_abs) */
-	if (chdir(nfs3d_exp.root) != 0)
-		return -errno;
-	/* RFC 1813 §3.3.7: a verifier that changes when the server restarts */
-	clock_gettime(CLOCK_REALTIME, &now);
-	uint32_t v0 = (uint32_t)now.tv_sec, v1 = (uint32_t)now.tv_nsec ^ ((uint32_t)getpid() << 20);
-	memcpy(nfs3d_exp.write_verf, &v0, 4);
-	memcpy(nfs3d_exp.write_verf + 4, &v1, 4);
-	nfs3d_fh_init();
-	nfs3d_mount_set_alias(dir);
-	return 0;
+	nfs3d_mount_poll(200);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {{"export", required_argument, NULL, 'e'},
-						 {"port", required_argument, NULL, 'p'},
+	static const struct option longopts[] = {NFSD_LONGOPTS,
 						 {"mount-port", required_argument, NULL, 'm'},
-						 {"bind", required_argument, NULL, 'b'},
-						 {"credits", required_argument, NULL, 'c'},
-						 {"workers", required_argument, NULL, 'w'},
-						 {"no-root-squash", no_argument, NULL, 'R'},
-						 {"stats-file", required_argument, NULL, 's'},
 						 {"register", no_argument, NULL, 'r'},
-						 {"help", no_argument, NULL, 'h'},
-						 {"version", no_argument, NULL, 'V'},
 						 {NULL, 0, NULL, 0}};
-	const char *dir = NULL, *bind_addr = NULL, *stats_file = NULL;
-	bool root_squash = true;
-	unsigned long port = RPCRDMA_DEFAULT_PORT, mport = 20048, credits = 64, workers = 4;
+	struct nfsd_main d = {
+	    .name = "rpcrdma-nfs3d", .usage = usage, .print_stats = print_stats, .workers = 4};
+	unsigned long mport = 20048;
 	bool do_register = false;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "e:p:m:b:c:w:rh", longopts, NULL)) != -1) {
-		char *end = NULL;
-		unsigned long v = optarg ? strtoul(optarg, &end, 10) : 0;
-		bool num = optarg && end && *end == '\0';
+	nfsd_defaults(&d);
+	while ((opt = getopt_long(argc, argv, NFSD_SHORTOPTS "m:r", longopts, NULL)) != -1) {
+		if (nfsd_option(&d, opt))
+			continue;
 		switch (opt) {
-		case 'e':
-			dir = optarg;
-			break;
-		case 'b':
-			bind_addr = optarg;
-			break;
-		case 'p':
-			port = num && v <= 65535 ? v : 1u << 20;
-			break;
 		case 'm':
-			mport = num && v <= 65535 ? v : 1u << 20;
-			break;
-		case 'c':
-			credits = num ? v : 0;
-			break;
-		case 'w':
-			workers = num ? v : 1u << 20;
-			break;
-		case 'R':
-			root_squash = false;
-			break;
-		case 's':
-			stats_file = optarg;
+			mport = nfsd_num(optarg);
 			break;
 		case 'r':
 			do_register = true;
 			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		case 'V':
-			printf("rpcrdma-nfs3d (rpcrdma) %s\n", rpcrdma_version());
-			return 0;
 		default:
 			usage(stderr, 2);
 		}
 	}
-	if (!dir || optind != argc || port > 65535 || mport > 65535 || credits < 1 ||
-	    credits > 1024 || workers > 64)
+	if (!nfsd_args_ok(&d, argc) || mport > 65535)
 		usage(stderr, 2);
-	nfs3d_creds_init(root_squash);
-	/* a relative --stats-file names a file from here, not from the export */
-	static char stats_abs[PATH_MAX];
-	if (stats_file && stats_file[0] != '/' && getcwd(stats_abs, sizeof(stats_abs)) &&
-	    strlen(stats_abs) + strlen(stats_file) + 2 <= sizeof(stats_abs)) {
-		strcat(stats_abs, "/");
-		strcat(stats_abs, stats_file);
-		stats_file = stats_abs;
-	}
-	int rc = setup_export(dir);
-	if (rc != 0) {
-		fprintf(stderr, "rpcrdma-nfs3d: export %s: %s\n", dir, strerror(-rc));
+	if (nfsd_prepare(&d) != 0)
 		return 1;
-	}
-
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	nfs3d_mount_set_alias(d.dir);
 
 	struct rpcrdma_svc_opts o;
-	memset(&o, 0, sizeof(o));
-	o.comp_mask = RPCRDMA_SVC_OPT_CREDITS | RPCRDMA_SVC_OPT_INLINE | RPCRDMA_SVC_OPT_WORKERS;
-	o.credits = (uint32_t)credits;
-	/* the Linux client's inline thresholds (RFC 8797: 4 KiB each way) */
-	o.inline_send = o.inline_recv = 4096;
-	o.workers = (uint32_t)workers;
+	nfsd_svc_opts(&d, &o);
 	if (do_register) {
 		o.comp_mask |= RPCRDMA_SVC_OPT_RPCBIND;
 		o.rpcbind = 1;
 	}
-	struct rpcrdma_svc *svc = NULL;
 	uint16_t mount_port = 0;
-	rc = port ? rpcrdma_svc_create(bind_addr, (uint16_t)port, &o, &svc)
-		  : rpcrdma_svc_create_any(bind_addr, &o, &svc);
+	int rc = nfsd_svc_create(&d, &o);
 	if (rc == 0)
-		rc = rpcrdma_svc_register(svc, NFS_PROGRAM, NFS_V3, nfs_dispatch, NULL);
+		rc = rpcrdma_svc_register(d.svc, NFS_PROGRAM, NFS_V3, nfs_dispatch, NULL);
 	if (rc == 0)
-		rc = nfs3d_mount_start(bind_addr, (uint16_t)mport, do_register, &mount_port);
+		rc = nfs3d_mount_start(d.bind_addr, (uint16_t)mport, do_register, &mount_port);
 	if (rc == 0)
-		rc = rpcrdma_svc_start(svc);
+		rc = rpcrdma_svc_start(d.svc);
 	if (rc != 0) {
-		fprintf(stderr, "rpcrdma-nfs3d: start: %s\n", rpcrdma_strerror(rc));
 		nfs3d_mount_stop();
-		rpcrdma_svc_destroy(svc);
-		return 1;
+		return nfsd_start_failed(&d, rc);
 	}
-	printf("ready nfs=%u mount=%u\n", rpcrdma_svc_port(svc), mount_port);
+	printf("ready nfs=%u mount=%u\n", rpcrdma_svc_port(d.svc), mount_port);
 	fflush(stdout);
-	while (!stop_flag) {
-		nfs3d_mount_poll(200);
-		if (stats_flag) {
-			stats_flag = 0;
-			save_stats(svc, stats_file);
-		}
-	}
-	rc = rpcrdma_svc_stop(svc, 3000);
+	nfsd_run(&d, idle);
+	rc = rpcrdma_svc_stop(d.svc, 3000);
 	nfs3d_mount_stop();
-	print_stats(svc, stderr);
-	save_stats(svc, stats_file);
-	rpcrdma_svc_destroy(svc);
-	return rc == 0 || rc == -ETIMEDOUT ? 0 : 1;
+	return nfsd_exit(&d, rc);
 }

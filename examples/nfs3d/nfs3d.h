@@ -12,7 +12,11 @@
  *   proc_dir.c  procedures on directory entries (LOOKUP ... LINK)
  *   readdir.c   READDIR, READDIRPLUS
  *   mount.c     MOUNT v3 over TCP (libtirpc)
- *   main.c      options, startup, signals, the dispatch table
+ *   main.c      options, startup, the dispatch table
+ *   procs.h     the list of procedures every table is built from (also
+ *               the fuzz target's), the argument and result unions
+ *   daemon.h    the startup shared with rpcrdma-nfs41d: common options,
+ *               the export, signals, the loop, the counters file
  */
 #ifndef NFS3D_H
 #define NFS3D_H
@@ -20,60 +24,12 @@
 #include <rpcrdma.h>
 
 #include "export.h"
-#include "nfs3.h" /* rpcgen, xdr/nfs3.x */
+#include "nfs3.h"  /* rpcgen, xdr/nfs3.x */
+#include "procs.h" /* the procedures, their argument and result unions */
 
 /* Largest READ / WRITE we offer (FSINFO rtmax / wtmax): the Linux client's
  * RPC-over-RDMA maximum payload. */
 #define NFS3D_MAXIO (1u << 20)
-
-/* The arguments and the result of any procedure. */
-union nfs3d_args {
-	GETATTR3args getattr;
-	SETATTR3args setattr;
-	LOOKUP3args lookup;
-	ACCESS3args access;
-	READLINK3args readlink;
-	READ3args read;
-	WRITE3args write;
-	CREATE3args create;
-	MKDIR3args mkdir;
-	SYMLINK3args symlink;
-	MKNOD3args mknod;
-	REMOVE3args remove;
-	RMDIR3args rmdir;
-	RENAME3args rename;
-	LINK3args link;
-	READDIR3args readdir;
-	READDIRPLUS3args readdirplus;
-	FSSTAT3args fsstat;
-	FSINFO3args fsinfo;
-	PATHCONF3args pathconf;
-	COMMIT3args commit;
-};
-
-union nfs3d_res {
-	GETATTR3res getattr;
-	SETATTR3res setattr;
-	LOOKUP3res lookup;
-	ACCESS3res access;
-	READLINK3res readlink;
-	READ3res read;
-	WRITE3res write;
-	CREATE3res create;
-	MKDIR3res mkdir;
-	SYMLINK3res symlink;
-	MKNOD3res mknod;
-	REMOVE3res remove;
-	RMDIR3res rmdir;
-	RENAME3res rename;
-	LINK3res link;
-	READDIR3res readdir;
-	READDIRPLUS3res readdirplus;
-	FSSTAT3res fsstat;
-	FSINFO3res fsinfo;
-	PATHCONF3res pathconf;
-	COMMIT3res commit;
-};
 
 /* One request being served. What its result points at (handles, names,
  * directory entries, READ's data) is allocated from @mem and released

@@ -55,14 +55,14 @@ static bool add_entry(struct listing *l, struct nfs3d_call *c, const struct dire
 		return false;
 	memcpy(name, de->d_name, nlen + 1);
 	fileid3 fileid = have ? (fileid3)est.st_ino : (fileid3)de->d_ino;
+	cookie3 cookie = (cookie3)de->d_off;
+	/* the fields entry3 and entryplus3 share (RFC 1813 §3.3.16, §3.3.17),
+	 * the rest zero: no attributes, no handle, the end of the list */
 	if (l->plus) {
 		entryplus3 *e = nfs3d_alloc(c, sizeof(*e));
 		if (!e)
 			return false;
-		memset(e, 0, sizeof(*e));
-		e->fileid = fileid;
-		e->name = name;
-		e->cookie = (cookie3)de->d_off;
+		*e = (entryplus3){.fileid = fileid, .name = name, .cookie = cookie};
 		nfs3d_post_attr(have ? &est : NULL, &e->name_attributes);
 		e->name_handle.handle_follows = have;
 		if (have)
@@ -73,10 +73,7 @@ static bool add_entry(struct listing *l, struct nfs3d_call *c, const struct dire
 		entry3 *e = nfs3d_alloc(c, sizeof(*e));
 		if (!e)
 			return false;
-		memset(e, 0, sizeof(*e));
-		e->fileid = fileid;
-		e->name = name;
-		e->cookie = (cookie3)de->d_off;
+		*e = (entry3){.fileid = fileid, .name = name, .cookie = cookie};
 		*l->tail = e;
 		l->tail = &e->nextentry;
 	}
@@ -131,41 +128,45 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
+/* The parts READDIR and READDIRPLUS results share, from @l: the status,
+ * the directory's attributes (on success, and on a failure the directory
+ * itself answered: NOTDIR, TOOSMALL) and eof. True on success (the
+ * caller then sets the entries). */
+static bool fill_res(const struct listing *l, nfsstat3 *status, post_op_attr *ok_attr,
+		     post_op_attr *fail_attr, bool_t *eof)
+{
+	*status = l->status;
+	if (l->status != NFS3_OK) {
+		bool found = l->status == NFS3ERR_NOTDIR || l->status == NFS3ERR_TOOSMALL;
+		nfs3d_post_attr(found ? &l->st : NULL, fail_attr);
+		return false;
+	}
+	nfs3d_post_attr(&l->st, ok_attr);
+	*eof = l->eof;
+	return true;
+}
+
 void nfs3d_readdir(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_call *c)
 {
 	const READDIR3args *ra = &a->readdir;
 	struct listing l = {.dir = &ra->dir, .cookie = ra->cookie};
+	READDIR3resok *ok = &r->readdir.READDIR3res_u.resok;
 	l.limit = l.dirlimit = min_u32(ra->count, NFS3D_MAXDIR);
 	list_dir(&l, c);
-	r->readdir.status = l.status;
-	if (l.status != NFS3_OK) {
-		nfs3d_post_attr(l.status == NFS3ERR_NOTDIR || l.status == NFS3ERR_TOOSMALL ? &l.st
-											   : NULL,
-				&r->readdir.READDIR3res_u.resfail.dir_attributes);
-		return;
-	}
-	READDIR3resok *ok = &r->readdir.READDIR3res_u.resok;
-	nfs3d_post_attr(&l.st, &ok->dir_attributes);
-	ok->reply.entries = l.entries;
-	ok->reply.eof = l.eof;
+	if (fill_res(&l, &r->readdir.status, &ok->dir_attributes,
+		     &r->readdir.READDIR3res_u.resfail.dir_attributes, &ok->reply.eof))
+		ok->reply.entries = l.entries;
 }
 
 void nfs3d_readdirplus(const union nfs3d_args *a, union nfs3d_res *r, struct nfs3d_call *c)
 {
 	const READDIRPLUS3args *ra = &a->readdirplus;
 	struct listing l = {.plus = true, .dir = &ra->dir, .cookie = ra->cookie};
+	READDIRPLUS3resok *ok = &r->readdirplus.READDIRPLUS3res_u.resok;
 	l.limit = min_u32(ra->maxcount, NFS3D_MAXDIR);
 	l.dirlimit = ra->dircount;
 	list_dir(&l, c);
-	r->readdirplus.status = l.status;
-	if (l.status != NFS3_OK) {
-		nfs3d_post_attr(l.status == NFS3ERR_NOTDIR || l.status == NFS3ERR_TOOSMALL ? &l.st
-											   : NULL,
-				&r->readdirplus.READDIRPLUS3res_u.resfail.dir_attributes);
-		return;
-	}
-	READDIRPLUS3resok *ok = &r->readdirplus.READDIRPLUS3res_u.resok;
-	nfs3d_post_attr(&l.st, &ok->dir_attributes);
-	ok->reply.entries = l.plus_entries;
-	ok->reply.eof = l.eof;
+	if (fill_res(&l, &r->readdirplus.status, &ok->dir_attributes,
+		     &r->readdirplus.READDIRPLUS3res_u.resfail.dir_attributes, &ok->reply.eof))
+		ok->reply.entries = l.plus_entries;
 }

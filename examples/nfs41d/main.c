@@ -22,26 +22,16 @@
 #define _GNU_SOURCE
 #include "nfs41d.h"
 
+#include "daemon.h" /* the startup shared with rpcrdma-nfs3d (examples/nfs3d) */
+
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 struct nfs3d_export nfs3d_exp;
-
-static volatile sig_atomic_t stop_flag, stats_flag;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGUSR1)
-		stats_flag = 1;
-	else
-		stop_flag = 1;
-}
 
 /* ---- arguments ---- */
 
@@ -327,19 +317,6 @@ static nfsstat4 run_ops(struct n41_compound *c, struct n41_args *p, COMPOUND4res
 	return NFS4_OK;
 }
 
-static void caller_of(struct rpcrdma_svc_req *req, struct nfs3d_caller *c)
-{
-	struct rpcrdma_rpc_authsys sys;
-	memset(c, 0, sizeof(*c));
-	if (rpcrdma_svc_req_authsys(req, &sys) != 0)
-		return;
-	c->sys = true;
-	c->uid = sys.uid;
-	c->gid = sys.gid;
-	c->ngids = sys.ngids < 16 ? sys.ngids : 16;
-	memcpy(c->gids, sys.gids, c->ngids * sizeof(c->gids[0]));
-}
-
 static void compound(struct rpcrdma_svc_req *req)
 {
 	struct n41_args *p = calloc(1, sizeof(*p));
@@ -360,7 +337,7 @@ static void compound(struct rpcrdma_svc_req *req)
 		return;
 	}
 	c->req = req;
-	caller_of(req, &c->caller);
+	nfsd_caller_of(req, &c->caller);
 	nfs3d_creds_map(&c->caller);
 	memset(&res, 0, sizeof(res));
 	res.tag = p->a.tag;
@@ -451,155 +428,49 @@ static void print_stats(struct rpcrdma_svc *svc, FILE *out)
 			(unsigned long long)bc.unmatched);
 }
 
-static void save_stats(struct rpcrdma_svc *svc, const char *path)
+static void idle(void)
 {
-	char tmp[PATH_MAX];
-	if (!path || snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return;
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return;
-	print_stats(svc, f);
-	if (fclose(f) == 0 && rename(tmp, path) == 0)
-		return;
-	unlink(tmp);
+	usleep(100 * 1000);
 }
 
-static int setup_export(const char *dir)
-{
-	struct stat st;
-	struct timespec now;
-	if (!realpath(dir, nfs3d_exp.root) || lstat(nfs3d_exp.root, &st) != 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	nfs3d_exp.dev = st.st_dev;
-	nfs3d_exp.root_ino = st.st_ino;
-	if (chdir(nfs3d_exp.root) != 0)
-		return -errno;
-	/* §18.32.3: a write verifier that changes when the server restarts */
-	clock_gettime(CLOCK_REALTIME, &now);
-	uint32_t v0 = (uint32_t)now.tv_sec, v1 = (uint32_t)now.tv_nsec ^ ((uint32_t)getpid() << 20);
-	memcpy(nfs3d_exp.write_verf, &v0, 4);
-	memcpy(nfs3d_exp.write_verf + 4, &v1, 4);
-	nfs3d_fh_init();
-	return 0;
-}
-
-static const struct option longopts[] = {
-    {"export", required_argument, NULL, 'e'},     {"port", required_argument, NULL, 'p'},
-    {"bind", required_argument, NULL, 'b'},       {"credits", required_argument, NULL, 'c'},
-    {"workers", required_argument, NULL, 'w'},    {"no-root-squash", no_argument, NULL, 'R'},
-    {"stats-file", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},          {NULL, 0, NULL, 0}};
+static const struct option longopts[] = {NFSD_LONGOPTS, {NULL, 0, NULL, 0}};
 
 int main(int argc, char **argv)
 {
-	const char *dir = NULL, *bind_addr = NULL, *stats_file = NULL;
-	bool root_squash = true;
-	unsigned long port = RPCRDMA_DEFAULT_PORT, credits = 64, workers = 8;
+	struct nfsd_main d = {
+	    .name = "rpcrdma-nfs41d", .usage = usage, .print_stats = print_stats, .workers = 8};
 	int opt;
-	while ((opt = getopt_long(argc, argv, "e:p:b:c:w:h", longopts, NULL)) != -1) {
-		char *end = NULL;
-		unsigned long v = optarg ? strtoul(optarg, &end, 10) : 0;
-		bool num = optarg && end && *end == '\0';
-		switch (opt) {
-		case 'e':
-			dir = optarg;
-			break;
-		case 'b':
-			bind_addr = optarg;
-			break;
-		case 'p':
-			port = num && v <= 65535 ? v : 1u << 20;
-			break;
-		case 'c':
-			credits = num ? v : 0;
-			break;
-		case 'w':
-			workers = num ? v : 1u << 20;
-			break;
-		case 'R':
-			root_squash = false;
-			break;
-		case 's':
-			stats_file = optarg;
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		case 'V':
-			printf("rpcrdma-nfs41d (rpcrdma) %s\n", rpcrdma_version());
-			return 0;
-		default:
+	nfsd_defaults(&d);
+	while ((opt = getopt_long(argc, argv, NFSD_SHORTOPTS, longopts, NULL)) != -1)
+		if (!nfsd_option(&d, opt))
 			usage(stderr, 2);
-		}
-	}
 	/* OPEN may wait for a delegation's return on a worker: at least 2 */
-	if (!dir || optind != argc || port > 65535 || credits < 1 || credits > 1024 ||
-	    workers < 2 || workers > 64)
+	if (!nfsd_args_ok(&d, argc) || d.workers < 2)
 		usage(stderr, 2);
-	nfs3d_creds_init(root_squash);
-	static char stats_abs[PATH_MAX];
-	if (stats_file && stats_file[0] != '/' && getcwd(stats_abs, sizeof(stats_abs)) &&
-	    strlen(stats_abs) + strlen(stats_file) + 2 <= sizeof(stats_abs)) {
-		strcat(stats_abs, "/");
-		strcat(stats_abs, stats_file);
-		stats_file = stats_abs;
-	}
-	int rc = setup_export(dir);
-	if (rc != 0) {
-		fprintf(stderr, "rpcrdma-nfs41d: export %s: %s\n", dir, strerror(-rc));
+	if (nfsd_prepare(&d) != 0)
 		return 1;
-	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
 	struct rpcrdma_svc_opts o;
-	memset(&o, 0, sizeof(o));
-	o.comp_mask = RPCRDMA_SVC_OPT_CREDITS | RPCRDMA_SVC_OPT_INLINE | RPCRDMA_SVC_OPT_WORKERS;
-	o.credits = (uint32_t)credits;
-	o.inline_send = o.inline_recv = 4096; /* the Linux client's (RFC 8797) */
-	o.workers = (uint32_t)workers;
+	nfsd_svc_opts(&d, &o);
 	struct rpcrdma_bc_opts bo;
 	memset(&bo, 0, sizeof(bo));
 	/* Callbacks wait at most 5 s for their answer, 5 s for a reconnect */
 	bo.comp_mask = RPCRDMA_BC_OPT_TIMEOUT | RPCRDMA_BC_OPT_CONN_WAIT;
 	bo.timeout_ms = 5000;
 	bo.conn_wait_ms = 5000;
-	struct rpcrdma_svc *svc = NULL;
-	rc = port ? rpcrdma_svc_create(bind_addr, (uint16_t)port, &o, &svc)
-		  : rpcrdma_svc_create_any(bind_addr, &o, &svc);
+	int rc = nfsd_svc_create(&d, &o);
 	if (rc == 0)
-		rc = rpcrdma_svc_register(svc, NFS4_PROGRAM, NFS_V4, nfs_dispatch, NULL);
+		rc = rpcrdma_svc_register(d.svc, NFS4_PROGRAM, NFS_V4, nfs_dispatch, NULL);
 	if (rc == 0)
-		rc = rpcrdma_svc_bc_init(svc, &bo, n41_bc_event, NULL);
+		rc = rpcrdma_svc_bc_init(d.svc, &bo, n41_bc_event, NULL);
 	if (rc == 0) {
-		n41_state_init(svc);
-		rc = rpcrdma_svc_start(svc);
+		n41_state_init(d.svc);
+		rc = rpcrdma_svc_start(d.svc);
 	}
-	if (rc != 0) {
-		fprintf(stderr, "rpcrdma-nfs41d: start: %s\n", rpcrdma_strerror(rc));
-		rpcrdma_svc_destroy(svc);
-		return 1;
-	}
-	printf("ready nfs=%u\n", rpcrdma_svc_port(svc));
+	if (rc != 0)
+		return nfsd_start_failed(&d, rc);
+	printf("ready nfs=%u\n", rpcrdma_svc_port(d.svc));
 	fflush(stdout);
-	while (!stop_flag) {
-		usleep(100 * 1000);
-		if (stats_flag) {
-			stats_flag = 0;
-			save_stats(svc, stats_file);
-		}
-	}
-	rc = rpcrdma_svc_stop(svc, 3000);
-	print_stats(svc, stderr);
-	save_stats(svc, stats_file);
-	rpcrdma_svc_destroy(svc);
-	return rc == 0 || rc == -ETIMEDOUT ? 0 : 1;
+	nfsd_run(&d, idle);
+	return nfsd_exit(&d, rpcrdma_svc_stop(d.svc, 3000));
 }

@@ -7,7 +7,8 @@
  * with the caller's identity are rpcrdma-nfs3d's (examples/nfs3d/fh.c and
  * creds.c, compiled in unchanged: one handle and export layer for both
  * servers). Files:
- *   main.c     options, startup, the COMPOUND loop (§16.2.3)
+ *   main.c     options, startup, the COMPOUND loop (§16.2.3); the startup
+ *              both servers share is examples/nfs3d/daemon.h
  *   state.c    client IDs, sessions and slots, stateids, delegations,
  *              callbacks (CB_NULL probe, CB_SEQUENCE + CB_RECALL)
  *   attr.c     fattr4: GETATTR / READDIR encoding, SETATTR decoding

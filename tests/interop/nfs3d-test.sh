@@ -36,62 +36,18 @@ gscript=${3:?usage}
 res=$state/nfs3d
 files=${NFS3D_FILES:-500}
 ddmb=${NFS3D_DD_MB:-64}
-fail() {
-	echo "FAIL: $*"
-	[ -n "${spid:-}" ] && kill "$spid" 2>/dev/null
-	exit 1
-}
-[ -f "$state/skip" ] && { echo "SKIP: $(cat "$state/skip")"; exit 77; }
-[ -f "$state/guest-ready" ] || fail "no guest (interop_guest_start failed)"
-[ -f "$state/nfs3d-ports" ] || { echo "SKIP: socat not installed (guestfwd to the host)"; exit 77; }
-# shellcheck disable=SC1091
-. "$state/guest-ready"
-# shellcheck disable=SC1091
-. "$state/nfs3d-ports"
-gout=${GUEST_OUT:?}
-share=$(dirname "$gout")
-rm -rf "$res"
-mkdir -p "$res"
+gname=nfs3d genv="NFS3D_FILES=$files NFS3D_DD_MB=$ddmb" gtail=40
+# shellcheck source=tests/interop/nfsd-test-lib.sh
+. "$(dirname "$0")/nfsd-test-lib.sh"
+guest_env
 exp=$res/export
 mkdir -p "$exp/dir2000"
 for i in $(seq 1 2000); do : >"$exp/dir2000/f$i"; done
-cp "$gscript" "$share/nfs3d-client.sh"
 
-spid=""
-starts=0
 start_server() {
-	starts=$((starts + 1))
 	# --no-root-squash: the guest's root runs the metadata commands (chown)
-	"$bin" --export "$exp" --port "$NFS3D_PORT" --mount-port "$NFS3D_MOUNT_PORT" \
-		--bind 127.0.0.1 --no-root-squash --stats-file "$res/server-$starts.stats" \
-		>"$res/server-$starts.out" 2>"$res/server-$starts.err" &
-	spid=$!
-	for _ in $(seq 1 100); do
-		grep -q '^ready nfs=' "$res/server-$starts.out" && return 0
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$res/server-$starts.err"
-	fail "rpcrdma-nfs3d did not start"
-}
-
-# Run guest phase $1 (bounded by $2 seconds) and show its log.
-n=0
-phase() {
-	local p=$1 limit=$2 t0
-	n=$((n + 1))
-	rm -f "$gout/nfs3d-$p.rc"
-	t0=$(date +%s.%N)
-	printf '(NFS3D_FILES=%s NFS3D_DD_MB=%s setsid bash /peer/nfs3d-client.sh %s </dev/null >/dev/null 2>&1 &)' \
-		"$files" "$ddmb" "$p" >"$share/cmd-sh-nfs3d-$n"
-	for _ in $(seq 1 $((limit * 5))); do
-		[ -s "$gout/nfs3d-$p.rc" ] && break
-		sleep 0.2
-	done
-	echo "--- phase $p ($(echo "$(date +%s.%N) - $t0" | bc) s)"
-	tail -40 "$gout/nfs3d-$p.log" 2>/dev/null
-	[ -s "$gout/nfs3d-$p.rc" ] || fail "phase $p: no answer within ${limit}s"
-	[ "$(cat "$gout/nfs3d-$p.rc")" = 0 ] || fail "phase $p: exit $(cat "$gout/nfs3d-$p.rc")"
+	start_nfsd rpcrdma-nfs3d --export "$exp" --port "$NFS3D_PORT" \
+		--mount-port "$NFS3D_MOUNT_PORT" --bind 127.0.0.1 --no-root-squash
 }
 
 start_server
@@ -136,13 +92,7 @@ for _ in $(seq 1 300); do
 done
 # SIGKILL prints nothing: the counters of this instance go to its
 # --stats-file on SIGUSR1 first
-rm -f "$res/server-$starts.stats"
-kill -USR1 "$spid"
-for _ in $(seq 1 50); do
-	[ -s "$res/server-$starts.stats" ] && break
-	sleep 0.1
-done
-killed_stats=$(grep '^stats ' "$res/server-$starts.stats") || fail "no counters from SIGUSR1"
+killed_stats=$(counters | grep '^stats ') || fail "no counters from SIGUSR1"
 echo "restart: killing the server with $(stat -c %s "$exp/r16" 2>/dev/null) bytes of r16 written"
 kill -KILL "$spid"
 wait "$spid" 2>/dev/null
@@ -167,7 +117,6 @@ spid=""
 stats=$(grep '^stats ' "$res/server-$starts.err")
 echo "server (since its restart): $stats"
 echo "server (before the kill, by SIGUSR1): $killed_stats"
-val() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$2"; }
 # both instances used every chunk type: the killed one for the tree, dd
 # and the copy it was killed in, the restarted one for the restart check
 # and the stats phase
@@ -193,17 +142,11 @@ echo "client chunks: read ${f[10]} write ${f[11]} reply ${f[12]}"
 
 # capture of the mount, metadata and chunk phases, whole frames
 if command -v tshark >/dev/null && [ -s "$gout/nfs3d.pcap" ]; then
-	cp "$gout/nfs3d.pcap" "$res/nfs3d.pcap"
-	ts=(tshark -n -2 -r "$res/nfs3d.pcap")
-	"${ts[@]}" -Y iwarp_mpa.crc_check -O iwarp_mpa >"$res/capture-crc.txt" 2>/dev/null
-	bad=$(grep -c 'Bad CRC32' "$res/capture-crc.txt")
-	good=$(grep -c 'Good CRC32' "$res/capture-crc.txt")
-	nerr=$("${ts[@]}" -Y 'rpcordma.msg_type == 4' 2>/dev/null | wc -l)
-	ncall=$("${ts[@]}" -Y 'rpcordma' 2>/dev/null | wc -l)
-	echo "capture: $ncall rpcordma frames, $good good / $bad bad CRC32, $nerr RDMA_ERROR"
+	capture_counts nfs3d.pcap
+	echo "capture: $nrpc rpcordma frames, $good good / $bad bad CRC32, $nerr RDMA_ERROR"
 	[ "$bad" = 0 ] || fail "capture: $bad FPDUs with a bad CRC32"
 	[ "$nerr" = 0 ] || fail "capture: $nerr RDMA_ERROR messages"
-	[ "$ncall" -gt 0 ] || fail "capture: no rpcordma frame decoded"
+	[ "$nrpc" -gt 0 ] || fail "capture: no rpcordma frame decoded"
 else
 	echo "capture: tshark or the capture missing: not checked"
 fi
@@ -230,7 +173,5 @@ if command -v tshark >/dev/null && [ -s "$gout/nfs3d-bulk.pcap" ]; then
 else
 	echo "bulk capture: tshark or the capture missing: not checked"
 fi
-echo "figures (MB = 10^6 bytes):"
-awk '{ split($3, a, "="); split($4, b, "="); printf "  %-7s %-5s %3d MiB %8.3f s %7.2f MB/s\n", $1, $2, a[2], b[2], a[2] * 1.048576 / b[2] }' \
-	"$res/perf.txt" | tee "$res/perf-summary.txt"
+print_figures
 echo "PASS"

@@ -15,7 +15,6 @@
  * usage: NFS3D_WIRE_PORT=P NFS3D_BIN=PATH-TO-rpcrdma-nfs3d nfs3d_wire_traffic
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <rpc/rpc.h>
 #include <signal.h>
@@ -29,8 +28,8 @@
 
 #include "rpcrdma/client.h"
 
-#include "mount3.h" /* rpcgen, xdr/mount3.x */
-#include "nfs3.h"   /* rpcgen, xdr/nfs3.x */
+#include "nfs3.h" /* rpcgen, xdr/nfs3.x */
+#include "nfs3d_tclnt.h"
 
 static CLIENT *nfs;
 
@@ -98,48 +97,9 @@ static void print_reply(rpcproc_t proc, nfsstat3 status)
 	printf("\n");
 }
 
-/* Call @proc and return its decoded result (the caller frees it). */
-static int call(rpcproc_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res)
-{
-	struct timeval tv = {10, 0};
-	enum clnt_stat cs = clnt_call(nfs, proc, xargs, args, xres, res, tv);
-	if (cs != RPC_SUCCESS) {
-		fprintf(stderr, "call %u: %s\n", (unsigned)proc, clnt_sperrno(cs));
-		return -1;
-	}
-	return 0;
-}
-
 #define CALL(P, NAME, a, r)                                                                        \
-	call(P, (xdrproc_t)xdr_##NAME##3args, &(a), (xdrproc_t)xdr_##NAME##3res, &(r))
-
-static int mnt(uint16_t port, nfs_fh3 *root, char *buf)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int sock = RPC_ANYSOCK;
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	CLIENT *m = clnttcp_create(&sa, MOUNT_PROGRAM, MOUNT_V3, &sock, 0, 0);
-	if (!m)
-		return -1;
-	char path[] = "/";
-	dirpath arg = path;
-	mountres3 r;
-	memset(&r, 0, sizeof(r));
-	struct timeval tv = {10, 0};
-	enum clnt_stat cs = clnt_call(m, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath, (char *)&arg,
-				      (xdrproc_t)xdr_mountres3, (char *)&r, tv);
-	clnt_destroy(m);
-	const fhandle3 *h = &r.mountres3_u.mountinfo.fhandle;
-	int rc =
-	    cs == RPC_SUCCESS && r.fhs_status == MNT3_OK && h->fhandle3_len <= NFS3_FHSIZE ? 0 : -1;
-	if (rc == 0) {
-		memcpy(buf, h->fhandle3_val, h->fhandle3_len);
-		root->data.data_len = h->fhandle3_len;
-		root->data.data_val = buf;
-	}
-	xdr_free((xdrproc_t)xdr_mountres3, (char *)&r);
-	return rc;
-}
+	nfs3d_call(nfs, P, (xdrproc_t)xdr_##NAME##3args, &(a), (xdrproc_t)xdr_##NAME##3res, &(r),  \
+		   stderr)
 
 static void put_file(const char *dir, const char *fname, const char *text)
 {
@@ -321,22 +281,16 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	close(pfd[1]);
-	FILE *f = fdopen(pfd[0], "r");
-	char line[128] = "";
-	unsigned np = 0, mp = 0;
+	uint16_t np = 0, mp = 0;
 	int rc = 1;
 	char rbuf[NFS3_FHSIZE];
-	nfs_fh3 root;
+	nfs_fh3 root = {.data = {.data_len = 0, .data_val = rbuf}};
 	struct rpcrdma_clnt *cl = NULL;
-	if (!f || !fgets(line, sizeof(line), f) ||
-	    sscanf(line, "ready nfs=%u mount=%u", &np, &mp) != 2 ||
-	    mnt((uint16_t)mp, &root, rbuf)) {
+	if (nfs3d_ready(pfd[0], &np, &mp) != 0 || nfs3d_mnt(mp, rbuf, &root.data.data_len) != 0) {
 		fprintf(stderr, "nfs3d_wire_traffic: server did not start or mount failed\n");
 		goto out;
 	}
-	struct rpcrdma_clnt_opts o = {.comp_mask = RPCRDMA_CLNT_OPT_TIMEOUT, .timeout_ms = 10000};
-	if (rpcrdma_clnt_create("127.0.0.1", (uint16_t)np, NFS_PROGRAM, NFS_V3, &o, &cl) != 0 ||
-	    !(nfs = rpcrdma_clnt_tirpc(cl))) {
+	if (!(nfs = nfs3d_connect(np, &cl))) {
 		fprintf(stderr, "nfs3d_wire_traffic: no connection\n");
 		goto out;
 	}
@@ -345,8 +299,6 @@ int main(int argc, char **argv)
 out:
 	if (cl)
 		rpcrdma_clnt_destroy(cl);
-	if (f)
-		fclose(f);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 	char cmd[128];

@@ -28,71 +28,17 @@ bin=${2:?usage}
 gscript=${3:?usage}
 client2=${4:?usage}
 res=$state/nfs41d
-fail() {
-	echo "FAIL: $*"
-	[ -n "${spid:-}" ] && kill "$spid" 2>/dev/null
-	exit 1
-}
-[ -f "$state/skip" ] && { echo "SKIP: $(cat "$state/skip")"; exit 77; }
-[ -f "$state/guest-ready" ] || fail "no guest (interop_guest_start failed)"
-[ -f "$state/nfs3d-ports" ] || { echo "SKIP: socat not installed (guestfwd to the host)"; exit 77; }
-# shellcheck disable=SC1091
-. "$state/guest-ready"
-# shellcheck disable=SC1091
-. "$state/nfs3d-ports"
-gout=${GUEST_OUT:?}
-share=$(dirname "$gout")
-rm -rf "$res"
-mkdir -p "$res/export"
+gname=nfs41d genv="NFS41D_FILES=${NFS41D_FILES:-60} NFS41D_DD_MB=${NFS41D_DD_MB:-64}" gtail=30
+# shellcheck source=tests/interop/nfsd-test-lib.sh
+. "$(dirname "$0")/nfsd-test-lib.sh"
+guest_env
 exp=$res/export
 printf 'first line\n' >"$exp/deleg.txt"
-cp "$gscript" "$share/nfs41d-client.sh"
 
-spid=""
-starts=0
 start_server() {
-	starts=$((starts + 1))
 	# --no-root-squash: the guest's root owns what it copies in
-	"$bin" --export "$exp" --port "$NFS3D_PORT" --bind 127.0.0.1 --no-root-squash \
-		--stats-file "$res/server-$starts.stats" \
-		>"$res/server-$starts.out" 2>"$res/server-$starts.err" &
-	spid=$!
-	for _ in $(seq 1 100); do
-		grep -q '^ready nfs=' "$res/server-$starts.out" && return 0
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$res/server-$starts.err"
-	fail "rpcrdma-nfs41d did not start"
-}
-# the server's counters now (SIGUSR1 -> --stats-file)
-counters() {
-	rm -f "$res/server-$starts.stats"
-	kill -USR1 "$spid"
-	for _ in $(seq 1 50); do
-		[ -s "$res/server-$starts.stats" ] && break
-		sleep 0.1
-	done
-	cat "$res/server-$starts.stats"
-}
-val() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$2" | head -1; }
-
-n=0
-phase() {
-	local p=$1 limit=$2 t0
-	n=$((n + 1))
-	rm -f "$gout/nfs41d-$p.rc"
-	t0=$(date +%s.%N)
-	printf '(NFS41D_FILES=%s NFS41D_DD_MB=%s setsid bash /peer/nfs41d-client.sh %s </dev/null >/dev/null 2>&1 &)' \
-		"${NFS41D_FILES:-60}" "${NFS41D_DD_MB:-64}" "$p" >"$share/cmd-sh-nfs41d-$n"
-	for _ in $(seq 1 $((limit * 5))); do
-		[ -s "$gout/nfs41d-$p.rc" ] && break
-		sleep 0.2
-	done
-	echo "--- phase $p ($(echo "$(date +%s.%N) - $t0" | bc) s)"
-	tail -30 "$gout/nfs41d-$p.log" 2>/dev/null
-	[ -s "$gout/nfs41d-$p.rc" ] || fail "phase $p: no answer within ${limit}s"
-	[ "$(cat "$gout/nfs41d-$p.rc")" = 0 ] || fail "phase $p: exit $(cat "$gout/nfs41d-$p.rc")"
+	start_nfsd rpcrdma-nfs41d --export "$exp" --port "$NFS3D_PORT" --bind 127.0.0.1 \
+		--no-root-squash
 }
 
 start_server
@@ -122,12 +68,7 @@ phase capture-stop 30
 c=$(counters)
 
 if command -v tshark >/dev/null && [ -s "$gout/nfs41d.pcap" ]; then
-	cp "$gout/nfs41d.pcap" "$res/nfs41d.pcap"
-	ts=(tshark -n -2 -r "$res/nfs41d.pcap")
-	"${ts[@]}" -Y iwarp_mpa.crc_check -O iwarp_mpa >"$res/capture-crc.txt" 2>/dev/null
-	bad=$(grep -c 'Bad CRC32' "$res/capture-crc.txt")
-	nerr=$("${ts[@]}" -Y 'rpcordma.msg_type == 4' 2>/dev/null | wc -l)
-	nrpc=$("${ts[@]}" -Y 'rpcordma' 2>/dev/null | wc -l)
+	capture_counts nfs41d.pcap
 	# reverse calls are the RPC calls the host sends, reverse replies the
 	# RPC replies the guest sends (its forward traffic is calls only).
 	# Wireshark 4.0 dissects one RPC-over-RDMA message per TCP segment:
@@ -188,7 +129,5 @@ wait "$spid"
 src=$?
 spid=""
 [ "$src" = 0 ] || fail "rpcrdma-nfs41d exit $src after SIGTERM"
-echo "figures (MB = 10^6 bytes):"
-awk '{ split($3, a, "="); split($4, b, "="); printf "  %-7s %-5s %3d MiB %8.3f s %7.2f MB/s\n", $1, $2, a[2], b[2], a[2] * 1.048576 / b[2] }' \
-	"$res/perf.txt" | tee "$res/perf-summary.txt"
+print_figures
 echo "PASS"

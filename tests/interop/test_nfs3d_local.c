@@ -22,7 +22,6 @@
  * usage: test_nfs3d_local PATH-TO-rpcrdma-nfs3d
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <rpc/rpc.h>
@@ -40,8 +39,8 @@
 #include "lib/check.h"
 #include "rpcrdma/client.h"
 
-#include "mount3.h" /* rpcgen, xdr/mount3.x */
-#include "nfs3.h"   /* rpcgen, xdr/nfs3.x */
+#include "nfs3.h" /* rpcgen, xdr/nfs3.x */
+#include "nfs3d_tclnt.h"
 
 /* ---- NFSv3 through rpcgen's types and routines ---- */
 
@@ -107,12 +106,8 @@ static void as_none(void)
  * the call itself failed. The caller frees @res with xdr_free(@xres). */
 static int call(rpcproc_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res)
 {
-	struct timeval tv = {10, 0};
-	enum clnt_stat cs = clnt_call(nfs, proc, xargs, args, xres, res, tv);
-	if (cs != RPC_SUCCESS) {
-		printf("call %u: %s\n", (unsigned)proc, clnt_sperrno(cs));
+	if (nfs3d_call(nfs, proc, xargs, args, xres, res, stdout) != 0)
 		return -1;
-	}
 	return (int)*(nfsstat3 *)res;
 }
 
@@ -212,29 +207,6 @@ struct server {
 	struct fh root;
 };
 
-static int mnt(uint16_t port, struct fh *root)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int sock = RPC_ANYSOCK;
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	CLIENT *m = clnttcp_create(&sa, MOUNT_PROGRAM, MOUNT_V3, &sock, 0, 0);
-	if (!m)
-		return -1;
-	char path[] = "/";
-	dirpath arg = path;
-	mountres3 r;
-	memset(&r, 0, sizeof(r));
-	struct timeval tv = {10, 0};
-	enum clnt_stat cs = clnt_call(m, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath, (char *)&arg,
-				      (xdrproc_t)xdr_mountres3, (char *)&r, tv);
-	clnt_destroy(m);
-	const fhandle3 *h = &r.mountres3_u.mountinfo.fhandle;
-	bool ok = cs == RPC_SUCCESS && r.fhs_status == MNT3_OK &&
-		  fh_from(root, h->fhandle3_len, h->fhandle3_val);
-	xdr_free((xdrproc_t)xdr_mountres3, (char *)&r);
-	return ok ? 0 : -1;
-}
-
 static int start(struct server *s, bool squash)
 {
 	int pfd[2];
@@ -256,23 +228,12 @@ static int start(struct server *s, bool squash)
 		_exit(127);
 	}
 	close(pfd[1]);
-	FILE *f = fdopen(pfd[0], "r");
-	char line[128] = "";
-	unsigned np = 0, mp = 0;
-	bool ok = f && fgets(line, sizeof(line), f) &&
-		  sscanf(line, "ready nfs=%u mount=%u", &np, &mp) == 2;
-	if (f)
-		fclose(f);
-	if (!ok)
+	char h[NFS3_FHSIZE];
+	u_int hlen = 0;
+	if (nfs3d_ready(pfd[0], &s->nfs_port, &s->mount_port) != 0 ||
+	    nfs3d_mnt(s->mount_port, h, &hlen) != 0 || !fh_from(&s->root, hlen, h))
 		return -1;
-	s->nfs_port = (uint16_t)np;
-	s->mount_port = (uint16_t)mp;
-	if (mnt(s->mount_port, &s->root) != 0)
-		return -1;
-	struct rpcrdma_clnt_opts o = {.comp_mask = RPCRDMA_CLNT_OPT_TIMEOUT, .timeout_ms = 10000};
-	if (rpcrdma_clnt_create("127.0.0.1", s->nfs_port, NFS_PROGRAM, NFS_V3, &o, &s->clnt) != 0)
-		return -1;
-	nfs = rpcrdma_clnt_tirpc(s->clnt);
+	nfs = nfs3d_connect(s->nfs_port, &s->clnt);
 	return nfs ? 0 : -1;
 }
 

@@ -8,41 +8,22 @@
 # Each phase logs to /peer/out/nfs3d-PHASE.log and ends by writing its exit
 # status to /peer/out/nfs3d-PHASE.rc (the host waits for that file).
 set -u
-OUT=/peer/out
+NAME=nfs3d
 M=/mnt/n3
-phase=${1:?phase}
-exec >"$OUT/nfs3d-$phase.log" 2>&1
-trap 'echo $? >"$OUT/nfs3d-$phase.rc"' EXIT
-set -e
 OPTS=vers=3,proto=rdma,port=20049,mountport=20048,mountproto=tcp,nolock,rsize=1048576,wsize=1048576
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
-do_mount() { mkdir -p $M && mount -t nfs -o $OPTS 10.0.2.100:/ $M; }
-remount() { umount $M && do_mount; }
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=tests/interop/guest/nfs-client-lib.sh
+. "$(dirname "$0")/nfs-client-lib.sh"
 # the unprivileged user of the perm phase (numeric ids: no login needed)
 U=4242
 as_user() { setpriv --reuid=$U --regid=$U --clear-groups "$@"; }
-# stop the capture whose tcpdump pid is in $1, show its log
-stop_capture() {
-	kill -INT "$(cat "$1")"
-	sleep 1
-	cat "${1%.pid}.log"
-}
 
 case $phase in
 mount)
 	# capture this connection's traffic (for the tshark check): whole
 	# frames during the mount, metadata and chunk phases; the bulk phases
 	# after them are captured too, headers only (start_bulk_capture)
-	tcpdump -i eth0 -s 0 -B 8192 -w /tmp/nfs3d.pcap host 10.0.2.100 and tcp port 20049 \
-		>/tmp/nfs3d-tcpdump.log 2>&1 &
-	echo $! >/tmp/nfs3d-tcpdump.pid
-	sleep 1.5
-	# a mount left by an interrupted run (its server is gone)
-	umount -f -l $M 2>/dev/null || true
-	do_mount
-	grep " $M " /proc/mounts
+	start_capture /tmp/nfs3d.pcap 0 8192 /tmp/nfs3d-tcpdump.pid
+	fresh_mount
 	stat -f $M
 	df $M
 	;;
@@ -155,10 +136,7 @@ chunks)
 	# the bulk phases (tree, back, dd, restart, stats): 256 bytes of each
 	# frame hold the TCP, MPA, DDP and RPC-over-RDMA headers and keep the
 	# capture small; a 32 MiB buffer so that tcpdump keeps up
-	tcpdump -i eth0 -s 256 -B 32768 -w /tmp/nfs3d-bulk.pcap host 10.0.2.100 and tcp port 20049 \
-		>/tmp/nfs3d-bulk.log 2>&1 &
-	echo $! >/tmp/nfs3d-bulk.pid
-	sleep 1.5
+	start_capture /tmp/nfs3d-bulk.pcap 256 32768 /tmp/nfs3d-bulk.pid
 	# READDIRPLUS by Reply chunk first, while tshark still finds the FPDUs
 	remount
 	ls -l $M/dir2000 >/dev/null
@@ -186,7 +164,7 @@ tree)
 			open(my $f, ">", "$d/f$i") or die; binmode $f;
 			print $f substr($pool, $off, $s); close $f or die;
 		}' "${NFS3D_FILES:-500}" $src
-	(cd $src && find . -type f | sort | xargs sha256sum) >$OUT/nfs3d-src.sha
+	sums $src $OUT/nfs3d-src.sha
 	echo "files: $(wc -l <$OUT/nfs3d-src.sha), bytes: $(du -sb $src | cut -f1)"
 	t=$(now)
 	cp -a $src $M/tree

@@ -8,32 +8,20 @@
 # Each phase logs to /peer/out/nfs41d-PHASE.log and ends by writing its
 # exit status to /peer/out/nfs41d-PHASE.rc.
 set -u
-OUT=/peer/out
+NAME=nfs41d
 M=/mnt/n41
-phase=${1:?phase}
-exec >"$OUT/nfs41d-$phase.log" 2>&1
-trap 'echo $? >"$OUT/nfs41d-$phase.rc"' EXIT
-set -e
 OPTS=vers=4.1,proto=rdma,port=20049,rsize=1048576,wsize=1048576
+# shellcheck source=tests/interop/guest/nfs-client-lib.sh
+. "$(dirname "$0")/nfs-client-lib.sh"
 DDMB=${NFS41D_DD_MB:-64}
 FILES=${NFS41D_FILES:-60}
-do_mount() { mkdir -p $M && mount -t nfs -o $OPTS 10.0.2.100:/ $M; }
-remount() { umount $M && do_mount; }
-fail() { echo "FAIL: $*"; exit 1; }
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
 
 case $phase in
 mount)
 	# whole frames of this connection while the backchannel is used
 	# (mount, delegation recall); stopped by the phase capture-stop
-	tcpdump -i eth0 -s 0 -B 8192 -w /tmp/nfs41d.pcap host 10.0.2.100 and tcp port 20049 \
-		>/tmp/nfs41d-tcpdump.log 2>&1 &
-	echo $! >/tmp/nfs41d-tcpdump.pid
-	sleep 1.5
-	umount -f -l $M 2>/dev/null || true
-	do_mount
-	grep " $M " /proc/mounts
+	start_capture /tmp/nfs41d.pcap 0 8192 /tmp/nfs41d-tcpdump.pid
+	fresh_mount
 	grep -q "vers=4.1" /proc/mounts || fail "not NFSv4.1"
 	ls -la $M
 	;;
@@ -54,9 +42,7 @@ deleg-check)
 	echo "deleg.txt holds both writers' lines"
 	;;
 capture-stop)
-	kill -INT "$(cat /tmp/nfs41d-tcpdump.pid)"
-	sleep 1
-	cat /tmp/nfs41d-tcpdump.log
+	stop_capture /tmp/nfs41d-tcpdump.pid
 	cp /tmp/nfs41d.pcap $OUT/nfs41d.pcap
 	;;
 tree)
@@ -68,7 +54,7 @@ tree)
 		mkdir -p $d
 		head -c $(((i * 7919) % (2 * 1048576 + 1))) /dev/urandom >$d/f$i
 	done
-	(cd /tmp/n41src && find . -type f | sort | xargs sha256sum) >$OUT/nfs41d-src.sha
+	sums /tmp/n41src $OUT/nfs41d-src.sha
 	t0=$(now)
 	cp -a /tmp/n41src $M/tree
 	sync
