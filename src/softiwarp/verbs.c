@@ -852,6 +852,7 @@ struct rpcrdma_dev_ops siw_ops = {
     .srq_destroy = siw_srq_destroy,
     .post_srq_recv = siw_post_srq_recv,
     .srq_resize = siw_srq_resize,
+    .srq_trim = siw_srq_trim,
     .post_send = siw_post_send,
     .post_send_recv = siw_post_send_recv,
     .ep_flush = siw_doorbell,

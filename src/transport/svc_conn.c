@@ -647,6 +647,7 @@ static struct svc_conn *conn_of(const struct rpcrdma_event *ev)
 void svc_conn_reap(struct rpcrdma_svc *s)
 {
 	struct svc_conn **pp = &s->conns;
+	uint32_t freed = s->freed_since_trim;
 
 	while (*pp) {
 		struct svc_conn *c = *pp;
@@ -664,9 +665,16 @@ void svc_conn_reap(struct rpcrdma_svc *s)
 	 * (the progress thread allocates from an arena of its own, whose
 	 * free chunks stay resident) only when asked. Once as many
 	 * connections were freed as remain (and at least 64): amortised, a
-	 * burst of closes costs one walk of the heaps, not one per close. */
-	if (s->freed_since_trim >= 64 && s->freed_since_trim >= s->nconns) {
+	 * burst of closes costs one walk of the heaps, not one per close;
+	 * and once no connection was freed for SVC_TRIM_QUIET_NS (the tail
+	 * of a burst, and servers whose connections close one by one: one
+	 * trim a second at most). */
+	if (s->freed_since_trim != freed)
+		s->freed_ns = monotonic_ns();
+	if ((s->freed_since_trim >= 64 && s->freed_since_trim >= s->nconns) ||
+	    (s->freed_since_trim && monotonic_ns() - s->freed_ns >= SVC_TRIM_QUIET_NS)) {
 		s->freed_since_trim = 0;
+		svc_srq_trim(s);
 		malloc_trim(0);
 	}
 }

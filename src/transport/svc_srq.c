@@ -150,6 +150,16 @@ void svc_srq_repost(struct rpcrdma_svc *s, uint32_t idx)
 		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", NULL, "shared receive queue refused a receive");
 }
 
+void svc_srq_trim(struct rpcrdma_svc *s)
+{
+	/* The receives posted stay at their peak (a queue cannot take one
+	 * back); a burst touched as many buffers as messages it had in
+	 * flight at once. The live connections' grants stay warm on top of
+	 * the queue. A provider whose device pins the memory keeps it. */
+	if (s->srq)
+		(void)rpcrdma_srq_trim(s->srq, s->srq_resv, NULL);
+}
+
 uint32_t svc_srq_grant(struct svc_conn *c)
 {
 	struct rpcrdma_svc *s = c->svc;
