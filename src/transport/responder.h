@@ -402,6 +402,10 @@ void svc_srq_repost(struct rpcrdma_svc *s, uint32_t idx);
 /* After a burst of connections closed: the pages of the receives the
  * remaining connections cannot take at once go back (rpcrdma_srq_trim). */
 void svc_srq_trim(struct rpcrdma_svc *s);
+/* svc_conn_reap's end (svc_conn.c), @freed_before its count of freed
+ * connections on entry: the allocator and the queue trimmed after a burst
+ * of closes, or a quiet second after the last one. */
+void svc_mem_trim(struct rpcrdma_svc *s, uint32_t freed_before);
 /* The credits to announce in @c's next message (raised when the pool
  * has room, RFC 8166 §3.3.1: backed before announced). */
 uint32_t svc_srq_grant(struct svc_conn *c);

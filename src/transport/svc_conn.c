@@ -13,7 +13,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <malloc.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -661,22 +660,7 @@ void svc_conn_reap(struct rpcrdma_svc *s)
 		}
 		pp = &c->next;
 	}
-	/* Memory comes back: glibc returns the free pages inside its heaps
-	 * (the progress thread allocates from an arena of its own, whose
-	 * free chunks stay resident) only when asked. Once as many
-	 * connections were freed as remain (and at least 64): amortised, a
-	 * burst of closes costs one walk of the heaps, not one per close;
-	 * and once no connection was freed for SVC_TRIM_QUIET_NS (the tail
-	 * of a burst, and servers whose connections close one by one: one
-	 * trim a second at most). */
-	if (s->freed_since_trim != freed)
-		s->freed_ns = monotonic_ns();
-	if ((s->freed_since_trim >= 64 && s->freed_since_trim >= s->nconns) ||
-	    (s->freed_since_trim && monotonic_ns() - s->freed_ns >= SVC_TRIM_QUIET_NS)) {
-		s->freed_since_trim = 0;
-		svc_srq_trim(s);
-		malloc_trim(0);
-	}
+	svc_mem_trim(s, freed);
 }
 
 /* Connection events: accept, established, disconnected (lock held). */

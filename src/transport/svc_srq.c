@@ -31,6 +31,7 @@
  * forward credits. Lock held everywhere.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 
 #include "transport/responder.h"
@@ -148,6 +149,25 @@ void svc_srq_repost(struct rpcrdma_svc *s, uint32_t idx)
 	 * connections then meet an empty queue and end, as they would. */
 	if (srq_post(s, idx))
 		RLOG_PEER(RPCRDMA_LOG_ERR, "svc", NULL, "shared receive queue refused a receive");
+}
+
+/* Memory comes back: glibc returns the free pages inside its heaps (the
+ * progress thread allocates from an arena of its own, whose free chunks
+ * stay resident) only when asked. Once as many connections were freed as
+ * remain (and at least 64): amortised, a burst of closes costs one walk of
+ * the heaps, not one per close; and once no connection was freed for
+ * SVC_TRIM_QUIET_NS (the tail of a burst, and servers whose connections
+ * close one by one: one trim a second at most). */
+void svc_mem_trim(struct rpcrdma_svc *s, uint32_t freed_before)
+{
+	if (s->freed_since_trim != freed_before)
+		s->freed_ns = monotonic_ns();
+	if ((s->freed_since_trim >= 64 && s->freed_since_trim >= s->nconns) ||
+	    (s->freed_since_trim && monotonic_ns() - s->freed_ns >= SVC_TRIM_QUIET_NS)) {
+		s->freed_since_trim = 0;
+		svc_srq_trim(s);
+		malloc_trim(0);
+	}
 }
 
 void svc_srq_trim(struct rpcrdma_svc *s)
