@@ -120,6 +120,13 @@ enum rpcrdma_dev_cap_flags {
 	 * (writes_in, reads_in): softiwarp serves them itself; a verbs
 	 * device does so without telling, and they stay 0. */
 	RPCRDMA_DEV_CAP_PEER_OPS_COUNTED = 1u << 1,
+	/* Registrations pin their pages and the kernel charges them to the
+	 * process's RLIMIT_MEMLOCK (verbs: Linux siw charges every process,
+	 * root too; other devices those without CAP_IPC_LOCK): beyond it
+	 * rpcrdma_mr_reg fails with -ENOMEM. The server sizes its shared
+	 * receive pool to half of that limit, so that connections still get
+	 * their own buffers registered. softiwarp pins nothing. */
+	RPCRDMA_DEV_CAP_PINS_MEMORY = 1u << 2,
 };
 
 /* What a device can do; filled by rpcrdma_dev_query(). */

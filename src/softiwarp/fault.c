@@ -5,8 +5,10 @@
  * library's transmit path calls the system call directly.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -77,6 +79,7 @@ bool siw_fault_parse(const char *s, struct siw_fault_cfg *f)
 	    {"refuse-reg:", SIW_FAULT_REFUSE_REG},
 	    {"cut-setup:", SIW_FAULT_CUT_SETUP},
 	    {"mute-reads:", SIW_FAULT_MUTE_READ},
+	    {"pin:", SIW_FAULT_PIN},
 	};
 	uint64_t a, b;
 	char *end;
@@ -303,6 +306,25 @@ void siw_fault_post(struct siw_ep *ep)
 		dev->fault_fired = true;
 		(void)shutdown(ep->fd, SHUT_RDWR);
 	}
+}
+
+/* the process's pinned pages (Linux: mm->pinned_vm) */
+static _Atomic int64_t pinned_pages;
+
+int siw_fault_pin(const struct siw_dev *dev, int64_t pages)
+{
+	struct rlimit rl;
+	int64_t was;
+
+	if (dev->tun.fault.kind != SIW_FAULT_PIN)
+		return 0;
+	was = atomic_fetch_add(&pinned_pages, pages);
+	if (pages > 0 && !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)(was + pages) > rl.rlim_cur / 4096u) {
+		atomic_fetch_sub(&pinned_pages, pages);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int siw_fault_reg(struct siw_dev *dev)

@@ -345,6 +345,9 @@ struct siw_mr {
 	/* rpcrdma_mr_bind_ep: the id of the one endpoint remote accesses may
 	 * come through, or 0 (any endpoint of the PD) */
 	uint64_t scope;
+#ifdef RPCRDMA_TEST_HOOKS
+	int64_t pinned; /* pages charged (RPCRDMA_SIW_FAULT=pin:0) */
+#endif
 };
 
 static inline struct siw_pd *to_siw_pd(struct rpcrdma_pd *p)
