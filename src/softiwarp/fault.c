@@ -311,20 +311,27 @@ void siw_fault_post(struct siw_ep *ep)
 /* the process's pinned pages (Linux: mm->pinned_vm) */
 static _Atomic int64_t pinned_pages;
 
-int siw_fault_pin(const struct siw_dev *dev, int64_t pages)
+int siw_fault_pin(const struct siw_dev *dev, struct siw_mr *mr, const void *addr, size_t length)
 {
+	uintptr_t a = (uintptr_t)addr;
+	int64_t n = length ? (int64_t)(((a + length + 4095u) >> 12) - (a >> 12)) : 0, was;
 	struct rlimit rl;
-	int64_t was;
 
 	if (dev->tun.fault.kind != SIW_FAULT_PIN)
 		return 0;
-	was = atomic_fetch_add(&pinned_pages, pages);
-	if (pages > 0 && !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
-	    (uint64_t)(was + pages) > rl.rlim_cur / 4096u) {
-		atomic_fetch_sub(&pinned_pages, pages);
+	was = atomic_fetch_add(&pinned_pages, n - mr->pinned);
+	if (n > mr->pinned && !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)(was + n - mr->pinned) > rl.rlim_cur / 4096u) {
+		atomic_fetch_sub(&pinned_pages, n - mr->pinned);
 		return -ENOMEM;
 	}
+	mr->pinned = n;
 	return 0;
+}
+
+uint32_t siw_fault_caps(const struct siw_dev *dev)
+{
+	return dev->tun.fault.kind == SIW_FAULT_PIN ? RPCRDMA_DEV_CAP_PINS_MEMORY : 0;
 }
 
 int siw_fault_reg(struct siw_dev *dev)

@@ -85,9 +85,7 @@ struct siw_ep;
 /* Parse @s (RPCRDMA_SIW_FAULT) into @f; false (and SIW_FAULT_NONE) when it
  * is malformed. */
 bool siw_fault_parse(const char *s, struct siw_fault_cfg *f);
-/* pin:0: charge @pages pinned pages (negative: give them back); -ENOMEM
- * (nothing charged) beyond RLIMIT_MEMLOCK. 0 without the fault. */
-int siw_fault_pin(const struct siw_dev *dev, int64_t pages);
+
 /* A sendmsg() of the endpoint's FPDU stream through the fault (the raw
  * system call's result and errno). */
 ssize_t siw_fault_sendmsg(struct siw_ep *ep, struct msghdr *mh);
@@ -102,5 +100,30 @@ void siw_fault_setup(struct siw_ep *ep);
 /* @ep received a valid RDMA Read Request: true when the fault leaves it
  * unanswered. */
 bool siw_fault_mute_read(struct siw_ep *ep);
+
+struct siw_mr;
+#ifdef RPCRDMA_TEST_HOOKS
+/* pin:0: @mr's charge becomes the pages [@addr, @addr + @length) spans
+ * (NULL, 0: none, at deregistration); -ENOMEM and no change beyond
+ * RLIMIT_MEMLOCK. 0 without the fault. */
+int siw_fault_pin(const struct siw_dev *dev, struct siw_mr *mr, const void *addr, size_t length);
+/* the capability flags the fault adds (RPCRDMA_DEV_CAP_PINS_MEMORY) */
+uint32_t siw_fault_caps(const struct siw_dev *dev);
+#else
+static inline int siw_fault_pin(const struct siw_dev *dev, struct siw_mr *mr, const void *addr,
+				size_t length)
+{
+	(void)dev;
+	(void)mr;
+	(void)addr;
+	(void)length;
+	return 0;
+}
+static inline uint32_t siw_fault_caps(const struct siw_dev *dev)
+{
+	(void)dev;
+	return 0;
+}
+#endif
 
 #endif

@@ -75,11 +75,7 @@ static int siw_close(struct rpcrdma_dev *d)
 
 static int siw_query(struct rpcrdma_dev *d, struct rpcrdma_dev_caps *caps)
 {
-#ifdef RPCRDMA_TEST_HOOKS
-	const struct siw_dev *dev = to_siw_dev(d);
-#else
 	(void)d;
-#endif
 	strncpy(caps->provider, SIW_PROVIDER_NAME, sizeof(caps->provider) - 1);
 	caps->max_mr = SIW_MAX_MR - 1u;
 	caps->max_mr_size = UINT64_MAX;
@@ -90,11 +86,8 @@ static int siw_query(struct rpcrdma_dev *d, struct rpcrdma_dev_caps *caps)
 	caps->max_ord = SIW_MAX_IRD_ORD;
 	caps->max_private_data = RPCRDMA_MAX_PRIVATE_DATA;
 	caps->max_msg_size = SIW_MAX_MSG;
-	caps->flags = RPCRDMA_DEV_CAP_REMOTE_INV | RPCRDMA_DEV_CAP_PEER_OPS_COUNTED;
-#ifdef RPCRDMA_TEST_HOOKS
-	if (dev->tun.fault.kind == SIW_FAULT_PIN)
-		caps->flags |= RPCRDMA_DEV_CAP_PINS_MEMORY;
-#endif
+	caps->flags = RPCRDMA_DEV_CAP_REMOTE_INV | RPCRDMA_DEV_CAP_PEER_OPS_COUNTED |
+		      siw_fault_caps(to_siw_dev(d));
 	return 0;
 }
 
@@ -132,16 +125,6 @@ static int siw_pd_free(struct rpcrdma_pd *p)
 	return 0;
 }
 
-#ifdef RPCRDMA_TEST_HOOKS
-/* the pages [addr, addr + length) spans */
-static int64_t span_pages(const void *addr, size_t length)
-{
-	uintptr_t a = (uintptr_t)addr;
-
-	return length ? (int64_t)(((a + length + 4095u) >> 12) - (a >> 12)) : 0;
-}
-#endif
-
 static int siw_mr_reg(struct rpcrdma_pd *p, void *addr, size_t length, unsigned int access,
 		      struct rpcrdma_mr **out)
 {
@@ -153,20 +136,17 @@ static int siw_mr_reg(struct rpcrdma_pd *p, void *addr, size_t length, unsigned 
 	siw_dev_lock(dev);
 	rc = siw_fault_reg(dev);
 	siw_dev_unlock(dev);
-	if (!rc)
-		rc = siw_fault_pin(dev, span_pages(addr, length));
 	if (rc)
 		return rc;
 #endif
 	mr = calloc(1, sizeof(*mr));
-#ifdef RPCRDMA_TEST_HOOKS
-	if (!mr)
-		(void)siw_fault_pin(dev, -span_pages(addr, length));
-	else if (dev->tun.fault.kind == SIW_FAULT_PIN)
-		mr->pinned = span_pages(addr, length);
-#endif
 	if (!mr)
 		return -ENOMEM;
+	rc = siw_fault_pin(dev, mr, addr, length);
+	if (rc) {
+		free(mr);
+		return rc;
+	}
 	mr->base.pd = p;
 	mr->pd = to_siw_pd(p);
 	mr->addr = (uint64_t)(uintptr_t)addr;
@@ -179,9 +159,7 @@ static int siw_mr_reg(struct rpcrdma_pd *p, void *addr, size_t length, unsigned 
 		mr->pd->refs++;
 	siw_dev_unlock(dev);
 	if (rc) {
-#ifdef RPCRDMA_TEST_HOOKS
-		(void)siw_fault_pin(dev, -mr->pinned);
-#endif
+		(void)siw_fault_pin(dev, mr, NULL, 0);
 		free(mr);
 		return rc;
 	}
@@ -194,15 +172,8 @@ static int siw_mr_rereg(struct rpcrdma_mr *m, void *addr, size_t length, unsigne
 	struct siw_mr *mr = to_siw_mr(m);
 	struct siw_dev *dev = to_siw_dev(m->pd->dev);
 
-#ifdef RPCRDMA_TEST_HOOKS
-	if (dev->tun.fault.kind == SIW_FAULT_PIN) {
-		int64_t n = span_pages(addr, length);
-
-		if (siw_fault_pin(dev, n - mr->pinned))
-			return -ENOMEM;
-		mr->pinned = n;
-	}
-#endif
+	if (siw_fault_pin(dev, mr, addr, length))
+		return -ENOMEM;
 	siw_dev_lock(dev);
 	/* RFC 5042 §5.3: same index, new key */
 	mr->stag = (mr->stag & ~0xffu) | siw_mem_next_key(dev, (uint8_t)mr->stag);
@@ -244,9 +215,7 @@ static int siw_mr_dereg(struct rpcrdma_mr *m)
 	dev->mr_gen++; /* drops every endpoint's cached MR (qp_tx.c) */
 	mr->pd->refs--;
 	siw_dev_unlock(dev);
-#ifdef RPCRDMA_TEST_HOOKS
-	(void)siw_fault_pin(dev, -mr->pinned);
-#endif
+	(void)siw_fault_pin(dev, mr, NULL, 0);
 	free(mr);
 	return 0;
 }
