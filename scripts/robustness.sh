@@ -7,6 +7,7 @@
 # client's effect on a good one's p99 (test_xprt_rogue).
 #
 # usage: scripts/robustness.sh [BUILD_DIR] [--short] [--check]
+#        scripts/robustness.sh [BUILD_DIR] --memory [N]
 #   BUILD_DIR  default ./build (needs tools/perf/rpcrdma-perf)
 #   --short    the CI version: 1 and 1,000 connections, 3 bursts of 300,
 #              no NULL timing, one rogue run (ctest test_scale runs it
@@ -14,6 +15,10 @@
 #   --check    exit 1 when a figure misses its target by more than the
 #              margin below (a loaded machine, allocator noise); without it
 #              the figures are only printed
+#   --memory   only issue 38's figure: server RSS at a warm start, with N
+#              (default 10,000) connections that each made a NULL call
+#              and one 1 MiB WRITE, and once they closed, with the ratio
+#              (target <= 1.2; with --check, exit 1 beyond it)
 # Each client process holds at most PER_CLIENT connections: a connection
 # costs the client a few descriptors (socket, eventfds, epoll) and one
 # process may open 20,000 here, so 10,000 connections take several clients.
@@ -22,14 +27,18 @@ set -u
 BUILD=./build
 SHORT=0
 CHECK=0
+MEMORY=0
+MEM_N=10000
 for a in "$@"; do
 	case "$a" in
 	--short) SHORT=1 ;;
 	--check) CHECK=1 ;;
+	--memory) MEMORY=1 ;;
 	-h | --help)
-		sed -n '2,17p' "$0"
+		sed -n '2,22p' "$0"
 		exit 0
 		;;
+	[0-9]*) MEM_N=$a ;;
 	*) BUILD=$a ;;
 	esac
 done
@@ -153,6 +162,46 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f", b ? (a - b) * 100 / b :
 verdict() { # @1: 1 when the target is met
 	if [ "$1" = 1 ]; then echo "ok"; else MISSED=1; echo "MISSED"; fi
 }
+
+# Issue 38: memory returned. A warm start (a server that has served one
+# client: NULL calls and 1 MiB WRITEs), then N connections, each with a
+# NULL call and a 1 MiB WRITE (a Read chunk the server pulls), held, then
+# closed; RSS once the server has closed them all (its descriptors back
+# to the warm count) and settled (idle staging buffers go and the heap
+# and shared receive buffers are trimmed a second after the last pull or
+# close).
+if [ $MEMORY = 1 ]; then
+	fd0=$(ls "/proc/$SPID/fd" | wc -l)
+	$C --workload null --count 2000 >/dev/null 2>&1 &&
+		$C --workload write --size 1M --count 20 >/dev/null 2>&1 ||
+		{ echo "warm-up client failed"; exit 1; }
+	sleep 2
+	warm=$(rss_settled)
+	C="$C --workload write --size 1M"
+	# 1 MiB WRITEs at once from one client: 1,000 finish within its
+	# timeout on a loaded 2-core machine, 2,500 did not
+	PER_CLIENT=1000
+	hold "$MEM_N" || exit 1
+	held=$(rss)
+	ms=$(cat "$TMP/ms")
+	unhold
+	j=0
+	while [ "$(ls "/proc/$SPID/fd" | wc -l)" -gt "$fd0" ] && [ $j -lt 1200 ]; do
+		j=$((j + 1))
+		sleep 0.1
+	done
+	sleep 2
+	after=$(rss_settled)
+	ratio=$(awk -v a="$after" -v w="$warm" 'BEGIN { printf "%.2f", a / w }')
+	ok=$(awk -v r="$ratio" 'BEGIN { print r <= 1.2 ? 1 : 0 }')
+	printf "%-46s %11s kB\n" "server RSS, warm start" "$warm"
+	printf "%-46s %11s kB %14s\n" "  with $MEM_N connections (NULL + 1 MiB WRITE each)" "$held" "($ms ms)"
+	printf "%-46s %11s kB\n" "  once they closed" "$after"
+	printf "%-46s %12sx %12s %s\n" "RSS after they closed / warm start" "$ratio" "<= 1.2" \
+		"$(verdict "$ok")"
+	[ $CHECK = 1 ] && [ "$ok" != 1 ] && exit 1
+	exit 0
+fi
 
 R0=$(rss)
 echo "server pid $SPID, RSS with no connection: $R0 kB"

@@ -120,6 +120,13 @@ enum rpcrdma_dev_cap_flags {
 	 * (writes_in, reads_in): softiwarp serves them itself; a verbs
 	 * device does so without telling, and they stay 0. */
 	RPCRDMA_DEV_CAP_PEER_OPS_COUNTED = 1u << 1,
+	/* Registrations pin their pages and the kernel charges them to the
+	 * process's RLIMIT_MEMLOCK (verbs: Linux siw charges every process,
+	 * root too; other devices those without CAP_IPC_LOCK): beyond it
+	 * rpcrdma_mr_reg fails with -ENOMEM. The server sizes its shared
+	 * receive pool to half of that limit, so that connections still get
+	 * their own buffers registered. softiwarp pins nothing. */
+	RPCRDMA_DEV_CAP_PINS_MEMORY = 1u << 2,
 };
 
 /* What a device can do; filled by rpcrdma_dev_query(). */
@@ -755,6 +762,18 @@ RPCRDMA_API int rpcrdma_post_srq_recv(struct rpcrdma_srq *srq, uint64_t wr_id,
 /* Change max_wr (as ibv_modify_srq IBV_SRQ_MAX_WR): -EBUSY when more
  * receives are posted than @max_wr, -EINVAL 0 or beyond the limit. */
 RPCRDMA_API int rpcrdma_srq_resize(struct rpcrdma_srq *srq, uint32_t max_wr);
+/*
+ * Give the memory of idle receives back to the system: the pages wholly
+ * inside the buffers of the receives posted to @srq other than the @keep
+ * it hands out next are discarded (madvise MADV_DONTNEED): a message that
+ * lands in one later finds zeroed pages (a posted receive's content means
+ * nothing until it completes). For a server after a burst of connections
+ * closed. Receives stay posted. *@bytes (may be NULL): the bytes
+ * discarded. -EOPNOTSUPP where a device pins registered memory (verbs):
+ * nothing changes. The soft-iWARP provider hands out the receive posted
+ * last, so the @keep are those posted last.
+ */
+RPCRDMA_API int rpcrdma_srq_trim(struct rpcrdma_srq *srq, uint32_t keep, size_t *bytes);
 
 RPCRDMA_EXTERN_C_END
 

@@ -431,6 +431,15 @@ RPCRDMA_API int rpcrdma_srq_resize(struct rpcrdma_srq *srq, uint32_t max_wr)
 	return srq->pd->dev->ops->srq_resize(srq, max_wr);
 }
 
+RPCRDMA_API int rpcrdma_srq_trim(struct rpcrdma_srq *srq, uint32_t keep, size_t *bytes)
+{
+	if (bytes)
+		*bytes = 0;
+	if (!srq)
+		return -EINVAL;
+	return srq->pd->dev->ops->srq_trim(srq, keep, bytes);
+}
+
 /* rpcrdma_post_send_recv() on a provider without the op: one by one. */
 DISPATCH_FALLBACK static int post_send_recv_each(struct rpcrdma_ep *ep,
 						 const struct rpcrdma_send_wr *wr,

@@ -180,6 +180,14 @@ static int d_srq_resize(struct rpcrdma_srq *srq, uint32_t max_wr)
 	return -EOPNOTSUPP;
 }
 
+static int d_srq_trim(struct rpcrdma_srq *srq, uint32_t keep, size_t *bytes)
+{
+	(void)srq;
+	(void)keep;
+	(void)bytes;
+	return -EOPNOTSUPP;
+}
+
 static int d_evch_create(struct rpcrdma_dev *dev, const struct rpcrdma_evch_attr *attr,
 			 struct rpcrdma_evch **out)
 {
@@ -343,6 +351,7 @@ void rpcrdma_prov_fill_dummies(struct rpcrdma_dev_ops *ops)
 	FILL(srq_destroy, d_srq_destroy);
 	FILL(post_srq_recv, d_post_srq_recv);
 	FILL(srq_resize, d_srq_resize);
+	FILL(srq_trim, d_srq_trim);
 	FILL(evch_create, d_evch_create);
 	FILL(evch_destroy, d_evch_destroy);
 	FILL(evch_get, d_evch_get);

@@ -133,6 +133,7 @@ struct rpcrdma_dev_ops {
 	int (*post_srq_recv)(struct rpcrdma_srq *srq, uint64_t wr_id, const struct rpcrdma_sge *sg,
 			     unsigned int num_sge);
 	int (*srq_resize)(struct rpcrdma_srq *srq, uint32_t max_wr);
+	int (*srq_trim)(struct rpcrdma_srq *srq, uint32_t keep, size_t *bytes);
 	/* Optional: start work held by RPCRDMA_SEND_DEFER. NULL means the
 	 * provider never holds work (rpcrdma_ep_flush() returns 0). */
 	int (*ep_flush)(struct rpcrdma_ep *ep);

@@ -5,8 +5,10 @@
  * library's transmit path calls the system call directly.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -77,6 +79,7 @@ bool siw_fault_parse(const char *s, struct siw_fault_cfg *f)
 	    {"refuse-reg:", SIW_FAULT_REFUSE_REG},
 	    {"cut-setup:", SIW_FAULT_CUT_SETUP},
 	    {"mute-reads:", SIW_FAULT_MUTE_READ},
+	    {"pin:", SIW_FAULT_PIN},
 	};
 	uint64_t a, b;
 	char *end;
@@ -303,6 +306,32 @@ void siw_fault_post(struct siw_ep *ep)
 		dev->fault_fired = true;
 		(void)shutdown(ep->fd, SHUT_RDWR);
 	}
+}
+
+/* the process's pinned pages (Linux: mm->pinned_vm) */
+static _Atomic int64_t pinned_pages;
+
+int siw_fault_pin(const struct siw_dev *dev, struct siw_mr *mr, const void *addr, size_t length)
+{
+	uintptr_t a = (uintptr_t)addr;
+	int64_t n = length ? (int64_t)(((a + length + 4095u) >> 12) - (a >> 12)) : 0, was;
+	struct rlimit rl;
+
+	if (dev->tun.fault.kind != SIW_FAULT_PIN)
+		return 0;
+	was = atomic_fetch_add(&pinned_pages, n - mr->pinned);
+	if (n > mr->pinned && !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)(was + n - mr->pinned) > rl.rlim_cur / 4096u) {
+		atomic_fetch_sub(&pinned_pages, n - mr->pinned);
+		return -ENOMEM;
+	}
+	mr->pinned = n;
+	return 0;
+}
+
+uint32_t siw_fault_caps(const struct siw_dev *dev)
+{
+	return dev->tun.fault.kind == SIW_FAULT_PIN ? RPCRDMA_DEV_CAP_PINS_MEMORY : 0;
 }
 
 int siw_fault_reg(struct siw_dev *dev)

@@ -98,6 +98,47 @@ int siw_mem_add(struct siw_dev *dev, struct siw_mr *mr)
 	return 0;
 }
 
+/*
+ * A table grown for thousands of connections (each registers its buffers)
+ * goes back to a size for the registrations left once fewer than a
+ * quarter of its slots are in use (issue 38), if none in use sits above
+ * the new size (an STag names its slot). Tried again only once the count
+ * has halved. The free stack is rebuilt lowest index on top. A stale
+ * STag of a dropped slot finds no region (index beyond the table), and
+ * once the table grows again a new key (siw_mem_add), as before.
+ */
+static void mem_shrink(struct siw_dev *dev)
+{
+	uint32_t used = dev->mr_cap - 1u - dev->mr_nfree, n = dev->mr_cap, top = n;
+	struct siw_mr **tab;
+	uint32_t *fr;
+
+	if (n <= MEM_INIT_CAP || used >= n / 4u ||
+	    (dev->mr_shrink_failed && used * 2u >= dev->mr_shrink_failed))
+		return;
+	while (top > 1 && !dev->mr_tab[top - 1])
+		top--;
+	while (n > MEM_INIT_CAP && n / 2u >= top && n / 2u >= used * 2u)
+		n /= 2u;
+	if (n == dev->mr_cap) {
+		dev->mr_shrink_failed = used ? used : 1u;
+		return;
+	}
+	dev->mr_shrink_failed = 0;
+	dev->mr_nfree = 0;
+	for (uint32_t i = n - 1; i >= 1; i--)
+		if (!dev->mr_tab[i])
+			dev->mr_free[dev->mr_nfree++] = i;
+	dev->mr_cap = n;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): a table of pointers */
+	tab = realloc(dev->mr_tab, (size_t)n * sizeof(*tab));
+	if (tab)
+		dev->mr_tab = tab;
+	fr = realloc(dev->mr_free, (size_t)n * sizeof(*fr));
+	if (fr)
+		dev->mr_free = fr;
+}
+
 void siw_mem_del(struct siw_dev *dev, struct siw_mr *mr)
 {
 	uint32_t idx = mr->stag >> 8;
@@ -105,6 +146,7 @@ void siw_mem_del(struct siw_dev *dev, struct siw_mr *mr)
 	if (idx < dev->mr_cap && dev->mr_tab[idx] == mr) {
 		dev->mr_tab[idx] = NULL;
 		dev->mr_free[dev->mr_nfree++] = idx;
+		mem_shrink(dev);
 	}
 }
 

@@ -50,12 +50,49 @@ static void solo_update(struct siw_dev *dev)
 	__atomic_store_n(&dev->solo_tag, tag, __ATOMIC_RELAXED);
 }
 
+/*
+ * A table grown for thousands of connections goes back to a size for the
+ * ones left once fewer than a quarter of its slots are in use (issue 38),
+ * if none in use sits above the new size (a slot's index is in the
+ * epoll registration of its object). Tried again only once the count
+ * has halved, so a close storm does not walk the table every time.
+ */
+static void poll_shrink(struct siw_dev *dev)
+{
+	uint32_t n = dev->npolls, top = n, gen = dev->poll_gen0;
+	struct siw_poll_slot *np;
+
+	if (n <= 64u || dev->npolls_used >= n / 4u ||
+	    (dev->poll_shrink_failed && dev->npolls_used * 2u >= dev->poll_shrink_failed))
+		return;
+	while (top > 0 && !dev->polls[top - 1].p)
+		top--;
+	while (n > 64u && n / 2u >= top && n / 2u >= dev->npolls_used * 2u)
+		n /= 2u;
+	if (n == dev->npolls) {
+		dev->poll_shrink_failed = dev->npolls_used ? dev->npolls_used : 1u;
+		return;
+	}
+	for (uint32_t i = n; i < dev->npolls; i++)
+		if (dev->polls[i].gen >= gen)
+			gen = dev->polls[i].gen + 1u;
+	np = realloc(dev->polls, (size_t)n * sizeof(*np));
+	if (!np)
+		return;
+	dev->polls = np;
+	dev->npolls = n;
+	dev->poll_gen0 = gen;
+	dev->poll_shrink_failed = 0;
+	if (dev->poll_hint > n)
+		dev->poll_hint = n;
+}
+
 int siw_poll_add(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t events)
 {
 	struct epoll_event ev;
 	uint32_t slot;
 
-	for (slot = 0; slot < dev->npolls; slot++) {
+	for (slot = dev->poll_hint; slot < dev->npolls; slot++) {
 		if (!dev->polls[slot].p)
 			break;
 	}
@@ -65,7 +102,10 @@ int siw_poll_add(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t e
 
 		if (!np)
 			return -ENOMEM;
-		memset(np + dev->npolls, 0, (size_t)(n - dev->npolls) * sizeof(*np));
+		for (uint32_t i = dev->npolls; i < n; i++) {
+			np[i].p = NULL;
+			np[i].gen = dev->poll_gen0;
+		}
 		dev->polls = np;
 		dev->npolls = n;
 	}
@@ -78,8 +118,11 @@ int siw_poll_add(struct siw_dev *dev, struct siw_pollable *p, int fd, uint32_t e
 	ev.data.u64 = (uint64_t)dev->polls[slot].gen << 32 | slot;
 	if (epoll_ctl(dev->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		dev->polls[slot].p = NULL;
+		dev->poll_hint = slot;
 		return -errno;
 	}
+	dev->poll_hint = slot + 1;
+	dev->npolls_used++;
 	if (p->kind == SIW_POLL_EP) {
 		dev->n_ep_polls++;
 		solo_update(dev);
@@ -105,6 +148,10 @@ void siw_poll_del(struct siw_dev *dev, struct siw_pollable *p, int fd)
 	if (p->slot < dev->npolls && dev->polls[p->slot].p == p) {
 		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, fd, NULL);
 		dev->polls[p->slot].p = NULL;
+		dev->npolls_used--;
+		if (p->slot < dev->poll_hint)
+			dev->poll_hint = p->slot;
+		poll_shrink(dev);
 		if (p->kind == SIW_POLL_EP) {
 			dev->n_ep_polls--;
 			solo_update(dev);

@@ -237,6 +237,9 @@ struct siw_dev {
 	uint32_t mr_cap;
 	uint32_t *mr_free; /* stack of free indices */
 	uint32_t mr_nfree;
+	/* slots in use when a shrink last found one in use too high (0:
+	 * none; tried again at half that; mem.c, issue 38) */
+	uint32_t mr_shrink_failed;
 	uint32_t key_seed;
 	/* bumped whenever an MR is freed (verbs.c siw_mr_dereg): a cached
 	 * MR pointer of an older generation may dangle */
@@ -244,6 +247,13 @@ struct siw_dev {
 
 	struct siw_poll_slot *polls;
 	uint32_t npolls;
+	/* Slots in use; the lowest that may be free (accept finds one in
+	 * O(1), not by a walk from 0); the generation slots made by growth
+	 * start from (above every one a slot dropped by a shrink had: an
+	 * event still pending for it never matches); the count in use when
+	 * a shrink last found a slot in use too high (0: none; tried again
+	 * at half that) (progress.c, issue 38). */
+	uint32_t npolls_used, poll_hint, poll_gen0, poll_shrink_failed;
 
 	/* objects alive (dev_close refuses while any is) */
 	uint32_t nobjs;
@@ -335,6 +345,9 @@ struct siw_mr {
 	/* rpcrdma_mr_bind_ep: the id of the one endpoint remote accesses may
 	 * come through, or 0 (any endpoint of the PD) */
 	uint64_t scope;
+#ifdef RPCRDMA_TEST_HOOKS
+	int64_t pinned; /* pages charged (RPCRDMA_SIW_FAULT=pin:0) */
+#endif
 };
 
 static inline struct siw_pd *to_siw_pd(struct rpcrdma_pd *p)
@@ -799,6 +812,7 @@ int siw_srq_destroy(struct rpcrdma_srq *s);
 int siw_post_srq_recv(struct rpcrdma_srq *s, uint64_t wr_id, const struct rpcrdma_sge *sg,
 		      unsigned int num_sge);
 int siw_srq_resize(struct rpcrdma_srq *s, uint32_t max_wr);
+int siw_srq_trim(struct rpcrdma_srq *s, uint32_t keep, size_t *bytes);
 bool siw_srq_take(struct siw_ep *ep);
 /* A receive is ready for the next Send of @ep (device lock held). */
 static inline bool siw_rq_ready(struct siw_ep *ep)

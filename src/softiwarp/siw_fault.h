@@ -26,6 +26,12 @@
  *                  first), Read Requests are taken (their MSN counted) but
  *                  never answered: a peer that keeps the connection up and
  *                  leaves the other side's Reads hanging (a rogue client)
+ *   pin:0          not a fault, for as long as the device lives:
+ *                  registrations are charged to RLIMIT_MEMLOCK as Linux
+ *                  siw charges them (siw_umem_get: the pages each spans,
+ *                  per process, root too), beyond it -ENOMEM, and the
+ *                  device reports RPCRDMA_DEV_CAP_PINS_MEMORY (the number
+ *                  is unused)
  *   seed:S:SPAN    one of the above, picked by seed S: byte positions in
  *                  [0, SPAN), FPDU/op/registration numbers below 16
  * Byte and FPDU positions count what one endpoint sends after its MPA
@@ -52,6 +58,7 @@ enum siw_fault_kind {
 	SIW_FAULT_REFUSE_REG,
 	SIW_FAULT_CUT_SETUP,
 	SIW_FAULT_MUTE_READ,
+	SIW_FAULT_PIN,
 };
 
 struct siw_fault_cfg {
@@ -78,6 +85,7 @@ struct siw_ep;
 /* Parse @s (RPCRDMA_SIW_FAULT) into @f; false (and SIW_FAULT_NONE) when it
  * is malformed. */
 bool siw_fault_parse(const char *s, struct siw_fault_cfg *f);
+
 /* A sendmsg() of the endpoint's FPDU stream through the fault (the raw
  * system call's result and errno). */
 ssize_t siw_fault_sendmsg(struct siw_ep *ep, struct msghdr *mh);
@@ -92,5 +100,30 @@ void siw_fault_setup(struct siw_ep *ep);
 /* @ep received a valid RDMA Read Request: true when the fault leaves it
  * unanswered. */
 bool siw_fault_mute_read(struct siw_ep *ep);
+
+struct siw_mr;
+#ifdef RPCRDMA_TEST_HOOKS
+/* pin:0: @mr's charge becomes the pages [@addr, @addr + @length) spans
+ * (NULL, 0: none, at deregistration); -ENOMEM and no change beyond
+ * RLIMIT_MEMLOCK. 0 without the fault. */
+int siw_fault_pin(const struct siw_dev *dev, struct siw_mr *mr, const void *addr, size_t length);
+/* the capability flags the fault adds (RPCRDMA_DEV_CAP_PINS_MEMORY) */
+uint32_t siw_fault_caps(const struct siw_dev *dev);
+#else
+static inline int siw_fault_pin(const struct siw_dev *dev, struct siw_mr *mr, const void *addr,
+				size_t length)
+{
+	(void)dev;
+	(void)mr;
+	(void)addr;
+	(void)length;
+	return 0;
+}
+static inline uint32_t siw_fault_caps(const struct siw_dev *dev)
+{
+	(void)dev;
+	return 0;
+}
+#endif
 
 #endif

@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "softiwarp/siw.h"
 
@@ -152,4 +154,112 @@ bool siw_srq_take(struct siw_ep *ep)
 		to->sge[i] = from->sge[i];
 	ep->rq_tail++;
 	return true;
+}
+
+/* ---------------- trim (issue 38) ---------------- */
+
+struct srq_span {
+	uintptr_t a, b; /* [a, b) */
+};
+
+static void span_sift(struct srq_span *v, size_t i, size_t n)
+{
+	for (;;) {
+		size_t m = i, l = 2 * i + 1, r = l + 1;
+
+		if (l < n && v[l].a > v[m].a)
+			m = l;
+		if (r < n && v[r].a > v[m].a)
+			m = r;
+		if (m == i)
+			return;
+		struct srq_span t = v[i];
+
+		v[i] = v[m];
+		v[m] = t;
+		i = m;
+	}
+}
+
+/* Heapsort by start: no allocation (qsort may malloc its scratch). */
+static void span_sort(struct srq_span *v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		span_sift(v, i, n);
+	for (size_t k = n; k-- > 1;) {
+		struct srq_span t = v[0];
+
+		v[0] = v[k];
+		v[k] = t;
+		span_sift(v, 0, k);
+	}
+}
+
+/* Discard the pages wholly inside the union of @v's spans; the bytes. */
+static size_t span_discard(struct srq_span *v, size_t n)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	size_t freed = 0;
+
+	span_sort(v, n);
+	for (size_t i = 0; i < n;) {
+		uintptr_t a = v[i].a, b = v[i].b;
+
+		for (i++; i < n && v[i].a <= b; i++)
+			if (v[i].b > b)
+				b = v[i].b;
+		a = (a + pg - 1) & ~(pg - 1);
+		b &= ~(pg - 1);
+		if (b > a && madvise((void *)a, b - a, MADV_DONTNEED) == 0)
+			freed += b - a;
+	}
+	return freed;
+}
+
+/*
+ * The receives below the @keep on top of the stack are the ones taken
+ * last: their buffers' pages go back to the system. The provider writes
+ * a message through the process's own mapping (nothing is pinned), a
+ * posted receive's content means nothing until it completes, and an entry
+ * of the stack is not being written (siw_srq_take moves a receive out
+ * before anything lands in it; the device lock is held here): the next
+ * message into one of them finds a zeroed page. Only whole pages inside
+ * the union of those buffers: a page shared with a receive on top, one
+ * taken, or other memory of the caller's stays.
+ */
+int siw_srq_trim(struct rpcrdma_srq *s, uint32_t keep, size_t *bytes)
+{
+	struct siw_srq *q = to_siw_srq(s);
+	struct siw_dev *dev = to_siw_dev(s->pd->dev);
+	struct srq_span *v = MAP_FAILED;
+	size_t nv = 0, len = 0, freed = 0;
+	uint32_t cold;
+
+	siw_dev_lock(dev);
+	cold = q->n > keep ? q->n - keep : 0;
+	if (cold) {
+		len = (size_t)cold * q->max_sge * sizeof(*v);
+		/* scratch from mmap: nothing left in the heap afterwards */
+		v = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
+	if (v != MAP_FAILED) {
+		for (uint32_t i = 0; i < cold; i++) {
+			for (uint32_t j = 0; j < q->e[i].num_sge; j++) {
+				const struct rpcrdma_sge *g = &q->e[i].sge[j];
+
+				if (!g->length || g->addr > UINTPTR_MAX - g->length)
+					continue;
+				v[nv].a = (uintptr_t)g->addr;
+				v[nv].b = (uintptr_t)g->addr + g->length;
+				nv++;
+			}
+		}
+		freed = span_discard(v, nv);
+	}
+	siw_dev_unlock(dev);
+	if (v != MAP_FAILED)
+		munmap(v, len);
+	if (bytes)
+		*bytes = freed;
+	return cold && v == MAP_FAILED ? -ENOMEM : 0;
 }

@@ -86,7 +86,8 @@ static int siw_query(struct rpcrdma_dev *d, struct rpcrdma_dev_caps *caps)
 	caps->max_ord = SIW_MAX_IRD_ORD;
 	caps->max_private_data = RPCRDMA_MAX_PRIVATE_DATA;
 	caps->max_msg_size = SIW_MAX_MSG;
-	caps->flags = RPCRDMA_DEV_CAP_REMOTE_INV | RPCRDMA_DEV_CAP_PEER_OPS_COUNTED;
+	caps->flags = RPCRDMA_DEV_CAP_REMOTE_INV | RPCRDMA_DEV_CAP_PEER_OPS_COUNTED |
+		      siw_fault_caps(to_siw_dev(d));
 	return 0;
 }
 
@@ -141,6 +142,11 @@ static int siw_mr_reg(struct rpcrdma_pd *p, void *addr, size_t length, unsigned 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
+	rc = siw_fault_pin(dev, mr, addr, length);
+	if (rc) {
+		free(mr);
+		return rc;
+	}
 	mr->base.pd = p;
 	mr->pd = to_siw_pd(p);
 	mr->addr = (uint64_t)(uintptr_t)addr;
@@ -153,6 +159,7 @@ static int siw_mr_reg(struct rpcrdma_pd *p, void *addr, size_t length, unsigned 
 		mr->pd->refs++;
 	siw_dev_unlock(dev);
 	if (rc) {
+		(void)siw_fault_pin(dev, mr, NULL, 0);
 		free(mr);
 		return rc;
 	}
@@ -165,6 +172,8 @@ static int siw_mr_rereg(struct rpcrdma_mr *m, void *addr, size_t length, unsigne
 	struct siw_mr *mr = to_siw_mr(m);
 	struct siw_dev *dev = to_siw_dev(m->pd->dev);
 
+	if (siw_fault_pin(dev, mr, addr, length))
+		return -ENOMEM;
 	siw_dev_lock(dev);
 	/* RFC 5042 §5.3: same index, new key */
 	mr->stag = (mr->stag & ~0xffu) | siw_mem_next_key(dev, (uint8_t)mr->stag);
@@ -206,6 +215,7 @@ static int siw_mr_dereg(struct rpcrdma_mr *m)
 	dev->mr_gen++; /* drops every endpoint's cached MR (qp_tx.c) */
 	mr->pd->refs--;
 	siw_dev_unlock(dev);
+	(void)siw_fault_pin(dev, mr, NULL, 0);
 	free(mr);
 	return 0;
 }
@@ -852,6 +862,7 @@ struct rpcrdma_dev_ops siw_ops = {
     .srq_destroy = siw_srq_destroy,
     .post_srq_recv = siw_post_srq_recv,
     .srq_resize = siw_srq_resize,
+    .srq_trim = siw_srq_trim,
     .post_send = siw_post_send,
     .post_send_recv = siw_post_send_recv,
     .ep_flush = siw_doorbell,

@@ -51,6 +51,7 @@ static void *stage_get(struct rpcrdma_svc *s, size_t need, size_t *cap)
 	size_t want = (need + 65535u) & ~(size_t)65535u;
 	void *p;
 
+	s->stage_gets++; /* the stash is in use (svc_pull_tick) */
 	for (uint32_t i = 0; i < s->nstash; i++) {
 		if (s->stash[i].cap >= need) {
 			p = s->stash[i].p;
@@ -342,10 +343,28 @@ void svc_pull_kick(struct rpcrdma_svc *s)
  * pull_timeout_ns is ended (its Reads are flushed, its calls end, what
  * they held goes back). Looked at every quarter of the timeout (at most
  * every 100 ms), and only while pull memory is held. */
+/* Kept staging buffers are for calls that follow each other: a server
+ * that has pulled nothing for a second unmaps them (issue 38: after a
+ * burst of connections that each sent a 1 MiB WRITE, up to max_pull bytes
+ * stayed resident for good). */
+static void stash_tick(struct rpcrdma_svc *s, uint64_t now)
+{
+	if (s->stage_gets != s->stash_gets_seen) {
+		s->stash_gets_seen = s->stage_gets;
+		s->stash_used_ns = now;
+		return;
+	}
+	if (now - s->stash_used_ns < SVC_STASH_IDLE_NS)
+		return;
+	svc_pull_fini(s);
+}
+
 void svc_pull_tick(struct rpcrdma_svc *s)
 {
 	uint64_t now, every;
 
+	if (s->nstash)
+		stash_tick(s, monotonic_ns());
 	if (!s->pull_inuse || !s->pull_timeout_ns)
 		return;
 	now = monotonic_ns();
@@ -424,5 +443,6 @@ void svc_pull_fini(struct rpcrdma_svc *s)
 	while (s->nstash) {
 		s->nstash--;
 		munmap(s->stash[s->nstash].p, s->stash[s->nstash].cap);
+		s->stash_bytes -= s->stash[s->nstash].cap;
 	}
 }

@@ -74,6 +74,10 @@ enum { SVC_WR_RECV = 1, SVC_WR_SEND, SVC_WR_READ, SVC_WR_WRITE };
 
 #define SVC_MAX_PROGS 32
 #define SVC_STASH     64 /* staging buffers kept for reuse, at most */
+/* after connections closed, memory is trimmed once none closed this long */
+#define SVC_TRIM_QUIET_NS 1000000000ull
+/* kept staging buffers are unmapped after this long without a pull */
+#define SVC_STASH_IDLE_NS 1000000000ull
 /* One connection's calls hold at most 1/SVC_PULL_SHARE of max_pull while
  * pulling (beyond its first call): a client whose Reads go unanswered
  * cannot take the pull budget from the others (pull.c). */
@@ -286,8 +290,10 @@ struct rpcrdma_svc {
 	bool srq_tried;
 	/* connections with replies held (tx_held), flushed per batch */
 	struct svc_conn *held_conns;
-	/* connections freed since the allocator was last trimmed */
+	/* connections freed since the allocator was last trimmed, and when
+	 * the last of them was (monotonic ns) */
 	uint32_t freed_since_trim;
+	uint64_t freed_ns;
 	struct rpcrdma_svc_req *qhead, *qtail;
 	/* Pulled Read chunk memory: in use now, most at once (option), and
 	 * the calls waiting for some to be freed (FIFO). */
@@ -306,6 +312,9 @@ struct rpcrdma_svc {
 	} stash[SVC_STASH];
 	uint32_t nstash;
 	uint64_t stash_bytes;
+	/* staging buffers taken so far, the count the last tick saw and when
+	 * it changed (monotonic ns): the stash goes after a second unused */
+	uint64_t stage_gets, stash_gets_seen, stash_used_ns;
 	bool pull_kick_needed, in_pull_kick;
 	/* Replies the progress thread sends are held (RPCRDMA_SEND_DEFER)
 	 * and flushed once at the end of its pass over a batch of
@@ -395,6 +404,13 @@ int svc_srq_conn_add(struct rpcrdma_svc *s, struct svc_conn *c);
 void svc_srq_conn_del(struct rpcrdma_svc *s, struct svc_conn *c);
 /* Give receive buffer @idx back to the shared queue. */
 void svc_srq_repost(struct rpcrdma_svc *s, uint32_t idx);
+/* After a burst of connections closed: the pages of the receives the
+ * remaining connections cannot take at once go back (rpcrdma_srq_trim). */
+void svc_srq_trim(struct rpcrdma_svc *s);
+/* svc_conn_reap's end (svc_conn.c), @freed_before its count of freed
+ * connections on entry: the allocator and the queue trimmed after a burst
+ * of closes, or a quiet second after the last one. */
+void svc_mem_trim(struct rpcrdma_svc *s, uint32_t freed_before);
 /* The credits to announce in @c's next message (raised when the pool
  * has room, RFC 8166 §3.3.1: backed before announced). */
 uint32_t svc_srq_grant(struct svc_conn *c);

@@ -13,7 +13,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <malloc.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -647,6 +646,7 @@ static struct svc_conn *conn_of(const struct rpcrdma_event *ev)
 void svc_conn_reap(struct rpcrdma_svc *s)
 {
 	struct svc_conn **pp = &s->conns;
+	uint32_t freed = s->freed_since_trim;
 
 	while (*pp) {
 		struct svc_conn *c = *pp;
@@ -660,15 +660,7 @@ void svc_conn_reap(struct rpcrdma_svc *s)
 		}
 		pp = &c->next;
 	}
-	/* Memory comes back: glibc returns the free pages inside its heaps
-	 * (the progress thread allocates from an arena of its own, whose
-	 * free chunks stay resident) only when asked. Once as many
-	 * connections were freed as remain (and at least 64): amortised, a
-	 * burst of closes costs one walk of the heaps, not one per close. */
-	if (s->freed_since_trim >= 64 && s->freed_since_trim >= s->nconns) {
-		s->freed_since_trim = 0;
-		malloc_trim(0);
-	}
+	svc_mem_trim(s, freed);
 }
 
 /* Connection events: accept, established, disconnected (lock held). */

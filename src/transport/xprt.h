@@ -77,7 +77,8 @@ struct xprt_pool {
 	size_t size;
 	uint32_t count;
 	struct rpcrdma_mr *mr;
-	uint32_t lkey; /* the MR's STag (registered once, never changes) */
+	uint32_t lkey;  /* the MR's STag (registered once, never changes) */
+	size_t map_len; /* base is a mapping of this many bytes (0: heap) */
 };
 
 int xprt_pool_init(struct xprt_pool *p, struct rpcrdma_pd *pd, uint32_t count, size_t size);

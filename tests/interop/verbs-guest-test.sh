@@ -36,7 +36,10 @@
 #      (rpcrdma-perf counts: NULL calls, 1 MiB calls each way, calls per
 #      mode of --workload unknown);
 #      VERBS_CROSS=1 the cross-provider steps (the host is set up for them);
-#      VERBS_SRQ_CONNS (default 6) connections of the srq steps
+#      VERBS_SRQ_CONNS (default 6) connections of the srq steps;
+#      VERBS_DEVICES (default rxe,siw) the kernel devices in turn (a
+#      run by hand on one of them: shorter); VERBS_DEBUG a level for
+#      RPCRDMA_DEBUG in the e2e programs' steps (their logs say why)
 # Devices sit on eth0 and are reached at 10.0.2.15: rdma_cm routes neither
 # siw on lo nor rxe for 127.0.0.1 (-ENOENT and -ENODEV). The e2e programs
 # listen and connect on $RPCRDMA_TEST_ADDR (tests/lib/test_server.c). One
@@ -249,7 +252,8 @@ modprobe ib_uverbs
 modprobe rdma_ucm
 modprobe siw
 modprobe rdma_rxe
-for kind in rxe siw; do
+devs=${VERBS_DEVICES:-rxe,siw}
+for kind in ${devs//,/ }; do
 	dev=${kind}0
 	addr=10.0.2.15
 	if ! step "$kind-link" 20 rdma link add "$dev" type "$kind" netdev eth0; then
@@ -261,6 +265,7 @@ for kind in rxe siw; do
 		# type-2 memory windows (rpcrdma_mr_bind_ep): max_mw, the
 		# MEM_WINDOW_TYPE_2A/2B capability flags; the shared receive
 		# queue's limits (issue 20)
+		echo "RLIMIT_MEMLOCK (kB): $(ulimit -l)"
 		ibv_devinfo -v -d "$dev" | grep -i -E 'max_mw|mem_window|device_cap_flags|max_srq'
 		"$bin/rpcrdma-ping" --list-devices
 	} >>"$out/$kind-link.log" 2>&1
@@ -276,7 +281,8 @@ for kind in rxe siw; do
 		step "$kind-rr-scope" 120 env RPCRDMA_DEBUG=info RPCRDMA_TEST_ADDR="$addr" "$bin/$VERBS_RR" scope
 	tl=${VERBS_TESTS:-}
 	for t in ${tl//,/ }; do
-		step "$kind-$t" 300 env RPCRDMA_TEST_ADDR="$addr" "$bin/$t"
+		step "$kind-$t" 300 env ${VERBS_DEBUG:+RPCRDMA_DEBUG=$VERBS_DEBUG} \
+			RPCRDMA_TEST_ADDR="$addr" "$bin/$t"
 	done
 	unset RPCRDMA_PROVIDER
 	[ "$kind" = rxe ] && rdma link delete "$dev" >/dev/null 2>&1

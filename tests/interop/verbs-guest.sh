@@ -26,7 +26,8 @@
 #      connections of the shared receive queue steps): rpcrdma-perf counts (the README's
 #      figures: 2000 and 20), RPCRDMA_INTEROP_VERBS=0 skips the whole run
 #      (scripts/test.sh's sanitizer suite: CI time), VERBS_ACCEL (default
-#      tcg)
+#      tcg), VERBS_DEVICES (default rxe,siw: the kernel devices, in
+#      turn), VERBS_DEBUG (RPCRDMA_DEBUG of the e2e programs in the guest)
 # exit: 0 the guest ran every step (their results: results.txt), 1 the
 #       guest run failed, 77 skip (OUTDIR/skip says why: verbs provider,
 #       guest or QEMU missing)
@@ -121,7 +122,7 @@ t0=$(date +%s.%N)
 SHARE_FILES=$stage NAME=verbs-$(printf '%s' "$out" | md5sum | cut -c1-8) \
 	CMDLINE_EXTRA=no_timer_check HOSTFWD_PORT=$rport HOSTFWD_EXTRA="$fwd" ACCEL=$accel \
 	TIMEOUT=${VERBS_GUEST_TIMEOUT:-900} \
-	GUEST_ENV="VERBS_TESTS=${tests#,} VERBS_NFS=${nfs#,} VERBS_RR=$rr VERBS_CROSS=$cross VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb VERBS_COUNT_RR=$nrr VERBS_SRQ_CONNS=${VERBS_SRQ_CONNS:-6}" \
+	GUEST_ENV="VERBS_TESTS=${tests#,} VERBS_NFS=${nfs#,} VERBS_RR=$rr VERBS_CROSS=$cross VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb VERBS_COUNT_RR=$nrr VERBS_SRQ_CONNS=${VERBS_SRQ_CONNS:-6} VERBS_DEVICES=${VERBS_DEVICES:-rxe,siw} VERBS_DEBUG=${VERBS_DEBUG:-}" \
 	HOST_HOOK=$here/verbs-host-hook.sh VERBS_H2G_PORT=${h2g:-0} VERBS_PING=$ping VERBS_PERF=$perf \
 	VERBS_COUNT_NULL=$nnull VERBS_COUNT_MB=$nmb \
 	bash "$here/harness/run-guest.sh" "$here/verbs-guest-test.sh" "$out" >"$out/run.log" 2>&1

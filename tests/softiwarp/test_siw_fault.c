@@ -47,6 +47,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "softiwarp/siw_fault.h"
 
@@ -283,6 +284,7 @@ static void test_parse(void)
 	SIWT_CHECK(siw_fault_parse("refuse-reg:3", &a) && a.kind == SIW_FAULT_REFUSE_REG &&
 		       a.at == 3,
 		   "refuse-reg parse");
+	SIWT_CHECK(siw_fault_parse("pin:0", &a) && a.kind == SIW_FAULT_PIN, "pin parse");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		SIWT_CHECK(!siw_fault_parse(bad[i], &a) && a.kind == SIW_FAULT_NONE,
 			   "\"%s\" must mean no fault", bad[i]);
@@ -301,6 +303,38 @@ static void test_refuse_reg(void)
 	if (m4)
 		rpcrdma_mr_dereg(m4);
 	rig_close();
+}
+
+/* pin:0: registrations charged to RLIMIT_MEMLOCK by the pages they span
+ * (Linux siw), given back at deregistration; the device says it pins. */
+static void test_pin(void)
+{
+	static uint8_t buf[3 * 4096] __attribute__((aligned(4096)));
+	struct rpcrdma_mr *m1 = NULL, *m2 = NULL;
+	struct rpcrdma_dev_caps caps;
+	struct rlimit rl, old;
+
+	printf("pin:0\n");
+	if (getrlimit(RLIMIT_MEMLOCK, &old))
+		return;
+	rl = old;
+	rl.rlim_cur = 2 * 4096;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || rig_open("pin:0", true)) {
+		(void)setrlimit(RLIMIT_MEMLOCK, &old);
+		return;
+	}
+	SIWT_EQ(rpcrdma_dev_query(R.dev, &caps), 0);
+	SIWT_CHECK(caps.flags & RPCRDMA_DEV_CAP_PINS_MEMORY, "pin:0 reports the flag");
+	/* 2 bytes across a page boundary: two pages, the whole limit */
+	SIWT_EQ(rpcrdma_mr_reg(R.pd, buf + 4095, 2, RPCRDMA_ACCESS_LOCAL_WRITE, &m1), 0);
+	SIWT_EQ(rpcrdma_mr_reg(R.pd, buf, 1, RPCRDMA_ACCESS_LOCAL_WRITE, &m2), -ENOMEM);
+	if (m1)
+		rpcrdma_mr_dereg(m1);
+	SIWT_EQ(rpcrdma_mr_reg(R.pd, buf, 2 * 4096, RPCRDMA_ACCESS_LOCAL_WRITE, &m2), 0);
+	if (m2)
+		rpcrdma_mr_dereg(m2);
+	rig_close();
+	(void)setrlimit(RLIMIT_MEMLOCK, &old);
 }
 
 /* ---------------- the seeded campaign ---------------- */
@@ -576,5 +610,6 @@ int main(int argc, char **argv)
 	rig_close();
 
 	test_refuse_reg();
+	test_pin();
 	return siwt_finish("test_siw_fault", verified, t0);
 }

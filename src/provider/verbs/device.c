@@ -257,8 +257,9 @@ static int verbs_query(struct rpcrdma_dev *dev, struct rpcrdma_dev_caps *caps)
 	 * answered every Send With Invalidate naming one with a Terminate
 	 * (RDMAP, remote operation, cannot invalidate) and rxe fails it.
 	 * Nor RPCRDMA_DEV_CAP_PEER_OPS_COUNTED: the device serves the peer's
-	 * Writes and Reads without a completion. */
-	caps->flags = 0;
+	 * Writes and Reads without a completion. A kernel device pins what
+	 * is registered (RPCRDMA_DEV_CAP_PINS_MEMORY). */
+	caps->flags = RPCRDMA_DEV_CAP_PINS_MEMORY;
 	return 0;
 }
 
