@@ -2,7 +2,7 @@
 /*
  * rpcrdma-nfs41d: an NFSv4.1 (RFC 8881) server over RPC-over-RDMA built on
  * the public server API, with the backchannel of RFC 8167 for callbacks.
- * XDR is rpcgen's, from tests/interop/nfs41/nfs41.x (the file the test
+ * XDR is rpcgen's, from xdr/nfs41.x (the file the test
  * client uses too). File handles, the handle -> path resolution and acting
  * with the caller's identity are rpcrdma-nfs3d's (examples/nfs3d/fh.c and
  * creds.c, compiled in unchanged: one handle and export layer for both

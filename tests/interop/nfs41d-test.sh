@@ -18,7 +18,7 @@
 #     guest's checksums on the host, and copied out after a remount;
 #   - rename, hard links, symlinks, chmod, truncate, rm, rmdir;
 #   - dd of NFS41D_DD_MB (default 64) MiB written and read (figures in
-#     nfs41d/perf.txt);
+#     nfs41d/perf.txt), its data in Read and Write chunks (server counters);
 #   - the server killed and restarted under the mounted client: a file
 #     written before reads back, a new one is written after.
 # usage: nfs41d-test.sh STATE_DIR RPCRDMA_NFS41D GUEST_SCRIPT SECOND_CLIENT
@@ -76,6 +76,17 @@ counters() {
 	cat "$res/server-$starts.stats"
 }
 val() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$2" | head -1; }
+
+# The dd went by chunks (xdr/nfs41.x: READ and WRITE data are
+# rpcrdma_bulk): the server pulled at least the file by RDMA Read from the
+# kernel's Read chunks and pushed at least the file into its Write chunks.
+dd_chunks() {
+	local c b=$((${NFS41D_DD_MB:-64} * 1048576))
+	c=$(counters)
+	echo "after dd: $(head -1 <<<"$c")"
+	[ "$(val read_bytes "$c")" -ge "$b" ] && [ "$(val write_bytes "$c")" -ge "$b" ] ||
+		fail "dd: the data did not travel in Read and Write chunks"
+}
 
 n=0
 phase() {
@@ -170,6 +181,7 @@ cp "$gout/nfs41d-perf.txt" "$res/perf.txt"
 ddmb=${NFS41D_DD_MB:-64}
 [ "$(stat -c %s "$exp/dd.bin")" = $((ddmb * 1048576)) ] || fail "host: dd.bin size"
 cmp -n $((ddmb * 1048576)) "$exp/dd.bin" /dev/zero || fail "host: dd.bin content"
+dd_chunks
 
 # the server restarted under the mounted client
 phase restart-write 120

@@ -7,12 +7,15 @@
  *     probe reaches each client's backchannel (RFC 8167 reverse call) and
  *     SEQUENCE then reports no SEQ4_STATUS_CB_PATH_DOWN (§18.46.3);
  *   - OPEN (create, share BOTH) + WRITE of 300000 bytes by Read chunk +
- *     CLOSE: the export holds exactly those bytes;
+ *     CLOSE: the export holds exactly those bytes, and the client's
+ *     counters show them in one Read chunk, not inline (WRITE4args.data is
+ *     rpcrdma_bulk in xdr/nfs41.x);
  *   - LOOKUP + GETATTR (type, size, fileid, mode, owner), CREATE of a
  *     directory and a symlink, READLINK, LINK (numlinks 2 on the host),
  *     RENAME, READDIR (the names), SETATTR size, REMOVE: the host sees each;
  *   - client A's OPEN for reading gets a read delegation; READ by Write
- *     chunk gives the bytes back; client B's OPEN for writing makes the
+ *     chunk gives the bytes back (one Write chunk, FILE_SIZE bytes written
+ *     into it); client B's OPEN for writing makes the
  *     server send A one CB_COMPOUND { CB_SEQUENCE (A's session, slot 0,
  *     sequence 1), CB_RECALL (the delegation's stateid, the file's handle) },
  *     and B's OPEN completes only after A's DELEGRETURN;
@@ -787,9 +790,16 @@ int main(int argc, char **argv)
 	op.nfs_argop4_u.opwrite.stable = FILE_SYNC4;
 	op.nfs_argop4_u.opwrite.data.base = data;
 	op.nfs_argop4_u.opwrite.data.len = FILE_SIZE;
+	/* WRITE4args.data is rpcrdma_bulk in xdr/nfs41.x: it goes by a Read
+	 * chunk (the client's counters), not inline */
+	struct rpcrdma_xprt_stats s0, s1;
+	CHECK(rpcrdma_clnt_stats(A.cl, &s0) == 0);
 	CHECK(by_fh(&A, &w.fh, &op, &res, NULL) == NFS4_OK);
 	CHECK(R(&res, 2)->nfs_resop4_u.opwrite.WRITE4res_u.resok4.count == FILE_SIZE);
 	done(&res);
+	CHECK(rpcrdma_clnt_stats(A.cl, &s1) == 0);
+	CHECK(s1.read_chunks == s0.read_chunks + 1 && s1.read_bytes - s0.read_bytes == FILE_SIZE);
+	CHECK(s1.inline_bytes_tx - s0.inline_bytes_tx < 4096);
 	CHECK(do_close(&A, &w) == NFS4_OK);
 	int fd = open(host_path("data"), O_RDONLY);
 	CHECK(fd >= 0 && read(fd, host, FILE_SIZE) == (ssize_t)FILE_SIZE &&
@@ -811,11 +821,18 @@ int main(int argc, char **argv)
 	op.argop = OP_READ;
 	op.nfs_argop4_u.opread.stateid = r.deleg;
 	op.nfs_argop4_u.opread.count = FILE_SIZE;
+	CHECK(rpcrdma_clnt_stats(A.cl, &s0) == 0);
 	CHECK(by_fh(&A, &r.fh, &op, &res, &co) == NFS4_OK);
 	CHECK(R(&res, 2)->nfs_resop4_u.opread.READ4res_u.resok4.data.len == FILE_SIZE &&
 	      R(&res, 2)->nfs_resop4_u.opread.READ4res_u.resok4.eof);
 	CHECK(memcmp(back, data, FILE_SIZE) == 0);
 	done(&res);
+	/* READ4resok.data (rpcrdma_bulk): the server wrote it into the Write
+	 * chunk; the reply itself came inline */
+	CHECK(rpcrdma_clnt_stats(A.cl, &s1) == 0);
+	CHECK(s1.write_chunks == s0.write_chunks + 1 &&
+	      s1.write_bytes - s0.write_bytes == FILE_SIZE);
+	CHECK(s1.inline_bytes_rx - s0.inline_bytes_rx < 4096);
 	CHECK(do_close(&A, &r) == NFS4_OK); /* the delegation stays */
 
 	nfs_argop4 ops[3];
