@@ -6,6 +6,7 @@
  *
  *   rpcrdma-nfs41d --export DIR [--port P] [--bind ADDR] [--credits N]
  *                  [--workers N] [--no-root-squash] [--stats-file FILE]
+ *                  [--cb-wait MS]
  *
  * Prints "ready nfs=P" once it listens; SIGINT or SIGTERM stops it (the
  * counters of both directions go to stderr, and to FILE; SIGUSR1 writes
@@ -410,7 +411,7 @@ static void nfs_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, 
 static void usage(FILE *out, int status)
 {
 	fprintf(out, "usage: rpcrdma-nfs41d --export DIR [--port P] [--bind ADDR] [--credits N] "
-		     "[--workers N] [--no-root-squash] [--stats-file FILE]\n"
+		     "[--workers N] [--no-root-squash] [--stats-file FILE] [--cb-wait MS]\n"
 		     "       rpcrdma-nfs41d -h | --help | --version\n");
 	exit(status);
 }
@@ -432,15 +433,15 @@ static void print_stats(struct rpcrdma_svc *svc, FILE *out)
 		(unsigned long long)st.rpc_errors, (unsigned long long)st.conn_errors);
 	struct n41_counters n;
 	n41_counters(&n);
-	fprintf(
-	    out,
-	    "nfs41 sessions=%llu cb_null_ok=%llu cb_null_fail=%llu delegations=%llu "
-	    "recalls=%llu recalls_ok=%llu recalls_fail=%llu delegreturns=%llu open_delay=%llu\n",
-	    (unsigned long long)n.sessions, (unsigned long long)n.cb_null_ok,
-	    (unsigned long long)n.cb_null_fail, (unsigned long long)n.delegations,
-	    (unsigned long long)n.recalls, (unsigned long long)n.recalls_ok,
-	    (unsigned long long)n.recalls_fail, (unsigned long long)n.delegreturns,
-	    (unsigned long long)n.open_delay);
+	fprintf(out,
+		"nfs41 sessions=%llu cb_null_ok=%llu cb_null_fail=%llu delegations=%llu "
+		"recalls=%llu recalls_ok=%llu recalls_fail=%llu delegreturns=%llu open_delay=%llu "
+		"binds=%llu\n",
+		(unsigned long long)n.sessions, (unsigned long long)n.cb_null_ok,
+		(unsigned long long)n.cb_null_fail, (unsigned long long)n.delegations,
+		(unsigned long long)n.recalls, (unsigned long long)n.recalls_ok,
+		(unsigned long long)n.recalls_fail, (unsigned long long)n.delegreturns,
+		(unsigned long long)n.open_delay, (unsigned long long)n.binds);
 	if (rpcrdma_svc_bc_stats(svc, &bc) == 0)
 		fprintf(out,
 			"bc_stats calls=%llu calls_sent=%llu replies=%llu retransmits=%llu "
@@ -486,18 +487,23 @@ static int setup_export(const char *dir)
 	return 0;
 }
 
-static const struct option longopts[] = {
-    {"export", required_argument, NULL, 'e'},     {"port", required_argument, NULL, 'p'},
-    {"bind", required_argument, NULL, 'b'},       {"credits", required_argument, NULL, 'c'},
-    {"workers", required_argument, NULL, 'w'},    {"no-root-squash", no_argument, NULL, 'R'},
-    {"stats-file", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},          {NULL, 0, NULL, 0}};
+static const struct option longopts[] = {{"export", required_argument, NULL, 'e'},
+					 {"port", required_argument, NULL, 'p'},
+					 {"bind", required_argument, NULL, 'b'},
+					 {"credits", required_argument, NULL, 'c'},
+					 {"workers", required_argument, NULL, 'w'},
+					 {"no-root-squash", no_argument, NULL, 'R'},
+					 {"stats-file", required_argument, NULL, 's'},
+					 {"help", no_argument, NULL, 'h'},
+					 {"version", no_argument, NULL, 'V'},
+					 {"cb-wait", required_argument, NULL, 'W'},
+					 {NULL, 0, NULL, 0}};
 
 int main(int argc, char **argv)
 {
 	const char *dir = NULL, *bind_addr = NULL, *stats_file = NULL;
 	bool root_squash = true;
-	unsigned long port = RPCRDMA_DEFAULT_PORT, credits = 64, workers = 8;
+	unsigned long port = RPCRDMA_DEFAULT_PORT, credits = 64, workers = 8, cb_wait = 5000;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "e:p:b:c:w:h", longopts, NULL)) != -1) {
 		char *end = NULL;
@@ -525,6 +531,9 @@ int main(int argc, char **argv)
 		case 's':
 			stats_file = optarg;
 			break;
+		case 'W':
+			cb_wait = num && v >= 100 && v <= 600000 ? v : 0;
+			break;
 		case 'h':
 			usage(stdout, 0);
 			break;
@@ -537,7 +546,7 @@ int main(int argc, char **argv)
 	}
 	/* OPEN may wait for a delegation's return on a worker: at least 2 */
 	if (!dir || optind != argc || port > 65535 || credits < 1 || credits > 1024 ||
-	    workers < 2 || workers > 64)
+	    workers < 2 || workers > 64 || cb_wait == 0)
 		usage(stderr, 2);
 	nfs3d_creds_init(root_squash);
 	static char stats_abs[PATH_MAX];
@@ -568,10 +577,11 @@ int main(int argc, char **argv)
 	o.workers = (uint32_t)workers;
 	struct rpcrdma_bc_opts bo;
 	memset(&bo, 0, sizeof(bo));
-	/* Callbacks wait at most 5 s for their answer, 5 s for a reconnect */
+	/* A callback waits at most --cb-wait ms (5 s) for its answer, as long
+	 * for the client to reconnect and bind the back channel again */
 	bo.comp_mask = RPCRDMA_BC_OPT_TIMEOUT | RPCRDMA_BC_OPT_CONN_WAIT;
-	bo.timeout_ms = 5000;
-	bo.conn_wait_ms = 5000;
+	bo.timeout_ms = (uint32_t)cb_wait;
+	bo.conn_wait_ms = (uint32_t)cb_wait;
 	struct rpcrdma_svc *svc = NULL;
 	rc = port ? rpcrdma_svc_create(bind_addr, (uint16_t)port, &o, &svc)
 		  : rpcrdma_svc_create_any(bind_addr, &o, &svc);

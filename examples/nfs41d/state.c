@@ -408,6 +408,7 @@ void n41_bind_conn(struct n41_compound *c, BIND_CONN_TO_SESSION4args *a,
 			s->bc = got;
 			s->cb = CB_UNKNOWN;
 			c->probe = s;
+			cnt.binds++;
 			ok->bctsr_dir = a->bctsa_dir == CDFC4_BACK ? CDFS4_BACK : CDFS4_BOTH;
 		}
 	}

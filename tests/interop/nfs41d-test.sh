@@ -19,6 +19,16 @@
 #   - rename, hard links, symlinks, chmod, truncate, rm, rmdir;
 #   - dd of NFS41D_DD_MB (default 64) MiB written and read (figures in
 #     nfs41d/perf.txt), its data in Read and Write chunks (server counters);
+#   - the connection cut under the mount while the server lives (the
+#     socat that carries the guest's connection on the host, stopped while
+#     the server sends a CB_RECALL into it, then killed): the kernel
+#     reconnects when written to and binds its back channel to the new
+#     connection (BIND_CONN_TO_SESSION, the server's binds counter, or a
+#     new session); the recall, re-sent there with its XID (the server's
+#     reverse retransmits; a capture on the host's lo shows the XID on both
+#     connections), is answered and the delegation returned; a second
+#     recall on the new connection is answered too; data written after the
+#     cut is intact;
 #   - the server killed and restarted under the mounted client: a file
 #     written before reads back, a new one is written after.
 # usage: nfs41d-test.sh STATE_DIR RPCRDMA_NFS41D GUEST_SCRIPT SECOND_CLIENT
@@ -31,6 +41,7 @@ res=$state/nfs41d
 fail() {
 	echo "FAIL: $*"
 	[ -n "${spid:-}" ] && kill "$spid" 2>/dev/null
+	[ -n "${hcap:-}" ] && kill "$hcap" 2>/dev/null
 	exit 1
 }
 [ -f "$state/skip" ] && { echo "SKIP: $(cat "$state/skip")"; exit 77; }
@@ -46,6 +57,8 @@ rm -rf "$res"
 mkdir -p "$res/export"
 exp=$res/export
 printf 'first line\n' >"$exp/deleg.txt"
+printf 'before the cut\n' >"$exp/cut.txt"
+printf 'before the cut\n' >"$exp/cut2.txt"
 cp "$gscript" "$share/nfs41d-client.sh"
 
 spid=""
@@ -53,8 +66,9 @@ starts=0
 start_server() {
 	starts=$((starts + 1))
 	# --no-root-squash: the guest's root owns what it copies in
+	# --cb-wait: a recall waits up to 30 s for the guest to reconnect
 	"$bin" --export "$exp" --port "$NFS3D_PORT" --bind 127.0.0.1 --no-root-squash \
-		--stats-file "$res/server-$starts.stats" \
+		--cb-wait 30000 --stats-file "$res/server-$starts.stats" \
 		>"$res/server-$starts.out" 2>"$res/server-$starts.err" &
 	spid=$!
 	for _ in $(seq 1 100); do
@@ -88,6 +102,95 @@ dd_chunks() {
 		fail "dd: the data did not travel in Read and Write chunks"
 }
 
+# Connection cut under the mount (issue 33), see the top. The guest's
+# connection reaches the server through one socat (nfs3d-fwd.sh) per
+# connection; the one connected to the server's port now is the mount's.
+fwd_pid() {
+	ss -Htnp state established "( dport = :$NFS3D_PORT )" | grep -o 'socat",pid=[0-9]*' |
+		cut -d= -f2 | sort -u
+}
+cut_connection() {
+	local c0 c fwd apid i cs0 rt0 b0 s0
+	phase cut-open 60
+	c0=$(counters)
+	[ "$(val delegations "$c0")" -ge 2 ] || fail "cut: no read delegation of cut.txt: $c0"
+	fwd=$(fwd_pid)
+	[ "$(wc -w <<<"$fwd")" = 1 ] || fail "cut: the guest's forwarding process not found ($fwd)"
+	cs0=$(val calls_sent "$(grep '^bc_stats' <<<"$c0")")
+	rt0=$(val retransmits "$(grep '^bc_stats' <<<"$c0")")
+	b0=$(val binds "$c0")
+	s0=$(val sessions "$c0")
+	kill -STOP "$fwd"
+	"$client2" --append-retry "$NFS3D_PORT" cut.txt "appended after the cut" \
+		>"$res/cut-append.txt" 2>&1 &
+	apid=$!
+	# the CB_RECALL is sent (into the stopped forwarder), then the cut
+	for i in $(seq 1 100); do
+		c=$(counters)
+		[ "$(val calls_sent "$(grep '^bc_stats' <<<"$c")")" -gt "$cs0" ] && break
+		sleep 0.1
+	done
+	[ "$i" -lt 100 ] || { kill -KILL "$fwd"; fail "cut: no CB_RECALL sent: $c"; }
+	sleep 0.5
+	kill -KILL "$fwd"
+	echo "cut: the guest's connection cut (forwarder $fwd killed) with the recall of cut.txt on it"
+	phase cut-io 180
+	wait "$apid" || { cat "$res/cut-append.txt"; fail "cut: the second client's OPEN/WRITE"; }
+	cat "$res/cut-append.txt"
+	c=$(counters)
+	echo "after the cut: $c"
+	[ "$(val binds "$c")" -gt "$b0" ] || [ "$(val sessions "$c")" -gt "$s0" ] ||
+		fail "cut: the back channel was not bound again (no BIND_CONN_TO_SESSION, no new session)"
+	[ "$(val retransmits "$(grep '^bc_stats' <<<"$c")")" -gt "$rt0" ] ||
+		fail "cut: the recall in flight was not re-sent on the new connection"
+	[ "$(val recalls_ok "$c")" = "$(val recalls "$c")" ] && [ "$(val recalls_fail "$c")" = 0 ] ||
+		fail "cut: a recall not answered NFS4_OK"
+	[ "$(val delegreturns "$c")" -ge 2 ] || fail "cut: no DELEGRETURN of cut.txt"
+	[ "$(printf 'before the cut\nappended after the cut')" = "$(cat "$exp/cut.txt")" ] ||
+		fail "cut: host: cut.txt"
+	sha256sum <"$exp/cut-new" | cmp - "$gout/nfs41d-cut.sha" || fail "cut: host: cut-new"
+	phase cut-check 60
+	"$client2" --append "$NFS3D_PORT" cut2.txt "appended on the new connection" \
+		>"$res/cut2-append.txt" || fail "cut: the recall on the new connection"
+	cat "$res/cut2-append.txt"
+	phase cut-check2 60
+	c=$(counters)
+	[ "$(val recalls_ok "$c")" = "$(val recalls "$c")" ] && [ "$(val delegreturns "$c")" -ge 3 ] ||
+		fail "cut: the recall on the new connection: $c"
+	echo "cut: $(grep '^nfs41' <<<"$c")"
+	cut_xids
+}
+# The host's capture of lo (server <-> forwarders): the CB_COMPOUND of the
+# recall held up by the cut goes on two TCP connections with one XID.
+host_capture_start() {
+	command -v tcpdump >/dev/null && command -v tshark >/dev/null || return 0
+	tcpdump -i lo -s 0 -U -w "$res/host-lo.pcap" "tcp port $NFS3D_PORT" \
+		>"$res/host-lo.log" 2>&1 &
+	hcap=$!
+	sleep 1
+}
+cut_xids() {
+	[ -n "${hcap:-}" ] || { echo "cut: tcpdump or tshark missing: XIDs not checked"; return 0; }
+	sleep 1
+	kill -INT "$hcap"
+	wait "$hcap"
+	hcap=""
+	tshark -n -2 -r "$res/host-lo.pcap" -Y 'rpc.msgtyp == 0 && rpc.program == 1073741824 && nfs.cb.operation == 4' \
+		-T fields -e tcp.stream -e rpc.xid >"$res/cut-xids.txt" 2>/dev/null
+	local twice again
+	twice=$(sort -u "$res/cut-xids.txt" | awk -F'\t' '{ n[$2]++ } END { for (x in n) if (n[x] > 1) print x }')
+	echo "cut: CB_RECALL calls on the host's lo (stream, xid): $(tr "\t\n" ", " <"$res/cut-xids.txt")"
+	[ "$(wc -w <<<"$twice")" = 1 ] || fail "cut: no CB_RECALL XID on two connections in the host's capture"
+	echo "cut: CB_RECALL XID $twice sent on two connections"
+	# the connection it went again on is the one the kernel bound to the
+	# session's back channel (BIND_CONN_TO_SESSION, operation 41)
+	again=$(awk -F'\t' -v x="$twice" '$2 == x { s = $1 } END { print s }' "$res/cut-xids.txt")
+	tshark -n -2 -r "$res/host-lo.pcap" -Y "rpc.msgtyp == 0 && nfs.opcode == 41 && tcp.stream == $again" \
+		-T fields -e frame.number -e rpc.xid >"$res/cut-bind.txt" 2>/dev/null
+	[ -s "$res/cut-bind.txt" ] || fail "cut: no BIND_CONN_TO_SESSION on the connection of the re-sent recall"
+	echo "cut: BIND_CONN_TO_SESSION on that connection (frame, xid): $(tr "\t\n" ", " <"$res/cut-bind.txt")"
+}
+
 n=0
 phase() {
 	local p=$1 limit=$2 t0
@@ -106,6 +209,8 @@ phase() {
 	[ "$(cat "$gout/nfs41d-$p.rc")" = 0 ] || fail "phase $p: exit $(cat "$gout/nfs41d-$p.rc")"
 }
 
+hcap=""
+host_capture_start
 start_server
 phase mount 90
 c=$(counters)
@@ -129,6 +234,7 @@ echo "after the recall: $c"
 [ "$(printf 'first line\nappended by the second client')" = "$(cat "$exp/deleg.txt")" ] ||
 	fail "host: deleg.txt"
 phase deleg-check 60
+cut_connection
 phase capture-stop 30
 c=$(counters)
 

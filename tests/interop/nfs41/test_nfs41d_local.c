@@ -38,6 +38,9 @@
  * opens NAME (in the export's root) for writing, appends TEXT, closes,
  * and exits 0 when the first OPEN was NFS4_OK (no NFS4ERR_DELAY: the
  * server had the delegation back within its wait) and the WRITE complete.
+ * With --append-retry instead, an OPEN answered NFS4ERR_DELAY is sent
+ * again (every 0.5 s, 90 s at most): the connection-cut part of the
+ * interop test, where the recall waits for the client to reconnect.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -714,7 +717,10 @@ static uint64_t size_of(struct cli *c, const nfs_fh4 *fh)
 	return size;
 }
 
-static int append_mode(const char *p, const char *name, const char *text)
+/* --append: the first OPEN must succeed; --append-retry (a recall held up
+ * by a connection cut) retries OPEN on NFS4ERR_DELAY for up to 90 s, as a
+ * client does (§15.1.1.3), and says how many times it was told to wait. */
+static int append_mode(const char *p, const char *name, const char *text, bool retry)
 {
 	static struct cli C = {
 	    .name = "append", .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
@@ -726,9 +732,16 @@ static int append_mode(const char *p, const char *name, const char *text)
 	memset(&o, 0, sizeof(o));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int st = do_open(&C, name, OPEN4_SHARE_ACCESS_WRITE, false, &o);
+	unsigned delays = 0;
+	for (; retry && st == NFS4ERR_DELAY && delays < 180; delays++) {
+		usleep(500 * 1000);
+		memset(&o, 0, sizeof(o));
+		st = do_open(&C, name, OPEN4_SHARE_ACCESS_WRITE, false, &o);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("append: OPEN %s for writing: status %d after %.3f s\n", name, st,
-	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	printf("append: OPEN %s for writing: status %d after %.3f s, %u NFS4ERR_DELAY\n", name,
+	       st, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+	       delays);
 	if (st != NFS4_OK)
 		return 1;
 	uint64_t off = size_of(&C, &o.fh);
@@ -755,7 +768,9 @@ static int append_mode(const char *p, const char *name, const char *text)
 int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "--append") == 0)
-		return append_mode(argv[2], argv[3], argv[4]);
+		return append_mode(argv[2], argv[3], argv[4], false);
+	if (argc == 5 && strcmp(argv[1], "--append-retry") == 0)
+		return append_mode(argv[2], argv[3], argv[4], true);
 	static struct cli A = {
 	    .name = "A", .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 	static struct cli B = {
