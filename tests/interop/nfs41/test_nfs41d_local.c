@@ -739,9 +739,8 @@ static int append_mode(const char *p, const char *name, const char *text, bool r
 		st = do_open(&C, name, OPEN4_SHARE_ACCESS_WRITE, false, &o);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("append: OPEN %s for writing: status %d after %.3f s, %u NFS4ERR_DELAY\n", name,
-	       st, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       delays);
+	printf("append: OPEN %s for writing: status %d after %.3f s, %u NFS4ERR_DELAY\n", name, st,
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, delays);
 	if (st != NFS4_OK)
 		return 1;
 	uint64_t off = size_of(&C, &o.fh);
