@@ -436,12 +436,13 @@ static void print_stats(struct rpcrdma_svc *svc, FILE *out)
 	fprintf(out,
 		"nfs41 sessions=%llu cb_null_ok=%llu cb_null_fail=%llu delegations=%llu "
 		"recalls=%llu recalls_ok=%llu recalls_fail=%llu delegreturns=%llu open_delay=%llu "
-		"binds=%llu\n",
+		"binds=%llu recall_delays=%llu\n",
 		(unsigned long long)n.sessions, (unsigned long long)n.cb_null_ok,
 		(unsigned long long)n.cb_null_fail, (unsigned long long)n.delegations,
 		(unsigned long long)n.recalls, (unsigned long long)n.recalls_ok,
 		(unsigned long long)n.recalls_fail, (unsigned long long)n.delegreturns,
-		(unsigned long long)n.open_delay, (unsigned long long)n.binds);
+		(unsigned long long)n.open_delay, (unsigned long long)n.binds,
+		(unsigned long long)n.recall_delays);
 	if (rpcrdma_svc_bc_stats(svc, &bc) == 0)
 		fprintf(out,
 			"bc_stats calls=%llu calls_sent=%llu replies=%llu retransmits=%llu "

@@ -73,7 +73,8 @@ void n41_state_init(struct rpcrdma_svc *svc);
 struct n41_counters {
 	uint64_t sessions, cb_null_ok, cb_null_fail, delegations, recalls, recalls_ok, recalls_fail,
 	    delegreturns, open_delay;
-	uint64_t binds; /* BIND_CONN_TO_SESSION that moved a back channel */
+	uint64_t binds;         /* BIND_CONN_TO_SESSION that moved a back channel */
+	uint64_t recall_delays; /* recalls answered NFS4ERR_DELAY (sent again) */
 };
 void n41_counters(struct n41_counters *out);
 /* Backchannel event (rpcrdma_svc_bc_init's callback). */

@@ -19,6 +19,9 @@
  *     server send A one CB_COMPOUND { CB_SEQUENCE (A's session, slot 0,
  *     sequence 1), CB_RECALL (the delegation's stateid, the file's handle) },
  *     and B's OPEN completes only after A's DELEGRETURN;
+ *   - a recall whose CB_SEQUENCE A answers NFS4ERR_DELAY (Linux does while
+ *     it binds its back channel to a new connection): sent again, taken,
+ *     the delegation returned, not revoked;
  *   - a recall on the wire when A's connection is lost: after the
  *     reconnect and BIND_CONN_TO_SESSION, a CB_NULL probe and the same
  *     CB_COMPOUND again with the same XID; B's OPEN completes after A's
@@ -81,6 +84,9 @@ struct cli {
 	stateid4 deleg;
 	nfs_fh4 deleg_fh;
 	bool refuse; /* answer CB_RECALL with NFS4ERR_SERVERFAULT */
+	/* answer the next `busy` CB_SEQUENCEs NFS4ERR_DELAY (as Linux does
+	 * while it binds its back channel to a new connection) */
+	unsigned busy, cb_delayed;
 	/* hold the next CB_COMPOUND unanswered (main drops the connection) */
 	bool hold;
 	struct rpcrdma_bc_req *held;
@@ -139,7 +145,11 @@ static void cb_compound(struct rpcrdma_bc_req *req, struct cli *c)
 			if (memcmp(s->csa_sessionid, c->sid, sizeof(c->sid)) != 0 ||
 			    s->csa_slotid != 0 || s->csa_sequenceid != c->cb_seq + 1)
 				st = NFS4ERR_BADSESSION;
-			else {
+			else if (c->busy > 0) {
+				c->busy--;
+				c->cb_delayed++;
+				st = NFS4ERR_DELAY; /* the slot stays where it was */
+			} else {
 				c->cb_seq = s->csa_sequenceid;
 				memcpy(ok->csr_sessionid, c->sid, sizeof(c->sid));
 				ok->csr_sequenceid = s->csa_sequenceid;
@@ -164,7 +174,7 @@ static void cb_compound(struct rpcrdma_bc_req *req, struct cli *c)
 		}
 		n++;
 	}
-	if (st != NFS4_OK)
+	if (st != NFS4_OK && st != NFS4ERR_DELAY)
 		c->cb_bad++;
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
@@ -565,6 +575,47 @@ static void reconnect(struct cli *a, struct cli *b)
 	CHECK((a->flags & SEQ4_STATUS_CB_PATH_DOWN) == 0);
 }
 
+/* A answers the recall's CB_SEQUENCE NFS4ERR_DELAY once: the server sends
+ * the CB_COMPOUND again (same slot sequence), A takes it and returns the
+ * delegation, B's OPEN completes; nothing is revoked. */
+static void busy_once(struct cli *a, struct cli *b)
+{
+	struct opened r;
+	nfs_argop4 op;
+	COMPOUND4res res;
+	memset(&r, 0, sizeof(r));
+	CHECK(do_open(a, "data", OPEN4_SHARE_ACCESS_READ, false, &r) == NFS4_OK);
+	CHECK(r.dt == OPEN_DELEGATE_READ);
+	CHECK(do_close(a, &r) == NFS4_OK);
+	pthread_mutex_lock(&a->mu);
+	a->deleg = r.deleg;
+	a->deleg_fh = r.fh;
+	a->busy = 1;
+	unsigned recalls = a->cb_recall, bad = a->cb_bad;
+	pthread_mutex_unlock(&a->mu);
+	struct conflict k = {.b = b};
+	pthread_t t;
+	pthread_create(&t, NULL, conflicting_open, &k);
+	CHECK(wait_count(a, &a->cb_recall, recalls + 1));
+	pthread_mutex_lock(&a->mu);
+	CHECK(a->busy == 0 && a->cb_delayed == 1 && a->cb_bad == bad);
+	pthread_mutex_unlock(&a->mu);
+	pthread_mutex_lock(&order_mu);
+	int drc = delegreturn(a, &a->deleg_fh, &a->deleg);
+	delegreturns_done++;
+	pthread_mutex_unlock(&order_mu);
+	CHECK(drc == NFS4_OK);
+	pthread_join(t, NULL);
+	CHECK(k.status == NFS4_OK && k.recalls_returned_before == delegreturns_done);
+	if (k.status == NFS4_OK)
+		CHECK(do_close(b, &k.o) == NFS4_OK);
+	memset(&op, 0, sizeof(op));
+	op_seq(a, &op);
+	CHECK(compound(a, &op, 1, &res, NULL) == NFS4_OK);
+	done(&res);
+	CHECK((a->flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED) == 0);
+}
+
 static void namespace_ops(struct cli *a)
 {
 	nfs_argop4 ops[8];
@@ -899,6 +950,7 @@ int main(int argc, char **argv)
 	A.refuse = false;
 	pthread_mutex_unlock(&A.mu);
 
+	busy_once(&A, &B);
 	reconnect(&A, &B);
 	namespace_ops(&A);
 
