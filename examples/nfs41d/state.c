@@ -248,7 +248,8 @@ static void cb_cred(struct n41_session *s, const CREATE_SESSION4args *a)
 		sys.uid = ap->uid;
 		sys.gid = ap->gid;
 		sys.ngids = ap->gids.gids_len <= 16 ? ap->gids.gids_len : 16;
-		memcpy(sys.gids, ap->gids.gids_val, sys.ngids * sizeof(sys.gids[0]));
+		if (sys.ngids) /* (no groups: gids_val may be NULL) */
+			memcpy(sys.gids, ap->gids.gids_val, sys.ngids * sizeof(sys.gids[0]));
 		if (rpcrdma_rpc_encode_cred_verf(s->cb_auth, sizeof(s->cb_auth),
 						 RPCRDMA_RPC_AUTH_SYS, &sys, &len) == 0) {
 			s->cb_auth_len = len;

@@ -352,6 +352,31 @@ struct opened {
 	stateid4 deleg;
 };
 
+/* Handles OPEN returned, copied: freed at the end (fh_free_all). */
+static pthread_mutex_t fh_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *fh_kept[64];
+static unsigned fh_nkept;
+
+static char *fh_copy(const nfs_fh4 *fh)
+{
+	char *p = malloc(fh->nfs_fh4_len ? fh->nfs_fh4_len : 1);
+	if (!p)
+		abort();
+	memcpy(p, fh->nfs_fh4_val, fh->nfs_fh4_len);
+	pthread_mutex_lock(&fh_mu);
+	if (fh_nkept < 64)
+		fh_kept[fh_nkept++] = p;
+	pthread_mutex_unlock(&fh_mu);
+	return p;
+}
+
+static void fh_free_all(void)
+{
+	for (unsigned i = 0; i < fh_nkept; i++)
+		free(fh_kept[i]);
+	fh_nkept = 0;
+}
+
 static int do_open(struct cli *c, const char *name, uint32_t access, bool create, struct opened *o)
 {
 	nfs_argop4 ops[6];
@@ -389,8 +414,7 @@ static int do_open(struct cli *c, const char *name, uint32_t access, bool create
 			o->deleg = ok->delegation.open_delegation4_u.read.stateid;
 		nfs_fh4 *fh = &R(&res, 3)->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
 		o->fh.nfs_fh4_len = fh->nfs_fh4_len;
-		o->fh.nfs_fh4_val = malloc(fh->nfs_fh4_len);
-		memcpy(o->fh.nfs_fh4_val, fh->nfs_fh4_val, fh->nfs_fh4_len);
+		o->fh.nfs_fh4_val = fh_copy(fh);
 	}
 	done(&res);
 	return st;
@@ -812,6 +836,7 @@ static int append_mode(const char *p, const char *name, const char *text, bool r
 	       (unsigned long long)off, st);
 	ok = ok && do_close(&C, &o) == NFS4_OK;
 	rpcrdma_clnt_destroy(C.cl);
+	fh_free_all();
 	return ok && !failures ? 0 : 1;
 }
 
@@ -1001,5 +1026,6 @@ int main(int argc, char **argv)
 	free(data);
 	free(back);
 	free(host);
+	fh_free_all();
 	return failures ? 1 : 0;
 }
