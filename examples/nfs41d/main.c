@@ -6,6 +6,7 @@
  *
  *   rpcrdma-nfs41d --export DIR [--port P] [--bind ADDR] [--credits N]
  *                  [--workers N] [--no-root-squash] [--stats-file FILE]
+ *                  [--cb-wait MS]
  *
  * Prints "ready nfs=P" once it listens; SIGINT or SIGTERM stops it (the
  * counters of both directions go to stderr, and to FILE; SIGUSR1 writes
@@ -387,7 +388,7 @@ static void nfs_dispatch(struct rpcrdma_svc_req *req, uint32_t proc, XDR *args, 
 static void usage(FILE *out, int status)
 {
 	fprintf(out, "usage: rpcrdma-nfs41d --export DIR [--port P] [--bind ADDR] [--credits N] "
-		     "[--workers N] [--no-root-squash] [--stats-file FILE]\n"
+		     "[--workers N] [--no-root-squash] [--stats-file FILE] [--cb-wait MS]\n"
 		     "       rpcrdma-nfs41d -h | --help | --version\n");
 	exit(status);
 }
@@ -409,15 +410,16 @@ static void print_stats(struct rpcrdma_svc *svc, FILE *out)
 		(unsigned long long)st.rpc_errors, (unsigned long long)st.conn_errors);
 	struct n41_counters n;
 	n41_counters(&n);
-	fprintf(
-	    out,
-	    "nfs41 sessions=%llu cb_null_ok=%llu cb_null_fail=%llu delegations=%llu "
-	    "recalls=%llu recalls_ok=%llu recalls_fail=%llu delegreturns=%llu open_delay=%llu\n",
-	    (unsigned long long)n.sessions, (unsigned long long)n.cb_null_ok,
-	    (unsigned long long)n.cb_null_fail, (unsigned long long)n.delegations,
-	    (unsigned long long)n.recalls, (unsigned long long)n.recalls_ok,
-	    (unsigned long long)n.recalls_fail, (unsigned long long)n.delegreturns,
-	    (unsigned long long)n.open_delay);
+	fprintf(out,
+		"nfs41 sessions=%llu cb_null_ok=%llu cb_null_fail=%llu delegations=%llu "
+		"recalls=%llu recalls_ok=%llu recalls_fail=%llu delegreturns=%llu open_delay=%llu "
+		"binds=%llu recall_delays=%llu\n",
+		(unsigned long long)n.sessions, (unsigned long long)n.cb_null_ok,
+		(unsigned long long)n.cb_null_fail, (unsigned long long)n.delegations,
+		(unsigned long long)n.recalls, (unsigned long long)n.recalls_ok,
+		(unsigned long long)n.recalls_fail, (unsigned long long)n.delegreturns,
+		(unsigned long long)n.open_delay, (unsigned long long)n.binds,
+		(unsigned long long)n.recall_delays);
 	if (rpcrdma_svc_bc_stats(svc, &bc) == 0)
 		fprintf(out,
 			"bc_stats calls=%llu calls_sent=%llu replies=%llu retransmits=%llu "
@@ -433,19 +435,29 @@ static void idle(void)
 	usleep(100 * 1000);
 }
 
-static const struct option longopts[] = {NFSD_LONGOPTS, {NULL, 0, NULL, 0}};
+static const struct option longopts[] = {
+    NFSD_LONGOPTS, {"cb-wait", required_argument, NULL, 'W'}, {NULL, 0, NULL, 0}};
 
 int main(int argc, char **argv)
 {
 	struct nfsd_main d = {
 	    .name = "rpcrdma-nfs41d", .usage = usage, .print_stats = print_stats, .workers = 8};
+	unsigned long cb_wait = 5000;
 	int opt;
 	nfsd_defaults(&d);
-	while ((opt = getopt_long(argc, argv, NFSD_SHORTOPTS, longopts, NULL)) != -1)
-		if (!nfsd_option(&d, opt))
-			usage(stderr, 2);
+	while ((opt = getopt_long(argc, argv, NFSD_SHORTOPTS, longopts, NULL)) != -1) {
+		if (nfsd_option(&d, opt))
+			continue;
+		if (opt == 'W') {
+			char *end = NULL;
+			unsigned long v = strtoul(optarg, &end, 10);
+			cb_wait = *optarg && !*end && v >= 100 && v <= 600000 ? v : 0;
+			continue;
+		}
+		usage(stderr, 2);
+	}
 	/* OPEN may wait for a delegation's return on a worker: at least 2 */
-	if (!nfsd_args_ok(&d, argc) || d.workers < 2)
+	if (!nfsd_args_ok(&d, argc) || d.workers < 2 || cb_wait == 0)
 		usage(stderr, 2);
 	if (nfsd_prepare(&d) != 0)
 		return 1;
@@ -454,10 +466,11 @@ int main(int argc, char **argv)
 	nfsd_svc_opts(&d, &o);
 	struct rpcrdma_bc_opts bo;
 	memset(&bo, 0, sizeof(bo));
-	/* Callbacks wait at most 5 s for their answer, 5 s for a reconnect */
+	/* A callback waits at most --cb-wait ms (5 s) for its answer, as long
+	 * for the client to reconnect and bind the back channel again */
 	bo.comp_mask = RPCRDMA_BC_OPT_TIMEOUT | RPCRDMA_BC_OPT_CONN_WAIT;
-	bo.timeout_ms = 5000;
-	bo.conn_wait_ms = 5000;
+	bo.timeout_ms = (uint32_t)cb_wait;
+	bo.conn_wait_ms = (uint32_t)cb_wait;
 	int rc = nfsd_svc_create(&d, &o);
 	if (rc == 0)
 		rc = rpcrdma_svc_register(d.svc, NFS4_PROGRAM, NFS_V4, nfs_dispatch, NULL);

@@ -2,7 +2,7 @@
 /*
  * rpcrdma-nfs41d: an NFSv4.1 (RFC 8881) server over RPC-over-RDMA built on
  * the public server API, with the backchannel of RFC 8167 for callbacks.
- * XDR is rpcgen's, from tests/interop/nfs41/nfs41.x (the file the test
+ * XDR is rpcgen's, from xdr/nfs41.x (the file the test
  * client uses too). File handles, the handle -> path resolution and acting
  * with the caller's identity are rpcrdma-nfs3d's (examples/nfs3d/fh.c and
  * creds.c, compiled in unchanged: one handle and export layer for both
@@ -74,6 +74,8 @@ void n41_state_init(struct rpcrdma_svc *svc);
 struct n41_counters {
 	uint64_t sessions, cb_null_ok, cb_null_fail, delegations, recalls, recalls_ok, recalls_fail,
 	    delegreturns, open_delay;
+	uint64_t binds;         /* BIND_CONN_TO_SESSION that moved a back channel */
+	uint64_t recall_delays; /* recalls answered NFS4ERR_DELAY (sent again) */
 };
 void n41_counters(struct n41_counters *out);
 /* Backchannel event (rpcrdma_svc_bc_init's callback). */

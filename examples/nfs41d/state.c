@@ -248,7 +248,8 @@ static void cb_cred(struct n41_session *s, const CREATE_SESSION4args *a)
 		sys.uid = ap->uid;
 		sys.gid = ap->gid;
 		sys.ngids = ap->gids.gids_len <= 16 ? ap->gids.gids_len : 16;
-		memcpy(sys.gids, ap->gids.gids_val, sys.ngids * sizeof(sys.gids[0]));
+		if (sys.ngids) /* (no groups: gids_val may be NULL) */
+			memcpy(sys.gids, ap->gids.gids_val, sys.ngids * sizeof(sys.gids[0]));
 		if (rpcrdma_rpc_encode_cred_verf(s->cb_auth, sizeof(s->cb_auth),
 						 RPCRDMA_RPC_AUTH_SYS, &sys, &len) == 0) {
 			s->cb_auth_len = len;
@@ -408,6 +409,7 @@ void n41_bind_conn(struct n41_compound *c, BIND_CONN_TO_SESSION4args *a,
 			s->bc = got;
 			s->cb = CB_UNKNOWN;
 			c->probe = s;
+			cnt.binds++;
 			ok->bctsr_dir = a->bctsa_dir == CDFC4_BACK ? CDFS4_BACK : CDFS4_BOTH;
 		}
 	}
@@ -552,23 +554,58 @@ static void deleg_revoke(struct n41_state *d)
 	state_free(d);
 }
 
+/* A recall answered NFS4ERR_DELAY goes again 100 ms later (or with the
+ * next conflicting operation): its delegation is no longer "recalling". */
+static void *recall_again(void *arg)
+{
+	uint8_t *other = arg;
+	usleep(100 * 1000);
+	pthread_mutex_lock(&lock);
+	for (struct n41_state *x = states; x; x = x->next)
+		if (x->type == ST_DELEG && memcmp(x->other, other, NFS4_OTHER_SIZE) == 0)
+			x->recalling = false;
+	pthread_cond_broadcast(&changed);
+	pthread_mutex_unlock(&lock);
+	free(other);
+	return NULL;
+}
+
 static void recall_done(struct rpcrdma_svc_client *bc, int status, void *res, void *arg)
 {
 	struct recall *rc = arg;
 	(void)bc;
 	(void)res;
+	/* NFS4ERR_DELAY (§15.1.1.3): the client cannot take it now (Linux,
+	 * while it binds its back channel to a new connection): not a failure */
+	bool delay = status == 0 && rc->res.status == NFS4ERR_DELAY;
+	bool seq_ok =
+	    status == 0 && rc->res.resarray.resarray_len > 0 &&
+	    rc->res.resarray.resarray_val[0].nfs_cb_resop4_u.opcbsequence.csr_status == NFS4_OK;
 	pthread_mutex_lock(&lock);
 	for (struct n41_session *s = sessions; s; s = s->next)
 		if (s == rc->s) {
 			s->cb_busy = false;
 			if (status != 0)
 				s->cb = CB_DOWN;
+			if (delay && !seq_ok) /* the slot did not move (§20.9.3) */
+				s->cb_seq = rc->ops[0].nfs_cb_argop4_u.opcbsequence.csa_sequenceid;
 		}
-	if (status == 0 && rc->res.status == NFS4_OK)
+	uint8_t *again = delay ? malloc(NFS4_OTHER_SIZE) : NULL;
+	pthread_t t;
+	if (again) {
+		memcpy(again, rc->other, NFS4_OTHER_SIZE);
+		if (pthread_create(&t, NULL, recall_again, again) == 0)
+			pthread_detach(t);
+		else
+			free(again), again = NULL;
+	}
+	if (again)
+		cnt.recall_delays++;
+	else if (status == 0 && rc->res.status == NFS4_OK)
 		cnt.recalls_ok++;
 	else
 		cnt.recalls_fail++;
-	if (status != 0 || rc->res.status != NFS4_OK) {
+	if (!again && (status != 0 || rc->res.status != NFS4_OK)) {
 		/* the recall did not get through: revoked */
 		for (struct n41_state *x = states; x; x = x->next)
 			if (memcmp(x->other, rc->other, sizeof(x->other)) == 0) {

@@ -18,7 +18,17 @@
 #     guest's checksums on the host, and copied out after a remount;
 #   - rename, hard links, symlinks, chmod, truncate, rm, rmdir;
 #   - dd of NFS41D_DD_MB (default 64) MiB written and read (figures in
-#     nfs41d/perf.txt);
+#     nfs41d/perf.txt), its data in Read and Write chunks (server counters);
+#   - the connection cut under the mount while the server lives (the
+#     socat that carries the guest's connection on the host, stopped while
+#     the server sends a CB_RECALL into it, then killed): the kernel
+#     reconnects when written to and binds its back channel to the new
+#     connection (BIND_CONN_TO_SESSION, the server's binds counter, or a
+#     new session); the recall, re-sent there with its XID (the server's
+#     reverse retransmits; a capture on the host's lo shows the XID on both
+#     connections), is answered and the delegation returned; a second
+#     recall on the new connection is answered too; data written after the
+#     cut is intact;
 #   - the server killed and restarted under the mounted client: a file
 #     written before reads back, a new one is written after.
 # usage: nfs41d-test.sh STATE_DIR RPCRDMA_NFS41D GUEST_SCRIPT SECOND_CLIENT
@@ -34,13 +44,121 @@ gname=nfs41d genv="NFS41D_FILES=${NFS41D_FILES:-60} NFS41D_DD_MB=${NFS41D_DD_MB:
 guest_env
 exp=$res/export
 printf 'first line\n' >"$exp/deleg.txt"
+printf 'before the cut\n' >"$exp/cut.txt"
+printf 'before the cut\n' >"$exp/cut2.txt"
 
 start_server() {
 	# --no-root-squash: the guest's root owns what it copies in
+	# --cb-wait: a recall waits up to 30 s for the guest to reconnect
 	start_nfsd rpcrdma-nfs41d --export "$exp" --port "$NFS3D_PORT" --bind 127.0.0.1 \
-		--no-root-squash
+		--no-root-squash --cb-wait 30000
 }
 
+# The dd went by chunks (xdr/nfs41.x: READ and WRITE data are
+# rpcrdma_bulk): the server pulled at least the file by RDMA Read from the
+# kernel's Read chunks and pushed at least the file into its Write chunks.
+dd_chunks() {
+	local c b=$((${NFS41D_DD_MB:-64} * 1048576))
+	c=$(counters)
+	echo "after dd: $(head -1 <<<"$c")"
+	[ "$(val read_bytes "$c")" -ge "$b" ] && [ "$(val write_bytes "$c")" -ge "$b" ] ||
+		fail "dd: the data did not travel in Read and Write chunks"
+}
+
+# Connection cut under the mount (issue 33), see the top. The guest's
+# connection reaches the server through one socat (nfs3d-fwd.sh) per
+# connection; the one connected to the server's port now is the mount's.
+fwd_pid() {
+	ss -Htnp state established "( dport = :$NFS3D_PORT )" | grep -o 'socat",pid=[0-9]*' |
+		cut -d= -f2 | sort -u
+}
+cut_connection() {
+	local c0 c fwd apid i cs0 rt0 b0 s0
+	phase cut-open 60
+	c0=$(counters)
+	[ "$(val delegations "$c0")" -ge 2 ] || fail "cut: no read delegation of cut.txt: $c0"
+	fwd=$(fwd_pid)
+	[ "$(wc -w <<<"$fwd")" = 1 ] || fail "cut: the guest's forwarding process not found ($fwd)"
+	cs0=$(val calls_sent "$(grep '^bc_stats' <<<"$c0")")
+	rt0=$(val retransmits "$(grep '^bc_stats' <<<"$c0")")
+	b0=$(val binds "$c0")
+	s0=$(val sessions "$c0")
+	kill -STOP "$fwd"
+	"$client2" --append-retry "$NFS3D_PORT" cut.txt "appended after the cut" \
+		>"$res/cut-append.txt" 2>&1 &
+	apid=$!
+	# the CB_RECALL is sent (into the stopped forwarder), then the cut
+	for i in $(seq 1 100); do
+		c=$(counters)
+		[ "$(val calls_sent "$(grep '^bc_stats' <<<"$c")")" -gt "$cs0" ] && break
+		sleep 0.1
+	done
+	[ "$i" -lt 100 ] || { kill -KILL "$fwd"; fail "cut: no CB_RECALL sent: $c"; }
+	sleep 0.5
+	kill -KILL "$fwd"
+	echo "cut: the guest's connection cut (forwarder $fwd killed) with the recall of cut.txt on it"
+	phase cut-io 180
+	wait "$apid" || { cat "$res/cut-append.txt"; fail "cut: the second client's OPEN/WRITE"; }
+	cat "$res/cut-append.txt"
+	c=$(counters)
+	echo "after the cut: $c"
+	[ "$(val binds "$c")" -gt "$b0" ] || [ "$(val sessions "$c")" -gt "$s0" ] ||
+		fail "cut: the back channel was not bound again (no BIND_CONN_TO_SESSION, no new session)"
+	[ "$(val retransmits "$(grep '^bc_stats' <<<"$c")")" -gt "$rt0" ] ||
+		fail "cut: the recall in flight was not re-sent on the new connection"
+	# a recall the kernel answered NFS4ERR_DELAY (while it bound the new
+	# connection) was sent again: counted in recall_delays
+	[ "$(val recalls_ok "$c")" = $(($(val recalls "$c") - $(val recall_delays "$c"))) ] &&
+		[ "$(val recalls_fail "$c")" = 0 ] || fail "cut: a recall not answered NFS4_OK"
+	[ "$(val delegreturns "$c")" -ge 2 ] || fail "cut: no DELEGRETURN of cut.txt"
+	[ "$(printf 'before the cut\nappended after the cut')" = "$(cat "$exp/cut.txt")" ] ||
+		fail "cut: host: cut.txt"
+	sha256sum <"$exp/cut-new" | cmp - "$gout/nfs41d-cut.sha" || fail "cut: host: cut-new"
+	phase cut-check 60
+	"$client2" --append "$NFS3D_PORT" cut2.txt "appended on the new connection" \
+		>"$res/cut2-append.txt" || fail "cut: the recall on the new connection"
+	cat "$res/cut2-append.txt"
+	phase cut-check2 60
+	c=$(counters)
+	[ "$(val recalls_ok "$c")" = $(($(val recalls "$c") - $(val recall_delays "$c"))) ] &&
+		[ "$(val delegreturns "$c")" -ge 3 ] ||
+		fail "cut: the recall on the new connection: $c"
+	echo "cut: $(grep '^nfs41' <<<"$c")"
+	cut_xids
+}
+# The host's capture of lo (server <-> forwarders): the CB_COMPOUND of the
+# recall held up by the cut goes on two TCP connections with one XID.
+host_capture_start() {
+	command -v tcpdump >/dev/null && command -v tshark >/dev/null || return 0
+	tcpdump -i lo -s 0 -U -w "$res/host-lo.pcap" "tcp port $NFS3D_PORT" \
+		>"$res/host-lo.log" 2>&1 &
+	hcap=$!
+	sleep 1
+}
+cut_xids() {
+	[ -n "${hcap:-}" ] || { echo "cut: tcpdump or tshark missing: XIDs not checked"; return 0; }
+	sleep 1
+	kill -INT "$hcap"
+	wait "$hcap"
+	hcap=""
+	tshark -n -2 -r "$res/host-lo.pcap" -Y 'rpc.msgtyp == 0 && rpc.program == 1073741824 && nfs.cb.operation == 4' \
+		-T fields -e tcp.stream -e rpc.xid >"$res/cut-xids.txt" 2>/dev/null
+	local twice again
+	twice=$(sort -u "$res/cut-xids.txt" | awk -F'\t' '{ n[$2]++ } END { for (x in n) if (n[x] > 1) print x }')
+	echo "cut: CB_RECALL calls on the host's lo (stream, xid): $(tr "\t\n" ", " <"$res/cut-xids.txt")"
+	[ "$(wc -w <<<"$twice")" = 1 ] || fail "cut: no CB_RECALL XID on two connections in the host's capture"
+	echo "cut: CB_RECALL XID $twice sent on two connections"
+	# the connection it went again on is the one the kernel bound to the
+	# session's back channel (BIND_CONN_TO_SESSION, operation 41)
+	again=$(awk -F'\t' -v x="$twice" '$2 == x { s = $1 } END { print s }' "$res/cut-xids.txt")
+	tshark -n -2 -r "$res/host-lo.pcap" -Y "rpc.msgtyp == 0 && nfs.opcode == 41 && tcp.stream == $again" \
+		-T fields -e frame.number -e rpc.xid >"$res/cut-bind.txt" 2>/dev/null
+	[ -s "$res/cut-bind.txt" ] || fail "cut: no BIND_CONN_TO_SESSION on the connection of the re-sent recall"
+	echo "cut: BIND_CONN_TO_SESSION on that connection (frame, xid): $(tr "\t\n" ", " <"$res/cut-bind.txt")"
+}
+
+hcap=""
+host_capture_start
 start_server
 phase mount 90
 c=$(counters)
@@ -64,6 +182,7 @@ echo "after the recall: $c"
 [ "$(printf 'first line\nappended by the second client')" = "$(cat "$exp/deleg.txt")" ] ||
 	fail "host: deleg.txt"
 phase deleg-check 60
+cut_connection
 phase capture-stop 30
 c=$(counters)
 
@@ -81,7 +200,8 @@ if command -v tshark >/dev/null && [ -s "$gout/nfs41d.pcap" ]; then
 	nrevrep=$(awk -F'\t' '$2 == "10.0.2.15" && $3 == 1' "$res/capture-rpc.txt" | wc -l)
 	nrecall=$(awk -F'\t' '$2 == "10.0.2.100" && $3 == 0 && $4 == 1073741824 && $5 == "11,4"' \
 		"$res/capture-rpc.txt" | wc -l)
-	nrecallr=$(awk -F'\t' '$2 == "10.0.2.15" && $3 == 1 && $5 ~ /^11,4/' "$res/capture-rpc.txt" | wc -l)
+	# (a reply to one may hold CB_SEQUENCE alone: NFS4ERR_DELAY, see the cut)
+	nrecallr=$(awk -F'\t' '$2 == "10.0.2.15" && $3 == 1 && $5 ~ /^11(,4)?$/' "$res/capture-rpc.txt" | wc -l)
 	bcrep=$(val replies "$(grep '^bc_stats' <<<"$c")")
 	echo "capture: $nrpc rpcordma frames, $bad bad CRC32, $nerr RDMA_ERROR;" \
 		"$nrevrep reverse replies (server: $bcrep), CB_COMPOUND {CB_SEQUENCE, CB_RECALL}:" \
@@ -111,6 +231,7 @@ cp "$gout/nfs41d-perf.txt" "$res/perf.txt"
 ddmb=${NFS41D_DD_MB:-64}
 [ "$(stat -c %s "$exp/dd.bin")" = $((ddmb * 1048576)) ] || fail "host: dd.bin size"
 cmp -n $((ddmb * 1048576)) "$exp/dd.bin" /dev/zero || fail "host: dd.bin content"
+dd_chunks
 
 # the server restarted under the mounted client
 phase restart-write 120

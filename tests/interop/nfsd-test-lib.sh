@@ -15,6 +15,7 @@ starts=0
 fail() {
 	echo "FAIL: $*"
 	[ -n "${spid:-}" ] && kill "$spid" 2>/dev/null
+	[ -n "${hcap:-}" ] && kill "$hcap" 2>/dev/null # a capture the script runs
 	exit 1
 }
 

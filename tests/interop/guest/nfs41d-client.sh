@@ -41,6 +41,47 @@ deleg-check)
 	kill "$(cat /tmp/nfs41d-reader.pid)" 2>/dev/null || true
 	echo "deleg.txt holds both writers' lines"
 	;;
+cut-open)
+	# connection cut (issue 33): hold cut.txt open for reading, so that
+	# the guest holds a read delegation when the host cuts the connection
+	[ "$(cat $M/cut.txt)" = "before the cut" ] || fail "cut.txt before the cut"
+	setsid bash -c "exec 3<$M/cut.txt; cat <&3 >/dev/null; sleep 120" </dev/null >/dev/null 2>&1 &
+	echo $! >/tmp/nfs41d-cut-reader.pid
+	sleep 1
+	;;
+cut-io)
+	# the host cut the connection under the mount (the recall of cut.txt
+	# on it unanswered): new data makes the client reconnect, then bind
+	# its back channel to the new connection
+	t0=$(now)
+	head -c 1000000 /dev/urandom >/tmp/n41cut
+	cp /tmp/n41cut $M/cut-new
+	sync
+	echo "1 MB written and synced after the cut in $(secs "$t0" "$(now)") s"
+	sha256sum </tmp/n41cut >$OUT/nfs41d-cut.sha
+	cmp /tmp/n41cut $M/cut-new || fail "cut-new read back"
+	;;
+cut-check)
+	# the second client's append went in after the recall re-sent on the
+	# new connection was answered; then a fresh delegation, of cut2.txt,
+	# for a recall that starts on the new connection
+	got=$(cat $M/cut.txt)
+	want=$(printf 'before the cut\nappended after the cut')
+	[ "$got" = "$want" ] || fail "cut.txt after the cut: '$got'"
+	kill "$(cat /tmp/nfs41d-cut-reader.pid)" 2>/dev/null || true
+	[ "$(cat $M/cut2.txt)" = "before the cut" ] || fail "cut2.txt"
+	setsid bash -c "exec 3<$M/cut2.txt; cat <&3 >/dev/null; sleep 120" </dev/null >/dev/null 2>&1 &
+	echo $! >/tmp/nfs41d-cut-reader.pid
+	sleep 1
+	echo "cut.txt holds both writers' lines"
+	;;
+cut-check2)
+	got=$(cat $M/cut2.txt)
+	want=$(printf 'before the cut\nappended on the new connection')
+	[ "$got" = "$want" ] || fail "cut2.txt: '$got'"
+	kill "$(cat /tmp/nfs41d-cut-reader.pid)" 2>/dev/null || true
+	echo "cut2.txt holds both writers' lines"
+	;;
 capture-stop)
 	stop_capture /tmp/nfs41d-tcpdump.pid
 	cp /tmp/nfs41d.pcap $OUT/nfs41d.pcap

@@ -7,15 +7,21 @@
  *     probe reaches each client's backchannel (RFC 8167 reverse call) and
  *     SEQUENCE then reports no SEQ4_STATUS_CB_PATH_DOWN (§18.46.3);
  *   - OPEN (create, share BOTH) + WRITE of 300000 bytes by Read chunk +
- *     CLOSE: the export holds exactly those bytes;
+ *     CLOSE: the export holds exactly those bytes, and the client's
+ *     counters show them in one Read chunk, not inline (WRITE4args.data is
+ *     rpcrdma_bulk in xdr/nfs41.x);
  *   - LOOKUP + GETATTR (type, size, fileid, mode, owner), CREATE of a
  *     directory and a symlink, READLINK, LINK (numlinks 2 on the host),
  *     RENAME, READDIR (the names), SETATTR size, REMOVE: the host sees each;
  *   - client A's OPEN for reading gets a read delegation; READ by Write
- *     chunk gives the bytes back; client B's OPEN for writing makes the
+ *     chunk gives the bytes back (one Write chunk, FILE_SIZE bytes written
+ *     into it); client B's OPEN for writing makes the
  *     server send A one CB_COMPOUND { CB_SEQUENCE (A's session, slot 0,
  *     sequence 1), CB_RECALL (the delegation's stateid, the file's handle) },
  *     and B's OPEN completes only after A's DELEGRETURN;
+ *   - a recall whose CB_SEQUENCE A answers NFS4ERR_DELAY (Linux does while
+ *     it binds its back channel to a new connection): sent again, taken,
+ *     the delegation returned, not revoked;
  *   - a recall on the wire when A's connection is lost: after the
  *     reconnect and BIND_CONN_TO_SESSION, a CB_NULL probe and the same
  *     CB_COMPOUND again with the same XID; B's OPEN completes after A's
@@ -35,6 +41,9 @@
  * opens NAME (in the export's root) for writing, appends TEXT, closes,
  * and exits 0 when the first OPEN was NFS4_OK (no NFS4ERR_DELAY: the
  * server had the delegation back within its wait) and the WRITE complete.
+ * With --append-retry instead, an OPEN answered NFS4ERR_DELAY is sent
+ * again (every 0.5 s, 90 s at most): the connection-cut part of the
+ * interop test, where the recall waits for the client to reconnect.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -75,6 +84,9 @@ struct cli {
 	stateid4 deleg;
 	nfs_fh4 deleg_fh;
 	bool refuse; /* answer CB_RECALL with NFS4ERR_SERVERFAULT */
+	/* answer the next `busy` CB_SEQUENCEs NFS4ERR_DELAY (as Linux does
+	 * while it binds its back channel to a new connection) */
+	unsigned busy, cb_delayed;
 	/* hold the next CB_COMPOUND unanswered (main drops the connection) */
 	bool hold;
 	struct rpcrdma_bc_req *held;
@@ -133,7 +145,11 @@ static void cb_compound(struct rpcrdma_bc_req *req, struct cli *c)
 			if (memcmp(s->csa_sessionid, c->sid, sizeof(c->sid)) != 0 ||
 			    s->csa_slotid != 0 || s->csa_sequenceid != c->cb_seq + 1)
 				st = NFS4ERR_BADSESSION;
-			else {
+			else if (c->busy > 0) {
+				c->busy--;
+				c->cb_delayed++;
+				st = NFS4ERR_DELAY; /* the slot stays where it was */
+			} else {
 				c->cb_seq = s->csa_sequenceid;
 				memcpy(ok->csr_sessionid, c->sid, sizeof(c->sid));
 				ok->csr_sequenceid = s->csa_sequenceid;
@@ -158,7 +174,7 @@ static void cb_compound(struct rpcrdma_bc_req *req, struct cli *c)
 		}
 		n++;
 	}
-	if (st != NFS4_OK)
+	if (st != NFS4_OK && st != NFS4ERR_DELAY)
 		c->cb_bad++;
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
@@ -336,6 +352,31 @@ struct opened {
 	stateid4 deleg;
 };
 
+/* Handles OPEN returned, copied: freed at the end (fh_free_all). */
+static pthread_mutex_t fh_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *fh_kept[64];
+static unsigned fh_nkept;
+
+static char *fh_copy(const nfs_fh4 *fh)
+{
+	char *p = malloc(fh->nfs_fh4_len ? fh->nfs_fh4_len : 1);
+	if (!p)
+		abort();
+	memcpy(p, fh->nfs_fh4_val, fh->nfs_fh4_len);
+	pthread_mutex_lock(&fh_mu);
+	if (fh_nkept < 64)
+		fh_kept[fh_nkept++] = p;
+	pthread_mutex_unlock(&fh_mu);
+	return p;
+}
+
+static void fh_free_all(void)
+{
+	for (unsigned i = 0; i < fh_nkept; i++)
+		free(fh_kept[i]);
+	fh_nkept = 0;
+}
+
 static int do_open(struct cli *c, const char *name, uint32_t access, bool create, struct opened *o)
 {
 	nfs_argop4 ops[6];
@@ -373,8 +414,7 @@ static int do_open(struct cli *c, const char *name, uint32_t access, bool create
 			o->deleg = ok->delegation.open_delegation4_u.read.stateid;
 		nfs_fh4 *fh = &R(&res, 3)->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
 		o->fh.nfs_fh4_len = fh->nfs_fh4_len;
-		o->fh.nfs_fh4_val = malloc(fh->nfs_fh4_len);
-		memcpy(o->fh.nfs_fh4_val, fh->nfs_fh4_val, fh->nfs_fh4_len);
+		o->fh.nfs_fh4_val = fh_copy(fh);
 	}
 	done(&res);
 	return st;
@@ -559,6 +599,47 @@ static void reconnect(struct cli *a, struct cli *b)
 	CHECK((a->flags & SEQ4_STATUS_CB_PATH_DOWN) == 0);
 }
 
+/* A answers the recall's CB_SEQUENCE NFS4ERR_DELAY once: the server sends
+ * the CB_COMPOUND again (same slot sequence), A takes it and returns the
+ * delegation, B's OPEN completes; nothing is revoked. */
+static void busy_once(struct cli *a, struct cli *b)
+{
+	struct opened r;
+	nfs_argop4 op;
+	COMPOUND4res res;
+	memset(&r, 0, sizeof(r));
+	CHECK(do_open(a, "data", OPEN4_SHARE_ACCESS_READ, false, &r) == NFS4_OK);
+	CHECK(r.dt == OPEN_DELEGATE_READ);
+	CHECK(do_close(a, &r) == NFS4_OK);
+	pthread_mutex_lock(&a->mu);
+	a->deleg = r.deleg;
+	a->deleg_fh = r.fh;
+	a->busy = 1;
+	unsigned recalls = a->cb_recall, bad = a->cb_bad;
+	pthread_mutex_unlock(&a->mu);
+	struct conflict k = {.b = b};
+	pthread_t t;
+	pthread_create(&t, NULL, conflicting_open, &k);
+	CHECK(wait_count(a, &a->cb_recall, recalls + 1));
+	pthread_mutex_lock(&a->mu);
+	CHECK(a->busy == 0 && a->cb_delayed == 1 && a->cb_bad == bad);
+	pthread_mutex_unlock(&a->mu);
+	pthread_mutex_lock(&order_mu);
+	int drc = delegreturn(a, &a->deleg_fh, &a->deleg);
+	delegreturns_done++;
+	pthread_mutex_unlock(&order_mu);
+	CHECK(drc == NFS4_OK);
+	pthread_join(t, NULL);
+	CHECK(k.status == NFS4_OK && k.recalls_returned_before == delegreturns_done);
+	if (k.status == NFS4_OK)
+		CHECK(do_close(b, &k.o) == NFS4_OK);
+	memset(&op, 0, sizeof(op));
+	op_seq(a, &op);
+	CHECK(compound(a, &op, 1, &res, NULL) == NFS4_OK);
+	done(&res);
+	CHECK((a->flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED) == 0);
+}
+
 static void namespace_ops(struct cli *a)
 {
 	nfs_argop4 ops[8];
@@ -711,7 +792,10 @@ static uint64_t size_of(struct cli *c, const nfs_fh4 *fh)
 	return size;
 }
 
-static int append_mode(const char *p, const char *name, const char *text)
+/* --append: the first OPEN must succeed; --append-retry (a recall held up
+ * by a connection cut) retries OPEN on NFS4ERR_DELAY for up to 90 s, as a
+ * client does (§15.1.1.3), and says how many times it was told to wait. */
+static int append_mode(const char *p, const char *name, const char *text, bool retry)
 {
 	static struct cli C = {
 	    .name = "append", .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
@@ -723,9 +807,15 @@ static int append_mode(const char *p, const char *name, const char *text)
 	memset(&o, 0, sizeof(o));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int st = do_open(&C, name, OPEN4_SHARE_ACCESS_WRITE, false, &o);
+	unsigned delays = 0;
+	for (; retry && st == NFS4ERR_DELAY && delays < 180; delays++) {
+		usleep(500 * 1000);
+		memset(&o, 0, sizeof(o));
+		st = do_open(&C, name, OPEN4_SHARE_ACCESS_WRITE, false, &o);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("append: OPEN %s for writing: status %d after %.3f s\n", name, st,
-	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	printf("append: OPEN %s for writing: status %d after %.3f s, %u NFS4ERR_DELAY\n", name, st,
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, delays);
 	if (st != NFS4_OK)
 		return 1;
 	uint64_t off = size_of(&C, &o.fh);
@@ -746,13 +836,16 @@ static int append_mode(const char *p, const char *name, const char *text)
 	       (unsigned long long)off, st);
 	ok = ok && do_close(&C, &o) == NFS4_OK;
 	rpcrdma_clnt_destroy(C.cl);
+	fh_free_all();
 	return ok && !failures ? 0 : 1;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "--append") == 0)
-		return append_mode(argv[2], argv[3], argv[4]);
+		return append_mode(argv[2], argv[3], argv[4], false);
+	if (argc == 5 && strcmp(argv[1], "--append-retry") == 0)
+		return append_mode(argv[2], argv[3], argv[4], true);
 	static struct cli A = {
 	    .name = "A", .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 	static struct cli B = {
@@ -787,9 +880,16 @@ int main(int argc, char **argv)
 	op.nfs_argop4_u.opwrite.stable = FILE_SYNC4;
 	op.nfs_argop4_u.opwrite.data.base = data;
 	op.nfs_argop4_u.opwrite.data.len = FILE_SIZE;
+	/* WRITE4args.data is rpcrdma_bulk in xdr/nfs41.x: it goes by a Read
+	 * chunk (the client's counters), not inline */
+	struct rpcrdma_xprt_stats s0, s1;
+	CHECK(rpcrdma_clnt_stats(A.cl, &s0) == 0);
 	CHECK(by_fh(&A, &w.fh, &op, &res, NULL) == NFS4_OK);
 	CHECK(R(&res, 2)->nfs_resop4_u.opwrite.WRITE4res_u.resok4.count == FILE_SIZE);
 	done(&res);
+	CHECK(rpcrdma_clnt_stats(A.cl, &s1) == 0);
+	CHECK(s1.read_chunks == s0.read_chunks + 1 && s1.read_bytes - s0.read_bytes == FILE_SIZE);
+	CHECK(s1.inline_bytes_tx - s0.inline_bytes_tx < 4096);
 	CHECK(do_close(&A, &w) == NFS4_OK);
 	int fd = open(host_path("data"), O_RDONLY);
 	CHECK(fd >= 0 && read(fd, host, FILE_SIZE) == (ssize_t)FILE_SIZE &&
@@ -811,11 +911,18 @@ int main(int argc, char **argv)
 	op.argop = OP_READ;
 	op.nfs_argop4_u.opread.stateid = r.deleg;
 	op.nfs_argop4_u.opread.count = FILE_SIZE;
+	CHECK(rpcrdma_clnt_stats(A.cl, &s0) == 0);
 	CHECK(by_fh(&A, &r.fh, &op, &res, &co) == NFS4_OK);
 	CHECK(R(&res, 2)->nfs_resop4_u.opread.READ4res_u.resok4.data.len == FILE_SIZE &&
 	      R(&res, 2)->nfs_resop4_u.opread.READ4res_u.resok4.eof);
 	CHECK(memcmp(back, data, FILE_SIZE) == 0);
 	done(&res);
+	/* READ4resok.data (rpcrdma_bulk): the server wrote it into the Write
+	 * chunk; the reply itself came inline */
+	CHECK(rpcrdma_clnt_stats(A.cl, &s1) == 0);
+	CHECK(s1.write_chunks == s0.write_chunks + 1 &&
+	      s1.write_bytes - s0.write_bytes == FILE_SIZE);
+	CHECK(s1.inline_bytes_rx - s0.inline_bytes_rx < 4096);
 	CHECK(do_close(&A, &r) == NFS4_OK); /* the delegation stays */
 
 	nfs_argop4 ops[3];
@@ -868,6 +975,7 @@ int main(int argc, char **argv)
 	A.refuse = false;
 	pthread_mutex_unlock(&A.mu);
 
+	busy_once(&A, &B);
 	reconnect(&A, &B);
 	namespace_ops(&A);
 
@@ -918,5 +1026,6 @@ int main(int argc, char **argv)
 	free(data);
 	free(back);
 	free(host);
+	fh_free_all();
 	return failures ? 1 : 0;
 }
