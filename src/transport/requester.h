@@ -111,6 +111,9 @@ struct rpcrdma_clnt {
 	enum rpcrdma_progress_mode progress;
 	bool remote_inv, mpa_crc;
 	bool pdata; /* send RFC 8797 private data (RPCRDMA_CLNT_OPT_PRIVATE_DATA) */
+	/* RPCRDMA_CLNT_OPT_CCP and its outcome (ccp_clnt.c) */
+	bool ccp;
+	struct rpcrdma_ccp_info ccp_info;
 	/* RPCRDMA_CLNT_OPT_RDMA_VERSION (clnt_vers.c) */
 	enum rpcrdma_version_policy vpolicy;
 	bool v2_props;

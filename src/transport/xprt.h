@@ -92,6 +92,9 @@ struct xprt_limits {
 	bool remote_inv;      /* both sides accept Send With Invalidate */
 	bool pdata;           /* the peer's private data was valid (not the defaults) */
 	uint32_t vers;        /* RPC-over-RDMA version of what we send: 1, or 2 (vers2.c) */
+	/* The server's CONF_RDMA said maxrdmaread 0 (ccp_clnt.c, RFC 5666
+	 * §6.2): no call may need it to RDMA Read (marshal.c). */
+	bool no_reads;
 };
 
 /* Our private data: @send/@recv are our thresholds. 8 bytes into @buf. */
