@@ -214,8 +214,10 @@ struct rpcrdma_svc_opts {
 	 * 100417 version 1, CONF_RDMA; docs/ccp.md) on every connection
 	 * (default true; 0: calls to it get PROG_UNAVAIL). Where the client
 	 * sent no RFC 8797 private data, its maxreply_sendsize (1 KiB or more)
-	 * becomes our inline send threshold, bounded by inline_send, and we
-	 * take inline calls up to inline_recv, which the answer says; with
+	 * becomes our inline send threshold, bounded by the connection's send
+	 * buffers (1024 bytes then, inline_send on a Version Two server), and
+	 * we take inline calls as large as our receive buffers (inline_recv
+	 * with the shared receive queue), which the answer says; with
 	 * private data nothing changes (it takes precedence). A client's
 	 * maxrdmaread of 0 stops replies being exposed to it (reliable
 	 * replies). A program registered as 100417 replaces it. */

@@ -9,9 +9,12 @@
  *   - RFC 8797 private data, when the client sent it, already fixed both
  *     inline thresholds and takes precedence (issue 35): nothing changes;
  *   - else maxreply_sendsize becomes our send threshold on it, bounded
- *     by our send buffers (a huge value) and ignored below 1 KiB (RFC
- *     5666 §6.1's basic level; 0 included), and we take calls as large
- *     as our receive buffers (which is what the answer says);
+ *     by the connection's send buffers (a huge value; they are as large
+ *     as the threshold agreed at accept, or ours on a Version Two
+ *     server) and ignored below 1 KiB (RFC 5666 §6.1's basic level; 0
+ *     included), and we take calls as large as our receive buffers
+ *     (the shared receive queue's are ours: 4096 by default), which is
+ *     what the answer says;
  *   - maxrdmaread 0 ("the peer MUST NOT issue requests that require RDMA
  *     Read to satisfy", §6.2): no reply is exposed in a Read chunk for
  *     this client (reliable replies, svc_rr_on);
@@ -56,9 +59,13 @@ static void conf_rdma(struct rpcrdma_svc_req *r, uint32_t proc, XDR *args, void 
 	}
 	futex_mutex_lock(&s->lock);
 	if (!c->lim.pdata) {
+		/* Bounded by the buffers this connection has: they were sized
+		 * to the thresholds agreed at accept (svc_conn.c), ours only
+		 * on a Version Two server or with a shared receive queue. */
 		if (q.maxreply_sendsize >= RPCRDMA_CCP_MIN_SIZE)
-			c->lim.inline_send = min_u32(q.maxreply_sendsize, s->inline_send) & ~3u;
-		c->lim.inline_recv = s->inline_recv;
+			c->lim.inline_send =
+			    min_u32(q.maxreply_sendsize, (uint32_t)c->sendp.size) & ~3u;
+		c->lim.inline_recv = (uint32_t)(s->srq ? s->srqp.size : c->recvp.size);
 	}
 	c->ccp_no_reads = q.maxrdmaread == 0;
 	a.maxcall_sendsize = c->lim.inline_recv;
