@@ -26,6 +26,8 @@
  *            private data said when the peer sent it (private data wins),
  *            and with maxrdmaread 0 refuses a call that needs a Read chunk
  *            (-EMSGSIZE, nothing sent) while small calls go on
+ *   wire     (not run alone: ccp_wire.sh captures it) a CONF_RDMA as the
+ *            client connects, one with its arguments cut, one echo
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -318,6 +320,33 @@ static void path_peer(void)
 	fp_stop(&fp);
 }
 
+/* The traffic of the wire check (ccp_wire.sh, under tcpdump): a server on
+ * $CCP_WIRE_PORT, a client asking CONF_RDMA as it connects, one CONF_RDMA
+ * with its arguments cut (GARBAGE_ARGS), one echo. */
+static void path_wire(void)
+{
+	const char *ps = getenv("CCP_WIRE_PORT");
+	struct tl_server srv;
+	struct rpcrdma_ccp_info ci;
+	struct rpcrdma_call_result r;
+	struct words ans, cut = {2, {4096, 4096}};
+	struct rpcrdma_clnt *c;
+
+	if (xt_server_start_port(&srv, ps ? (uint16_t)atoi(ps) : 0, NULL, NULL)) {
+		XT_CHECK(0);
+		return;
+	}
+	c = client(srv.port, true, true);
+	if (c) {
+		XT_CHECK(rpcrdma_clnt_ccp(c, &ci) == 0 && ci.status == 0);
+		XT_CHECK(raw_ccp(c, 1, 1, &cut, &ans, &r) < 0 &&
+			 r.accept_stat == RPCRDMA_RPC_GARBAGE_ARGS);
+		echo(c, &r);
+		rpcrdma_clnt_destroy(c);
+	}
+	XT_CHECK(xt_server_stop(&srv) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *p = argc > 1 ? argv[1] : NULL;
@@ -331,5 +360,7 @@ int main(int argc, char **argv)
 		path_hostile();
 	if (!p || !strcmp(p, "peer"))
 		path_peer();
+	if (p && !strcmp(p, "wire"))
+		path_wire();
 	return xt_result();
 }
