@@ -16,6 +16,7 @@
  *   clnt_loop.c  the leader/follower progress loop and the background
  *                thread
  *   credits.c    the credit window itself (RFC 8166 §3.3.1)
+ *   ccp_clnt.c   CONF_RDMA asked at connect, its answer applied (ccp.h)
  *
  * Structure. A client owns one connection (endpoint) at a time and a fixed
  * array of call slots, one per credit it requests. A slot owns two send

@@ -14,6 +14,7 @@
  *   reply.c     reply marshalling: inline / Write chunks / Reply chunk
  *               (RDMA_NOMSG), held replies flushed per batch
  *   svc_loop.c  the progress thread, worker threads and dispatch
+ *   ccp_svc.c   CONF_RDMA, the Connection Configuration Protocol (ccp.h)
  *
  * Structure. One device, one listener, one event channel, one CQ for every
  * connection (resized as they come: rpcrdma_cq_resize; a provider that

@@ -26,6 +26,10 @@
  *   rdma_rw.c   RDMA Write / Read work requests over a chunk's segments
  *   spin.c      busy-poll policy of the event loop (evloop.h)
  *   short.c     the common Short message with AUTH_NONE, word by word
+ *   opt_dispatch.c  Version Two optional messages: one dispatcher, a
+ *               table per role (opt_dispatch.h)
+ *   ccp_xdr.c, ccp_svc.c, ccp_clnt.c  the Connection Configuration
+ *               Protocol, RFC 5666 §6 (ccp.h)
  * Nothing here is exported.
  */
 #ifndef RPCRDMA_TRANSPORT_XPRT_H
