@@ -282,6 +282,7 @@ enum rpcrdma_clnt_opt_mask {
 	RPCRDMA_CLNT_OPT_RDMA_VERSION = 1u << 13,   /* rdma_version, rdma_props */
 	RPCRDMA_CLNT_OPT_PRIVATE_DATA = 1u << 14,   /* private_data */
 	RPCRDMA_CLNT_OPT_RELIABLE_REPLY = 1u << 15, /* reliable_reply */
+	RPCRDMA_CLNT_OPT_CCP = 1u << 16,            /* ccp */
 };
 
 /* Default Reply chunk of the TI-RPC CLIENT adapter (rpcrdma_clnt_tirpc):
@@ -383,7 +384,42 @@ struct rpcrdma_clnt_opts {
 	 * transport property is advertised, and the server uses the chunks
 	 * only when its own says it supports them too. */
 	int reliable_reply;
+	/* Ask the server's Connection Configuration Protocol (RFC 5666 §6,
+	 * program 100417; docs/ccp.md) right after connecting, before
+	 * rpcrdma_clnt_create() returns (default false). The call goes alone
+	 * on the new connection (its first, so its credit window is one) and
+	 * says our inline thresholds and that the server may have 128 RDMA
+	 * Reads active. Applied to that connection: the server's
+	 * maxcall_sendsize becomes our inline send threshold (bounded by
+	 * inline_send, ignored below 1 KiB) unless the server sent RFC 8797
+	 * private data, which takes precedence; a maxrdmaread of 0 makes
+	 * every call that would need a Read chunk fail with -EMSGSIZE. A
+	 * server without the protocol (PROG_UNAVAIL and the like) changes
+	 * nothing and the client works as without the option;
+	 * rpcrdma_clnt_ccp() tells what happened. Later connections
+	 * (reconnects) keep the thresholds RFC 8797 gives them. */
+	int ccp;
 };
+
+/* What the Connection Configuration Protocol said (rpcrdma_clnt_ccp). */
+struct rpcrdma_ccp_info {
+	/* 0: answered; -ENODATA: not asked (no RPCRDMA_CLNT_OPT_CCP); else
+	 * the call's error (e.g. -EPROTO with accept_stat PROG_UNAVAIL from
+	 * a server that does not serve it, -EBADMSG for an answer shorter
+	 * than config_rdma_reply). */
+	int status;
+	uint32_t accept_stat; /* the RPC accept_stat of the answer */
+	/* config_rdma_reply, as the server sent it (status 0) */
+	uint32_t maxcall_sendsize, align, maxrdmaread;
+	/* 1 when the answer changed our inline send threshold or forbade
+	 * Read chunks (0: private data took precedence, or nothing to do) */
+	uint32_t applied;
+	uint32_t inline_send; /* our inline send threshold afterwards */
+};
+
+/* The Connection Configuration Protocol's outcome (see struct
+ * rpcrdma_ccp_info). 0, or -EINVAL for a NULL argument. */
+RPCRDMA_API int rpcrdma_clnt_ccp(struct rpcrdma_clnt *clnt, struct rpcrdma_ccp_info *out);
 
 /*
  * Connect to @host (name or address, IPv4 or IPv6) port @port (0 means

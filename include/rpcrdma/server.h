@@ -79,6 +79,7 @@ enum rpcrdma_svc_opt_mask {
 	RPCRDMA_SVC_OPT_DRC = 1u << 17,              /* drc, drc_max_entries, drc_max_bytes */
 	RPCRDMA_SVC_OPT_PULL_TIMEOUT = 1u << 18,     /* pull_timeout_ms */
 	RPCRDMA_SVC_OPT_SRQ = 1u << 19,              /* srq_depth */
+	RPCRDMA_SVC_OPT_CCP = 1u << 20,              /* ccp */
 	/* reliable_reply, exposed_timeout_ms, max_exposed_conn_bytes,
 	 * max_exposed_bytes */
 	RPCRDMA_SVC_OPT_RELIABLE_REPLY = 1u << 16,
@@ -209,6 +210,18 @@ struct rpcrdma_svc_opts {
 	 * keeps to its grant never meets an empty queue; one that sends
 	 * more than it was granted is disconnected. */
 	uint32_t srq_depth;
+	/* Serve the Connection Configuration Protocol (RFC 5666 §6, program
+	 * 100417 version 1, CONF_RDMA; docs/ccp.md) on every connection
+	 * (default true; 0: calls to it get PROG_UNAVAIL). Where the client
+	 * sent no RFC 8797 private data, its maxreply_sendsize (1 KiB or more)
+	 * becomes our inline send threshold, bounded by the connection's send
+	 * buffers (1024 bytes then, inline_send on a Version Two server), and
+	 * we take inline calls as large as our receive buffers (inline_recv
+	 * with the shared receive queue), which the answer says; with
+	 * private data nothing changes (it takes precedence). A client's
+	 * maxrdmaread of 0 stops replies being exposed to it (reliable
+	 * replies). A program registered as 100417 replaces it. */
+	int ccp;
 };
 
 /*

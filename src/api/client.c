@@ -13,6 +13,7 @@
 
 #include "api/api_int.h"
 #include "transport/backchannel_hooks.h"
+#include "transport/ccp.h"
 #include "transport/requester.h"
 
 static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
@@ -89,6 +90,8 @@ static int apply_opts(struct rpcrdma_clnt *c, const struct rpcrdma_clnt_opts *o)
 		c->mpa_crc = o->mpa_crc != 0;
 	if (m & RPCRDMA_CLNT_OPT_RELIABLE_REPLY)
 		c->rr_opt = o->reliable_reply != 0;
+	c->ccp = (m & RPCRDMA_CLNT_OPT_CCP) && o->ccp;
+	c->ccp_info.status = -ENODATA;
 	c->tirpc_reply =
 	    (m & RPCRDMA_CLNT_OPT_TIRPC_REPLY) ? o->tirpc_reply_size : RPCRDMA_TIRPC_REPLY_SIZE;
 	if ((m & RPCRDMA_CLNT_OPT_AUTH) && o->auth_flavor != RPCRDMA_RPC_AUTH_NONE) {
@@ -133,6 +136,8 @@ int clnt_create_ex(const char *host, uint16_t port, uint32_t prog, uint32_t vers
 	    c, (opts && (opts->comp_mask & RPCRDMA_CLNT_OPT_PROVIDER)) ? opts->provider : NULL, bc);
 	if (rc)
 		return rc; /* c is freed */
+	if (c->ccp)
+		clnt_ccp_query(c); /* transport/ccp_clnt.c */
 	*out = c;
 	return 0;
 }
@@ -164,6 +169,16 @@ int rpcrdma_clnt_stats(struct rpcrdma_clnt *c, struct rpcrdma_xprt_stats *st)
 		return -EINVAL;
 	futex_mutex_lock(&c->lock);
 	*st = c->st;
+	futex_mutex_unlock(&c->lock);
+	return 0;
+}
+
+int rpcrdma_clnt_ccp(struct rpcrdma_clnt *c, struct rpcrdma_ccp_info *out)
+{
+	if (!c || !out)
+		return -EINVAL;
+	futex_mutex_lock(&c->lock);
+	*out = c->ccp_info;
 	futex_mutex_unlock(&c->lock);
 	return 0;
 }

@@ -33,6 +33,7 @@ static int apply_opts(struct rpcrdma_svc *s, const struct rpcrdma_svc_opts *o)
 	s->mpa_crc = true;
 	s->pdata = !(m & RPCRDMA_SVC_OPT_PRIVATE_DATA) || o->private_data;
 	s->backlog = 128;
+	s->ccp = !(m & RPCRDMA_SVC_OPT_CCP) || o->ccp; /* transport/ccp_svc.c */
 	if (m & RPCRDMA_SVC_OPT_CREDITS) {
 		/* RFC 8166 §3.3.1: never grant zero. */
 		if (o->credits < 1 || o->credits > 1024)

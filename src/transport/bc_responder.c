@@ -29,6 +29,7 @@
 
 #include "rpcrdma/tirpc.h"
 #include "transport/bc_responder.h"
+#include "transport/opt_dispatch.h"
 #include "util/be.h"
 #include "util/clock.h"
 #include "util/probe.h"
@@ -198,6 +199,46 @@ static int req_post_reads(struct bc_clnt *b, struct rpcrdma_bc_req *r, uint64_t 
 	return 0;
 }
 
+/* The reverse responder's rows get the backchannel and the request. */
+struct bc_opt_ctx {
+	struct bc_clnt *b;
+	struct rpcrdma_bc_req *r;
+};
+
+static void bc_opt_answer(void *ctx, const struct xprt_opt_msg *m, uint32_t err)
+{
+	struct bc_opt_ctx *x = ctx;
+
+	(void)m;
+	x->b->st.dropped++;
+	req_err(x->b, x->r, err);
+}
+
+/* What the reverse responder takes (opt_dispatch.h): no opttype. Our
+ * properties and pull completion are forward-direction messages, so
+ * every optional call that reaches it is answered ERR_INVAL_OPTION with
+ * its xid, whatever it carried (draft §3.1). */
+static const struct xprt_opt_role bc_role = {NULL, 0, bc_opt_answer, NULL};
+
+/* An RDMA2_OPTIONAL call in @r (its header decoded as far as the fixed
+ * words by xprt_decode_hdr). */
+static void bc_opt_recv(struct bc_clnt *b, struct rpcrdma_bc_req *r, size_t len)
+{
+	struct bc_opt_ctx x = {b, r};
+	struct xprt_v2_info vi;
+	struct rpcrdma1_hdr h;
+	struct xprt_opt_msg m = {.xid = r->h.xid, .buf = r->buf, .len = len};
+
+	if (!xprt_v2_decode(r->buf, len, &h, &vi)) {
+		m.optdir = vi.optdir;
+		m.opttype = vi.opttype;
+		m.optinfo = r->buf + vi.optinfo_off;
+		m.optinfo_len = vi.optinfo_len;
+		m.hdr_len = h.hdr_len;
+	}
+	(void)xprt_opt_dispatch(&bc_role, &x, &m);
+}
+
 bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 {
 	struct rpcrdma_bc_req *r = NULL;
@@ -258,12 +299,7 @@ bool bc_clnt_recv(struct bc_clnt *b, const uint8_t *buf, size_t len)
 		b->st.max_outstanding = b->st.outstanding;
 	rc = xprt_decode_hdr(r->buf, len, &r->h, b->lim.vers == RPCRDMA2_VERSION);
 	if (rc == -EOPNOTSUPP && r->h.vers == RPCRDMA2_VERSION && r->h.proc == RPCRDMA2_OPTIONAL) {
-		/* Draft §3.1: the reverse responder knows no opttype (our
-		 * properties and pull completion are forward-direction
-		 * messages): ERR_INVAL_OPTION with its xid, whatever it
-		 * carried. */
-		b->st.dropped++;
-		req_err(b, r, RPCRDMA2_ERR_INVAL_OPTION);
+		bc_opt_recv(b, r, len);
 		return true;
 	}
 	if (rc) {

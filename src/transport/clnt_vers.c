@@ -33,15 +33,16 @@
  * Received Version Two messages: a header in error (undecodable, or a
  * reply that does not say REPLY) is discarded, touching no call and no
  * credit grant (RFC 8166 §4.5: errors in a reply are not the call's
- * answer). An RDMA2_OPTIONAL is our properties' answer, or else answered
- * RDMA2_ERROR / ERR_INVAL_OPTION with its xid (draft §3.1), whatever its
- * optdir: from the backchannel's reverse responder when it is a call and
+ * answer). An RDMA2_OPTIONAL goes through the client's table
+ * (opt_dispatch.h): our properties' answer, or else answered RDMA2_ERROR /
+ * ERR_INVAL_OPTION with its xid (draft §3.1), whatever its optdir: from the backchannel's reverse responder when it is a call and
  * the client has one (bc_responder.c), else from the few send buffers
  * kept here for that.
  */
 #include <errno.h>
 
 #include "transport/backchannel_hooks.h"
+#include "transport/opt_dispatch.h"
 #include "transport/requester.h"
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
@@ -290,34 +291,29 @@ void clnt_v2_probe_lost(struct rpcrdma_clnt *c, struct cb_list *cbl)
 	clnt_conn_lost(c, cbl); /* clnt_reconnect() closes it */
 }
 
-/* An RDMA2_OPTIONAL: true when it ended a call on the wire. */
-static bool optional_msg(struct rpcrdma_clnt *c, const uint8_t *buf, const struct rpcrdma1_hdr *h,
-			 const struct xprt_v2_info *vi)
+/* The client's rows get the client and the decoded header. */
+struct clnt_opt_ctx {
+	struct rpcrdma_clnt *c;
+	const struct rpcrdma1_hdr *h;
+};
+
+/* The server's answer to our properties: the REPLY direction, the xid we
+ * sent them with (*more: it ended that zombie call). Another one answers
+ * nothing of ours. */
+static uint32_t props_row(void *ctx, const struct xprt_opt_msg *m, bool *more)
 {
-	uint32_t idx = h->xid & XID_SLOT_MASK;
+	struct clnt_opt_ctx *x = ctx;
+	struct rpcrdma_clnt *c = x->c;
+	uint32_t idx = m->xid & XID_SLOT_MASK;
 	struct clnt_slot *s = idx < c->nslots ? &c->slots[idx] : NULL;
 	struct rpcrdma2_props p;
 
-	if (vi->opttype != RPCRDMA2_OPTTYPE_PROPS || vi->optdir != RPCRDMA2_REPLY) {
-		/* Draft §3.1: an opttype we do not know, or one we do not
-		 * take here (properties come as the answer to ours; pull
-		 * completion is for a responder that exposed a reply, which
-		 * the requester never does), is answered ERR_INVAL_OPTION
-		 * with its xid, whatever its optdir. With a backchannel, a
-		 * call among them reached its reverse responder first
-		 * (bc_clnt_recv), which answered it on a reverse credit. */
-		c->st.bad_headers++;
-		answer(c, h->xid, RPCRDMA2_ERR_INVAL_OPTION);
-		return false;
-	}
-	/* The server's answer to our properties: the REPLY direction, the
-	 * xid we sent them with. Another one answers nothing of ours. */
-	if (!s || !s->in_use || !s->on_wire || !s->zombie || h->xid != c->props_xid) {
+	if (!s || !s->in_use || !s->on_wire || !s->zombie || m->xid != c->props_xid) {
 		c->st.unmatched_replies++;
-		return false;
+		return 0;
 	}
 	/* A bad properties message: both sides keep the defaults. */
-	if (!rpcrdma2_props_decode(buf + vi->optinfo_off, vi->optinfo_len, &p)) {
+	if (!rpcrdma2_props_decode(m->optinfo, m->optinfo_len, &p)) {
 		xprt_v2_props_apply(&c->lim, &p, c->inline_send, c->inline_recv, c->remote_inv);
 		c->st.inline_send = c->lim.inline_send;
 		c->st.inline_recv = c->lim.inline_recv;
@@ -327,14 +323,51 @@ static bool optional_msg(struct rpcrdma_clnt *c, const uint8_t *buf, const struc
 	} else {
 		c->st.bad_headers++;
 	}
-	xprt_credits_update(&c->cr, h->credit);
+	xprt_credits_update(&c->cr, x->h->credit);
 	c->st.credits = c->cr.grant;
 	s->on_wire = false;
 	xprt_credits_done(&c->cr);
 	c->st.outstanding = c->cr.on_wire;
 	c->props_xid = 0;
 	clnt_slot_free(c, s);
-	return true;
+	*more = true;
+	return 0;
+}
+
+static void clnt_opt_answer(void *ctx, const struct xprt_opt_msg *m, uint32_t err)
+{
+	struct clnt_opt_ctx *x = ctx;
+
+	x->c->st.bad_headers++;
+	answer(x->c, m->xid, err);
+}
+
+/* What a client takes (opt_dispatch.h): our properties' answer. Any other
+ * opttype, or properties sent as a call, is answered ERR_INVAL_OPTION with
+ * its xid, whatever its optdir (draft §3.1; pull completion is for a
+ * responder that exposed a reply, which the requester never does). With a
+ * backchannel, a call among them reached its reverse responder first
+ * (bc_clnt_recv), which answered it on a reverse credit. */
+static const struct xprt_opt_row clnt_rows[] = {
+    {RPCRDMA2_OPTTYPE_PROPS, RPCRDMA2_REPLY, true, props_row},
+};
+static const struct xprt_opt_role clnt_role = {clnt_rows, 1, clnt_opt_answer, NULL};
+
+/* An RDMA2_OPTIONAL: true when it ended a call on the wire. */
+static bool optional_msg(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t len,
+			 const struct rpcrdma1_hdr *h, const struct xprt_v2_info *vi)
+{
+	struct clnt_opt_ctx x = {c, h};
+	const struct xprt_opt_msg m = {.xid = h->xid,
+				       .optdir = vi->optdir,
+				       .opttype = vi->opttype,
+				       .optinfo = buf + vi->optinfo_off,
+				       .optinfo_len = vi->optinfo_len,
+				       .buf = buf,
+				       .len = len,
+				       .hdr_len = h->hdr_len};
+
+	return xprt_opt_dispatch(&clnt_role, &x, &m);
 }
 
 int clnt_v2_decode(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t len, struct rpcrdma1_hdr *h)
@@ -343,7 +376,7 @@ int clnt_v2_decode(struct rpcrdma_clnt *c, const uint8_t *buf, uint32_t len, str
 	int rc = xprt_v2_decode(buf, len, h, &vi);
 
 	if (!rc && h->proc == RPCRDMA2_OPTIONAL)
-		return optional_msg(c, buf, h, &vi) ? 1 : 2;
+		return optional_msg(c, buf, len, h, &vi) ? 1 : 2;
 	if (!rc && h->proc == RPCRDMA2_ERROR)
 		return 0;
 	if (!rc && vi.dir == RPCRDMA2_REPLY && !xprt_v2_check_msg_dir(h, &vi, buf, len))

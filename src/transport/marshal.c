@@ -297,6 +297,10 @@ __attribute__((noinline)) static int marshal_full(struct xprt_call *c,
 	long_call = !in_pool || ((c->opts.comp_mask & RPCRDMA_CALL_OPT_FLAGS) &&
 				 (c->opts.flags & RPCRDMA_CALL_F_LONG));
 
+	/* RFC 5666 §6.2: a server whose CONF_RDMA said maxrdmaread 0 must
+	 * not be asked to RDMA Read (ccp_clnt.c). */
+	if (lim->no_reads && (long_call || d.nitems))
+		return -EMSGSIZE;
 	/* 2. Expose the DDP-eligible argument items (Read chunks). */
 	for (uint32_t i = 0; i < d.nitems; i++) {
 		struct rpcrdma1_segment seg;
@@ -322,8 +326,11 @@ __attribute__((noinline)) static int marshal_full(struct xprt_call *c,
 		if (rc)
 			return rc == -E2BIG ? -EMSGSIZE : rc;
 		hsize = xprt_hdr_fixed(lim->vers) + rpcrdma1_chunks_size(&c->chunks);
-		if (hsize + mlen > lim->inline_send)
+		if (hsize + mlen > lim->inline_send) {
+			if (lim->no_reads)
+				return -EMSGSIZE; /* a Long Call: the server would Read it */
 			long_call = true;
+		}
 	}
 	if (long_call) {
 		if (in_pool) {

@@ -53,5 +53,6 @@ int xprt_negotiate(const void *peer, size_t len, uint32_t our_send, uint32_t our
 	out->remote_inv = our_remote_inv && p.remote_invalidate;
 	out->pdata = rc == 0;
 	out->vers = RPCRDMA1_VERSION; /* until Version Two is negotiated (vers2.c) */
+	out->no_reads = false;        /* until CONF_RDMA says otherwise (ccp_clnt.c) */
 	return rc;
 }

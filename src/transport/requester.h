@@ -21,6 +21,7 @@
  *   clnt_vers.c  Version Two negotiation and the fallback to Version One
  *   rr_pull.c    reliable replies: pulling a reply from a Read chunk,
  *                RDMA_DONE
+ *   ccp_clnt.c   CONF_RDMA asked at connect, its answer applied (ccp.h)
  *
  * Structure. A client owns one connection (endpoint) at a time and a fixed
  * array of call slots, one per credit it requests. A slot owns two send
@@ -116,6 +117,9 @@ struct rpcrdma_clnt {
 	enum rpcrdma_progress_mode progress;
 	bool remote_inv, mpa_crc;
 	bool pdata; /* send RFC 8797 private data (RPCRDMA_CLNT_OPT_PRIVATE_DATA) */
+	/* RPCRDMA_CLNT_OPT_CCP and its outcome (ccp_clnt.c) */
+	bool ccp;
+	struct rpcrdma_ccp_info ccp_info;
 	/* RPCRDMA_CLNT_OPT_RDMA_VERSION (clnt_vers.c) */
 	enum rpcrdma_version_policy vpolicy;
 	bool v2_props;

@@ -19,6 +19,7 @@
  *   exposed.c   reliable replies: replies exposed in Read chunks, fenced
  *               after RDMA_DONE
  *   svc_drc.c   the duplicate request cache around a call (drc.c, drc.h)
+ *   ccp_svc.c   CONF_RDMA, the Connection Configuration Protocol (ccp.h)
  *
  * Structure. One device, one listener, one event channel, one CQ for every
  * connection (resized as they come: rpcrdma_cq_resize; a provider that
@@ -206,6 +207,9 @@ struct svc_conn {
 	 * being handled invalidated (Send With Invalidate), else 0; the
 	 * replies exposed now, by XID (NULL until the first). */
 	bool rr_peer;
+	/* Its CONF_RDMA said maxrdmaread 0 (ccp_svc.c, RFC 5666 §6.2): no
+	 * reply is exposed for it to Read. */
+	bool ccp_no_reads;
 	uint32_t rr_inv;
 	struct svc_rr *rr;
 	/* RDMA Reads: at most rd_depth outstanding, our ORD bounded by the
@@ -246,6 +250,9 @@ struct rpcrdma_svc {
 	/* RPCRDMA_SVC_OPT_RELIABLE_REPLY (exposed.c): on, reclaim timeout,
 	 * bounds per connection and overall, bytes exposed now */
 	bool rr;
+	/* RPCRDMA_SVC_OPT_CCP: serve the Connection Configuration Protocol
+	 * (ccp_svc.c; default on) */
+	bool ccp;
 	uint32_t rr_timeout_ms;
 	uint64_t rr_max_conn, rr_max, rr_bytes;
 	/* buffers of released exposed replies kept for the next ones (their
@@ -596,7 +603,7 @@ void svc_flush_held(struct rpcrdma_svc *s);
 /* Are replies exposed in Read chunks on @c for a call of version @vers? */
 static inline bool svc_rr_on(const struct svc_conn *c, uint32_t vers)
 {
-	return c->svc->rr && (vers == RPCRDMA1_VERSION || c->rr_peer);
+	return c->svc->rr && (vers == RPCRDMA1_VERSION || c->rr_peer) && !c->ccp_no_reads;
 }
 /* Receives posted per connection beyond the credits: one for each reply
  * that may be exposed at once, for its pull completion. */

@@ -15,6 +15,7 @@
 
 #include "rpcrdma/tirpc.h"
 #include "transport/backchannel_hooks.h"
+#include "transport/ccp.h"
 #include "transport/responder.h"
 #include "util/clock.h"
 
@@ -62,6 +63,14 @@ static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 			high = s->progs[i].vers;
 		if (s->progs[i].vers == r->call.vers)
 			p = &s->progs[i];
+	}
+	/* The Connection Configuration Protocol (ccp_svc.c): after the
+	 * registered programs, so that they pay nothing for it. */
+	if (!prog_known && (p = svc_ccp_prog(s, r->call.prog)) != NULL) {
+		prog_known = true;
+		low = high = p->vers;
+		if (p->vers != r->call.vers)
+			p = NULL;
 	}
 	if (!p) {
 		if (prog_known)

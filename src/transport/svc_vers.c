@@ -5,15 +5,17 @@
  * common path (svc_conn.c handle_call) as its Version One view:
  *   - rdma_direction against the payload (§4.2.2): ERR_BAD_HEADER;
  *   - RDMA2_ERROR is never answered (§4.2.1);
- *   - RDMA2_OPTIONAL: an opttype we do not know is answered
- *     ERR_INVAL_OPTION with the same xid (§3.1); our transport properties
- *     are answered with ours (docs/rpcrdma2-extensions.md §3); a pull
- *     completion carrying a Call runs that Call (§4 there).
+ *   - RDMA2_OPTIONAL: dispatched on the server's table (opt_dispatch.h,
+ *     which answers an opttype we do not know ERR_INVAL_OPTION, §3.1):
+ *     our transport properties are answered with ours
+ *     (docs/rpcrdma2-extensions.md §3); a pull completion carrying a
+ *     Call runs that Call (§4 there).
  * Every answer goes in Version Two, in the REPLY direction.
  */
 #include <errno.h>
 
 #include "transport/backchannel_hooks.h"
+#include "transport/opt_dispatch.h"
 #include "transport/responder.h"
 #include "transport/rpcrdma2_hdr.h"
 #include "transport/rpcrdma2_opt.h"
@@ -33,24 +35,29 @@ static void v2_first(struct svc_conn *c)
 		bc_svc_conn_v2(c->bc, &c->lim);
 }
 
-/* The client's properties: take them (sizes above the current thresholds
- * raise them, within our buffers) and answer with ours, same xid, optdir
- * REPLY. Returns the RDMA2_ERROR code to answer instead, or 0. */
-static uint32_t props_call(struct svc_conn *c, struct rpcrdma_svc_req *r, const uint8_t *buf,
-			   const struct xprt_v2_info *vi)
+/* The server's rows get the connection and the request it arrived in. */
+struct svc_opt_ctx {
+	struct svc_conn *c;
+	struct rpcrdma_svc_req *r;
+};
+
+/* The client's properties (optdir CALL: a requester's properties travel
+ * as a call; the other way they are dropped): take them (sizes above the
+ * current thresholds raise them, within our buffers) and answer with
+ * ours, same xid, optdir REPLY. */
+static uint32_t props_row(void *ctx, const struct xprt_opt_msg *m, bool *more)
 {
+	struct svc_opt_ctx *x = ctx;
+	struct svc_conn *c = x->c;
 	struct rpcrdma_svc *s = c->svc;
 	struct rpcrdma2_props peer, ours;
-	struct rpcrdma_xdr x;
+	struct rpcrdma_xdr xd;
 	uint8_t opt[64];
 	uint32_t olen, sidx;
 
-	if (!s->v2_props)
-		return RPCRDMA2_ERR_INVAL_OPTION; /* as a server without the extension */
-	if (rpcrdma2_props_decode(buf + vi->optinfo_off, vi->optinfo_len, &peer))
+	(void)more;
+	if (rpcrdma2_props_decode(m->optinfo, m->optinfo_len, &peer))
 		return RPCRDMA2_ERR_BAD_HEADER;
-	if (vi->optdir != RPCRDMA2_CALL)
-		return 0; /* a requester's properties travel as a call; dropped */
 	c->v2_props_seen = true;
 	c->rr_peer = peer.resp_read;
 	v2_first(c);
@@ -62,58 +69,82 @@ static uint32_t props_call(struct svc_conn *c, struct rpcrdma_svc_req *r, const 
 	if (rpcrdma2_props_encode(opt, sizeof(opt), &ours, &olen) || c->dead ||
 	    svc_send_buf_get(c, &sidx))
 		return 0;
-	rpcrdma_xdr_init(&x, xprt_pool_buf(&c->sendp, sidx), c->sendp.size, RPCRDMA_XDR_ENCODE);
-	if (rpcrdma2_encode_optional(&x, r->h.xid, svc_grant(r->conn), RPCRDMA2_REPLY,
+	rpcrdma_xdr_init(&xd, xprt_pool_buf(&c->sendp, sidx), c->sendp.size, RPCRDMA_XDR_ENCODE);
+	if (rpcrdma2_encode_optional(&xd, m->xid, svc_grant(c), RPCRDMA2_REPLY,
 				     RPCRDMA2_OPTTYPE_PROPS, opt, olen) ||
-	    svc_post_send(c, sidx, rpcrdma_xdr_getpos(&x), 0, -1))
+	    svc_post_send(c, sidx, rpcrdma_xdr_getpos(&xd), 0, -1))
 		svc_send_buf_put(c, sidx);
 	return 0;
 }
+
+/* Pull completion, either direction: the exposed reply it names is
+ * released (exposed.c; an unknown xid is dropped). A Call riding along
+ * runs as an RDMA2_MSG without chunks (*more). */
+static uint32_t pull_done_row(void *ctx, const struct xprt_opt_msg *m, bool *more)
+{
+	struct svc_opt_ctx *x = ctx;
+	uint32_t xid, mt;
+
+	if (rpcrdma2_pull_done_decode(m->optinfo, m->optinfo_len, &xid))
+		return RPCRDMA2_ERR_BAD_HEADER;
+	if (x->c->svc->rr)
+		svc_rr_done(x->c, xid, x->c->rr_inv);
+	if (m->hdr_len >= m->len)
+		return 0; /* no payload */
+	if (rpcrdma2_payload_msg_type(m->buf + m->hdr_len, m->len - m->hdr_len, &mt) ||
+	    mt != m->optdir)
+		return RPCRDMA2_ERR_BAD_HEADER; /* §4.2.2 */
+	if (mt != RPCRDMA2_CALL)
+		return 0;
+	x->r->h.proc = RPCRDMA2_MSG;
+	v2_first(x->c);
+	*more = true;
+	return 0;
+}
+
+static void svc_opt_answer(void *ctx, const struct xprt_opt_msg *m, uint32_t err)
+{
+	struct svc_opt_ctx *x = ctx;
+
+	(void)m;
+	x->c->svc->st.bad_headers++;
+	svc_refuse(x->c, x->r, err);
+}
+
+static void svc_opt_settle(void *ctx, const struct xprt_opt_msg *m)
+{
+	struct svc_opt_ctx *x = ctx;
+
+	(void)m;
+	x->c->svc->st.dropped_msgs++;
+	svc_refuse(x->c, x->r, 0);
+}
+
+/* What a server takes (opt_dispatch.h). Without rdma_props the
+ * properties row is left out: answered as a server without the extension
+ * answers them (ERR_INVAL_OPTION). */
+static const struct xprt_opt_row svc_rows[] = {
+    {RPCRDMA2_OPTTYPE_PULL_DONE, XPRT_OPT_EITHER, false, pull_done_row},
+    {RPCRDMA2_OPTTYPE_PROPS, RPCRDMA2_CALL, false, props_row},
+};
+static const struct xprt_opt_role svc_role = {svc_rows, 2, svc_opt_answer, svc_opt_settle};
+static const struct xprt_opt_role svc_role_noprops = {svc_rows, 1, svc_opt_answer, svc_opt_settle};
 
 /* RDMA2_OPTIONAL. 1: answered or dropped; 0: it carried a Call to run. */
 static int optional_msg(struct svc_conn *c, struct rpcrdma_svc_req *r, const uint8_t *buf,
 			uint32_t len, const struct xprt_v2_info *vi)
 {
-	struct rpcrdma_svc *s = c->svc;
-	uint32_t err = 0, xid, mt;
+	struct svc_opt_ctx x = {c, r};
+	const struct xprt_opt_msg m = {.xid = r->h.xid,
+				       .optdir = vi->optdir,
+				       .opttype = vi->opttype,
+				       .optinfo = buf + vi->optinfo_off,
+				       .optinfo_len = vi->optinfo_len,
+				       .buf = buf,
+				       .len = len,
+				       .hdr_len = r->h.hdr_len};
 
-	switch (vi->opttype) {
-	case RPCRDMA2_OPTTYPE_PROPS:
-		err = props_call(c, r, buf, vi);
-		break;
-	case RPCRDMA2_OPTTYPE_PULL_DONE:
-		/* The exposed reply it names is released (exposed.c; an
-		 * unknown xid is dropped). A Call riding along runs as an
-		 * RDMA2_MSG without chunks. */
-		if (rpcrdma2_pull_done_decode(buf + vi->optinfo_off, vi->optinfo_len, &xid)) {
-			err = RPCRDMA2_ERR_BAD_HEADER;
-			break;
-		}
-		if (s->rr)
-			svc_rr_done(c, xid, c->rr_inv);
-		if (r->h.hdr_len >= len)
-			break; /* no payload */
-		if (rpcrdma2_payload_msg_type(buf + r->h.hdr_len, len - r->h.hdr_len, &mt) ||
-		    mt != vi->optdir) {
-			err = RPCRDMA2_ERR_BAD_HEADER; /* §4.2.2 */
-			break;
-		}
-		if (mt != RPCRDMA2_CALL)
-			break;
-		r->h.proc = RPCRDMA2_MSG;
-		v2_first(c);
-		return 0;
-	default:
-		/* Draft §3.1: not ours to know; answered whatever it carried. */
-		err = RPCRDMA2_ERR_INVAL_OPTION;
-		break;
-	}
-	if (err)
-		s->st.bad_headers++;
-	else
-		s->st.dropped_msgs++;
-	svc_refuse(c, r, err);
-	return 1;
+	return xprt_opt_dispatch(c->svc->v2_props ? &svc_role : &svc_role_noprops, &x, &m) ? 0 : 1;
 }
 
 bool svc_v2_nomsg_bad_dir(const struct rpcrdma_svc_req *r)

@@ -14,6 +14,8 @@
  *   connect_private.c RFC 8797 private data
  *   short.c          the common Short message with AUTH_NONE, word by word
  *   errors.c         RDMA_ERROR replies, error codes and their names
+ *   ccp_xdr.c        the Connection Configuration Protocol's codec
+ *                    (RFC 5666 §6; ccp.h)
  *   *_wire.h         wire constants
  * Requester (the client; requester.h):
  *   requester.c      slots, XIDs, transmit, reply matching, deadlines
@@ -24,6 +26,7 @@
  *   clnt_vers.c      Version Two negotiation and fallback
  *   rr_pull.c        reliable replies: pull, RDMA_DONE
  *   credits.c        the credit window (RFC 8166 §3.3.1)
+ *   ccp_clnt.c       CONF_RDMA asked at connect, its answer applied
  * Responder (the server; responder.h):
  *   svc_conn.c       connections, receives + credit grant, send
  *                    signalling, RDMA_ERROR, RFC 8167 direction demux
@@ -35,6 +38,7 @@
  *   exposed.c        reliable replies: exposed replies, fencing
  *   svc_drc.c, drc.c the duplicate request cache
  *   svc_loop.c       progress thread, workers, dispatch
+ *   ccp_svc.c        CONF_RDMA served on every connection
  * Backchannel (RFC 8167; backchannel.h, backchannel_hooks.h):
  *   backchannel.c    direction of a message, reverse Read chunk rules
  *   bc_requester.c   the server's reverse requester (bc_requester.h)
@@ -48,6 +52,8 @@
  *   rdma_rw.c        RDMA Write / Read work requests over a chunk
  *   evloop.c         the event loop every transport thread runs
  *   spin.c           its busy-poll policy (evloop.h)
+ *   opt_dispatch.c   Version Two optional messages: one dispatcher,
+ *                    a table per role (opt_dispatch.h)
  *   respond.h        what the two responders share
  */
 #ifndef RPCRDMA_TRANSPORT_XPRT_H
@@ -115,6 +121,9 @@ struct xprt_limits {
 	bool remote_inv;      /* both sides accept Send With Invalidate */
 	bool pdata;           /* the peer's private data was valid (not the defaults) */
 	uint32_t vers;        /* RPC-over-RDMA version of what we send: 1, or 2 (vers2.c) */
+	/* The server's CONF_RDMA said maxrdmaread 0 (ccp_clnt.c, RFC 5666
+	 * §6.2): no call may need it to RDMA Read (marshal.c). */
+	bool no_reads;
 };
 
 /* Our private data: @send/@recv are our thresholds. 8 bytes into @buf. */

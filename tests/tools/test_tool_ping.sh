@@ -25,6 +25,15 @@ grep "rtt=" "$TMP/ok.out" | sed 's/.*rtt=\([0-9.]*\) us/\1/' | awk '$1 <= 0 { ba
 	fail "an RTT is not positive"
 grep -q "^3 calls, 3 replies, 0% failed, rtt min/avg/max = " "$TMP/ok.out" || fail "summary line"
 
+# --ccp: the server's CONF_RDMA answer (RFC 5666 §6, docs/ccp.md); with
+# RFC 8797 private data both ways it changes nothing
+"$PING" 127.0.0.1 -p "$RPORT" --ccp >"$TMP/ccp.out" 2>&1
+rc=$?
+cat "$TMP/ccp.out"
+[ $rc -eq 0 ] || fail "--ccp: exit status $rc, want 0"
+grep -Eq "^CONF_RDMA \(program 100417\): maxcall_sendsize 4096 align 4 maxrdmaread [1-9][0-9]*; inline send 4096 \(unchanged\)$" \
+	"$TMP/ccp.out" || fail "--ccp: no CONF_RDMA line"
+
 # a program the server does not serve: PROG_UNAVAIL, exit 1
 "$PING" 127.0.0.1 -p "$RPORT" -P 100003 -V 3 >"$TMP/prog.out" 2>&1
 rc=$?

@@ -337,6 +337,30 @@ static void fp_on_call(struct fake_peer *p, const uint32_t *w, size_t n)
 
 	if (n < 17 || w[3] != 0 || w[8] != 0)
 		return; /* not a Short call */
+	if (atomic_load(&p->ccp_on) && n >= 20 && w[10] == 100417u && w[11] == 1 && w[12] == 1) {
+		const uint32_t r[] = {w[0],
+				      1,
+				      atomic_load(&p->credit),
+				      0,
+				      0,
+				      0,
+				      0,
+				      w[7],
+				      1,
+				      0,
+				      0,
+				      0,
+				      0,
+				      atomic_load(&p->ccp_reply[0]),
+				      atomic_load(&p->ccp_reply[1]),
+				      atomic_load(&p->ccp_reply[2])};
+
+		for (int i = 0; i < 3; i++)
+			atomic_store(&p->ccp_args[i], w[17 + i]);
+		atomic_fetch_add(&p->ccp_calls, 1);
+		fp_send(p, r, sizeof(r) / 4);
+		return;
+	}
 	rx = w[0];
 	px = w[7];
 	arg = n > 17 ? w[17] : 0;
@@ -427,7 +451,15 @@ static void fp_accept(struct fake_peer *p, struct rpcrdma_conn_req *req)
 
 	for (uint32_t i = 0; i < (nr && nr < FP_NRECV ? nr : FP_NRECV); i++)
 		fp_post_recv(p, i);
-	if (rpcrdma_accept(req, p->ep, NULL, 0) == 0)
+	uint32_t ps = atomic_load(&p->pdata_size);
+	uint8_t pd[8];
+
+	/* RFC 8797 §4: magic, version 1, no flags, sizes as KiB - 1 */
+	put_be32(pd, 0xf6ab0e18u);
+	pd[4] = 1;
+	pd[5] = 0;
+	pd[6] = pd[7] = (uint8_t)(ps / 1024u - 1u);
+	if (rpcrdma_accept(req, p->ep, ps ? pd : NULL, ps ? sizeof(pd) : 0) == 0)
 		atomic_fetch_add(&p->conns, 1);
 }
 

@@ -118,6 +118,17 @@ struct fake_peer {
 	 * message beyond them (a notification counted nowhere) overruns */
 	_Atomic uint32_t recvs;
 	_Atomic bool strict;
+	/* set by the test before the client connects: a Version One CONF_RDMA
+	 * call (program 100417 version 1 procedure 1, RFC 5666 §6) is
+	 * answered with ccp_reply (config_rdma_reply, three words) when
+	 * ccp_on, its three argument words kept in ccp_args (ccp_calls
+	 * counts them); pdata_size not 0: accept with RFC 8797 private data
+	 * giving this send and receive size (else with none) */
+	_Atomic bool ccp_on;
+	_Atomic uint32_t ccp_reply[3];
+	_Atomic uint32_t ccp_args[3];
+	_Atomic uint32_t ccp_calls;
+	_Atomic uint32_t pdata_size;
 	/* the thread's own */
 	pthread_t thr;
 	_Atomic bool stop;

@@ -34,31 +34,55 @@ static void on_sigint(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: rpcrdma-ping HOST [-p PORT] [-P PROG] [-V VERS] [-c COUNT] [-i INTERVAL]\n"
-		"                   [-w TIMEOUT] [-d DEVICE] [-q] [--rdma-version 1|2|auto]\n"
-		"       rpcrdma-ping --list-devices\n"
-		"       rpcrdma-ping -h | --help | --version\n"
-		"  Calls procedure 0 (NULL) of PROG/VERS over RPC-over-RDMA (softiwarp, or\n"
-		"  $RPCRDMA_PROVIDER) and prints each round-trip time, like rpcinfo -T.\n"
-		"  -p PORT      server port (default: with -P, the port the host's rpcbind\n"
-		"               has for PROG/VERS under netid rdma or rdma6, else %u)\n"
-		"  -P PROG      program number (default 0x%x, rpcrdma-perf)\n"
-		"  -V VERS      program version (default %u)\n"
-		"  -c COUNT     calls to make (default 1; 0 = until interrupted)\n"
-		"  -i INTERVAL  seconds between calls (default 1)\n"
-		"  -w TIMEOUT   seconds to wait for the connection and each reply (default 5)\n"
-		"  -d DEVICE    RDMA device to use (verbs provider unless $RPCRDMA_PROVIDER\n"
-		"               names another), as --list-devices names it, e.g. rxe0\n"
-		"  -q           print only the summary\n"
-		"  --rdma-version 1|2|auto\n"
-		"               RPC-over-RDMA version: 1 (default), 2 (Version Two only)\n"
-		"               or auto (Version Two, Version One if the server has only it)\n"
-		"  --list-devices  list the RDMA devices of every provider, like ibv_devices\n"
-		"  -h, --help   print this help and exit\n"
-		"  --version    print the rpcrdma library version and exit\n"
-		"Exit status: 0 if a call succeeded, 1 otherwise, 2 on bad usage.\n",
-		RPCRDMA_DEFAULT_PORT, PING_DEFAULT_PROG, PING_DEFAULT_VERS);
+	fprintf(
+	    f,
+	    "usage: rpcrdma-ping HOST [-p PORT] [-P PROG] [-V VERS] [-c COUNT] [-i INTERVAL]\n"
+	    "                   [-w TIMEOUT] [-d DEVICE] [-q] [--rdma-version 1|2|auto] [--ccp]\n"
+	    "       rpcrdma-ping --list-devices\n"
+	    "       rpcrdma-ping -h | --help | --version\n"
+	    "  Calls procedure 0 (NULL) of PROG/VERS over RPC-over-RDMA (softiwarp, or\n"
+	    "  $RPCRDMA_PROVIDER) and prints each round-trip time, like rpcinfo -T.\n"
+	    "  -p PORT      server port (default: with -P, the port the host's rpcbind\n"
+	    "               has for PROG/VERS under netid rdma or rdma6, else %u)\n"
+	    "  -P PROG      program number (default 0x%x, rpcrdma-perf)\n"
+	    "  -V VERS      program version (default %u)\n"
+	    "  -c COUNT     calls to make (default 1; 0 = until interrupted)\n"
+	    "  -i INTERVAL  seconds between calls (default 1)\n"
+	    "  -w TIMEOUT   seconds to wait for the connection and each reply (default 5)\n"
+	    "  -d DEVICE    RDMA device to use (verbs provider unless $RPCRDMA_PROVIDER\n"
+	    "               names another), as --list-devices names it, e.g. rxe0\n"
+	    "  -q           print only the summary\n"
+	    "  --rdma-version 1|2|auto\n"
+	    "               RPC-over-RDMA version: 1 (default), 2 (Version Two only)\n"
+	    "               or auto (Version Two, Version One if the server has only it)\n"
+	    "  --ccp        ask the server's Connection Configuration Protocol (RFC 5666\n"
+	    "               §6, program 100417) right after connecting, print its answer\n"
+	    "               and apply it (RFC 8797 private data takes precedence)\n"
+	    "  --list-devices  list the RDMA devices of every provider, like ibv_devices\n"
+	    "  -h, --help   print this help and exit\n"
+	    "  --version    print the rpcrdma library version and exit\n"
+	    "Exit status: 0 if a call succeeded, 1 otherwise, 2 on bad usage.\n",
+	    RPCRDMA_DEFAULT_PORT, PING_DEFAULT_PROG, PING_DEFAULT_VERS);
+}
+
+/* --ccp: what CONF_RDMA said (rpcrdma_clnt_ccp). */
+static void print_ccp(struct rpcrdma_clnt *c)
+{
+	struct rpcrdma_ccp_info ci;
+
+	if (rpcrdma_clnt_ccp(c, &ci))
+		return;
+	if (ci.status) {
+		printf("CONF_RDMA (program 100417): no answer: %s", rpcrdma_strerror(ci.status));
+		if (ci.accept_stat)
+			printf(" (accept_stat %s)", rpcrdma_rpc_accept_stat_name(ci.accept_stat));
+		printf("; inline send %u\n", ci.inline_send);
+		return;
+	}
+	printf("CONF_RDMA (program 100417): maxcall_sendsize %u align %u maxrdmaread %u; "
+	       "inline send %u (%s)\n",
+	       ci.maxcall_sendsize, ci.align, ci.maxrdmaread, ci.inline_send,
+	       ci.applied ? "applied" : "unchanged");
 }
 
 static double now_us(void)
@@ -239,7 +263,7 @@ int main(int argc, char **argv)
 	struct rpcrdma_clnt *c = NULL;
 	unsigned long sent = 0, ok = 0;
 	enum rpcrdma_version_policy rdma_version = RPCRDMA_VERSION_1;
-	bool quiet = false;
+	bool quiet = false, ccp = false;
 	const char *host, *prog_str = NULL, *device = NULL, *prov = getenv("RPCRDMA_PROVIDER");
 	bool port_given = false, prog_given;
 	char prog_buf[16], prov_buf[128];
@@ -251,6 +275,7 @@ int main(int argc, char **argv)
 	    {"version", no_argument, NULL, 'v'},
 	    {"rdma-version", required_argument, NULL, 'R'},
 	    {"list-devices", no_argument, NULL, 'L'},
+	    {"ccp", no_argument, NULL, 'C'},
 	    {NULL, 0, NULL, 0},
 	};
 
@@ -306,6 +331,9 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			return list_devices();
+		case 'C':
+			ccp = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -353,6 +381,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rpcrdma-ping: rpcbind on %s: %s; trying port %lu\n", host,
 				rpcrdma_strerror(rc), port);
 	}
+	if (ccp) {
+		co.comp_mask |= RPCRDMA_CLNT_OPT_CCP;
+		co.ccp = 1;
+	}
 	if (device) {
 		/* "PROVIDER:DEVICE" (provider.h): -d alone means verbs */
 		snprintf(prov_buf, sizeof(prov_buf), "%.*s:%s",
@@ -372,6 +404,8 @@ int main(int argc, char **argv)
 	if (!quiet)
 		printf("RPCRDMA-PING %s port %lu program %s version %lu: connected in %.1f us\n",
 		       host, port, prog_str, vers, tconn);
+	if (ccp)
+		print_ccp(c);
 	for (unsigned long i = 0; (!count || i < count) && !interrupted; i++) {
 		struct rpcrdma_call_result r;
 		struct rpcrdma_call_opts o = {.comp_mask = RPCRDMA_CALL_OPT_RESULT, .result = &r};
