@@ -149,7 +149,7 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
 		/* the receives replies used go first, in the same step */
 		unsigned int np = 0;
 
-		rc = rpcrdma_post_send_recv(c->ep, &wr, c->rpend, c->nrpend, &np);
+		rc = xprt_post_send_recv(c->ep, &wr, c->rpend, c->nrpend, &np);
 		if (np < c->nrpend) {
 			c->nrpend = 0;
 			*recv_failed = true;
@@ -157,7 +157,7 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
 		}
 		c->nrpend = 0;
 	} else {
-		rc = rpcrdma_post_send(c->ep, &wr);
+		rc = xprt_post_send(c->ep, &wr);
 	}
 	if (rc)
 		return rc;
