@@ -286,8 +286,15 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		svc_refuse(c, r, 0); /* nothing to answer to */
 		return;
 	}
-	/* The common Short call word by word (short.c), else in full. */
-	rc = xprt_short_decode_hdr(buf, len, &r->h) ? 0 : rpcrdma1_decode_buf(buf, len, &r->h);
+	/* The common Short call word by word (short.c): RDMA_MSG without
+	 * chunks, for which none of the checks below can fail; else in full. */
+	if (xprt_short_decode_hdr(buf, len, &r->h)) {
+		RPCRDMA_PROBE(call_recv, r->h.xid, r->h.vers, r->h.proc, r->h.credit, len);
+		r->msg_len = len - (uint32_t)r->h.hdr_len;
+		svc_queue_ready(s, r, runnow);
+		return;
+	}
+	rc = rpcrdma1_decode_buf(buf, len, &r->h);
 	if (rc == -EPROTONOSUPPORT && s->v2) {
 		/* Not Version One: Version Two's checks (svc_vers.c). */
 		rc = svc_v2_recv(c, r, buf, len);
