@@ -367,6 +367,7 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	struct rpcrdma1_hdr *h = &c->rh;
 	struct clnt_slot *s;
 	uint32_t len = wc->byte_len;
+	bool short_hdr, short_ok = false;
 	int rc, st;
 
 #ifdef RPCRDMA_TEST_HOOKS
@@ -383,7 +384,8 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		return false;
 	}
 	/* The common Short reply word by word (short.c), else in full. */
-	rc = xprt_short_decode_hdr(buf, len, h) ? 0 : rpcrdma1_decode_buf(buf, len, h);
+	short_hdr = xprt_short_decode_hdr(buf, len, h);
+	rc = short_hdr ? 0 : rpcrdma1_decode_buf(buf, len, h);
 	if (__builtin_expect(rc == -EPROTONOSUPPORT, 0) && c->lim.vers == RPCRDMA2_VERSION) {
 		rc = clnt_v2_decode(c, buf, len, h); /* Version Two (clnt_vers.c) */
 		if (rc > 0)
@@ -400,7 +402,13 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		return false;
 	}
 	if (!rc) {
-		int bad = reply_rpc_check(s, buf, len, h, c->lim.vers);
+		/* RDMA_MSG without chunks carrying this call's accepted
+		 * SUCCESS and no results to decode: what reply_rpc_check(),
+		 * xprt_reply_process() and reply_count() would conclude. */
+		short_ok =
+		    short_hdr && !s->call.xres &&
+		    xprt_short_reply_ok(buf + XPRT_SHORT_HDR, len - XPRT_SHORT_HDR, s->call.xid);
+		int bad = short_ok ? 0 : reply_rpc_check(s, buf, len, h, c->lim.vers);
 
 		if (bad) {
 			/* Not this call's reply: it stays on the wire. */
@@ -469,6 +477,11 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 			st = -EPROTONOSUPPORT;
 		else
 			st = -EBADMSG;
+	} else if (short_ok) {
+		s->result.reply_proc = RPCRDMA1_MSG;
+		s->result.reply_stat = RPCRDMA_RPC_MSG_ACCEPTED;
+		s->result.accept_stat = RPCRDMA_RPC_SUCCESS;
+		st = 0;
 	} else {
 		st = xprt_reply_process(&s->call, buf, len, h, &s->result);
 		reply_count(c, h, st);
