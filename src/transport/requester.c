@@ -354,6 +354,28 @@ static inline void reply_count(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr
 		c->st.rpc_errors++;
 }
 
+/* The status a reply @h to @s ends its call with: the decoder's error
+ * @rc, the Short reply's SUCCESS (@short_ok), else its processing. */
+static inline int reply_status(struct rpcrdma_clnt *c, struct clnt_slot *s, const uint8_t *buf,
+			       uint32_t len, int rc, bool short_ok)
+{
+	int st;
+
+	if (rc) {
+		c->st.bad_headers++;
+		return rc == -EPROTONOSUPPORT ? -EPROTONOSUPPORT : -EBADMSG;
+	}
+	if (short_ok) {
+		s->result.reply_proc = RPCRDMA1_MSG;
+		s->result.reply_stat = RPCRDMA_RPC_MSG_ACCEPTED;
+		s->result.accept_stat = RPCRDMA_RPC_SUCCESS;
+		return 0;
+	}
+	st = xprt_reply_process(&s->call, buf, len, &c->rh, &s->result);
+	reply_count(c, &c->rh, st);
+	return st;
+}
+
 /* A received message that is not a reverse call. True when it ended a call
  * on the wire (its receive is given back with the next call, see rpend);
  * false when it was dropped (a reply to no call on the wire, a duplicate,
@@ -471,21 +493,7 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	if (s->call.mr_used)
 		c->st.local_invalidations += xprt_call_fence(
 		    &s->call, wc->wc_flags & RPCRDMA_WC_F_WITH_INV, wc->invalidated_stag);
-	if (rc) {
-		c->st.bad_headers++;
-		if (rc == -EPROTONOSUPPORT)
-			st = -EPROTONOSUPPORT;
-		else
-			st = -EBADMSG;
-	} else if (short_ok) {
-		s->result.reply_proc = RPCRDMA1_MSG;
-		s->result.reply_stat = RPCRDMA_RPC_MSG_ACCEPTED;
-		s->result.accept_stat = RPCRDMA_RPC_SUCCESS;
-		st = 0;
-	} else {
-		st = xprt_reply_process(&s->call, buf, len, h, &s->result);
-		reply_count(c, h, st);
-	}
+	st = reply_status(c, s, buf, len, rc, short_ok);
 	c->st.replies++;
 	RPCRDMA_PROBE(reply_recv, h->xid, h->proc, c->cr.grant, st);
 	clnt_slot_complete(c, s, st, cbl);
