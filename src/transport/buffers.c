@@ -86,16 +86,6 @@ void xprt_pool_fini(struct xprt_pool *p)
 	memset(p, 0, sizeof(*p));
 }
 
-struct rpcrdma_sge xprt_pool_sge(const struct xprt_pool *p, uint32_t i, size_t off, size_t len)
-{
-	struct rpcrdma_sge s = {
-	    .addr = (uint64_t)(uintptr_t)(xprt_pool_buf(p, i) + off),
-	    .length = (uint32_t)len,
-	    .lkey = p->lkey,
-	};
-	return s;
-}
-
 int xprt_pool_post_recv(const struct xprt_pool *p, struct rpcrdma_ep *ep, uint32_t i,
 			uint64_t wr_id)
 {

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "provider/dispatch_hot.h"
 #include "rpcrdma/provider.h"
 #include "transport/xprt.h"
 #include "util/clock.h"
@@ -141,7 +142,7 @@ evloop_poll(struct evloop *l, struct rpcrdma_wc *wc, int *m, int *tmo)
 			if (n != 0 || *tmo != 0)
 				return n;
 		} else {
-			n = rpcrdma_dev_progress_poll(l->dev, *tmo, l->cq, wc, EVLOOP_WC, m);
+			n = xprt_dev_progress_poll(l->dev, *tmo, l->cq, wc, EVLOOP_WC, m);
 			if (*m > 0)
 				return n;
 			if (n != 0 || *tmo != 0 || (++l->idle & 15) == 0) {

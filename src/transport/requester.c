@@ -149,7 +149,7 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
 		/* the receives replies used go first, in the same step */
 		unsigned int np = 0;
 
-		rc = rpcrdma_post_send_recv(c->ep, &wr, c->rpend, c->nrpend, &np);
+		rc = xprt_post_send_recv(c->ep, &wr, c->rpend, c->nrpend, &np);
 		if (np < c->nrpend) {
 			c->nrpend = 0;
 			*recv_failed = true;
@@ -157,7 +157,7 @@ static int transmit(struct rpcrdma_clnt *c, struct clnt_slot *s, uint32_t more, 
 		}
 		c->nrpend = 0;
 	} else {
-		rc = rpcrdma_post_send(c->ep, &wr);
+		rc = xprt_post_send(c->ep, &wr);
 	}
 	if (rc)
 		return rc;
@@ -354,6 +354,28 @@ static inline void reply_count(struct rpcrdma_clnt *c, const struct rpcrdma1_hdr
 		c->st.rpc_errors++;
 }
 
+/* The status a reply @h to @s ends its call with: the decoder's error
+ * @rc, the Short reply's SUCCESS (@short_ok), else its processing. */
+static inline int reply_status(struct rpcrdma_clnt *c, struct clnt_slot *s, const uint8_t *buf,
+			       uint32_t len, int rc, bool short_ok)
+{
+	int st;
+
+	if (rc) {
+		c->st.bad_headers++;
+		return rc == -EPROTONOSUPPORT ? -EPROTONOSUPPORT : -EBADMSG;
+	}
+	if (short_ok) {
+		s->result.reply_proc = RPCRDMA1_MSG;
+		s->result.reply_stat = RPCRDMA_RPC_MSG_ACCEPTED;
+		s->result.accept_stat = RPCRDMA_RPC_SUCCESS;
+		return 0;
+	}
+	st = xprt_reply_process(&s->call, buf, len, &c->rh, &s->result);
+	reply_count(c, &c->rh, st);
+	return st;
+}
+
 /* A received message that is not a reverse call. True when it ended a call
  * on the wire (its receive is given back with the next call, see rpend);
  * false when it was dropped (a reply to no call on the wire, a duplicate,
@@ -367,6 +389,7 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	struct rpcrdma1_hdr *h = &c->rh;
 	struct clnt_slot *s;
 	uint32_t len = wc->byte_len;
+	bool short_hdr, short_ok = false;
 	int rc, st;
 
 #ifdef RPCRDMA_TEST_HOOKS
@@ -383,7 +406,8 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		return false;
 	}
 	/* The common Short reply word by word (short.c), else in full. */
-	rc = xprt_short_decode_hdr(buf, len, h) ? 0 : rpcrdma1_decode_buf(buf, len, h);
+	short_hdr = xprt_short_decode_hdr(buf, len, h);
+	rc = short_hdr ? 0 : rpcrdma1_decode_buf(buf, len, h);
 	if (__builtin_expect(rc == -EPROTONOSUPPORT, 0) && c->lim.vers == RPCRDMA2_VERSION) {
 		rc = clnt_v2_decode(c, buf, len, h); /* Version Two (clnt_vers.c) */
 		if (rc > 0)
@@ -400,7 +424,13 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 		return false;
 	}
 	if (!rc) {
-		int bad = reply_rpc_check(s, buf, len, h, c->lim.vers);
+		/* RDMA_MSG without chunks carrying this call's accepted
+		 * SUCCESS and no results to decode: what reply_rpc_check(),
+		 * xprt_reply_process() and reply_count() would conclude. */
+		short_ok =
+		    short_hdr && !s->call.xres &&
+		    xprt_short_reply_ok(buf + XPRT_SHORT_HDR, len - XPRT_SHORT_HDR, s->call.xid);
+		int bad = short_ok ? 0 : reply_rpc_check(s, buf, len, h, c->lim.vers);
 
 		if (bad) {
 			/* Not this call's reply: it stays on the wire. */
@@ -463,16 +493,7 @@ handle_reply(struct rpcrdma_clnt *c, uint32_t idx, const struct rpcrdma_wc *wc, 
 	if (s->call.mr_used)
 		c->st.local_invalidations += xprt_call_fence(
 		    &s->call, wc->wc_flags & RPCRDMA_WC_F_WITH_INV, wc->invalidated_stag);
-	if (rc) {
-		c->st.bad_headers++;
-		if (rc == -EPROTONOSUPPORT)
-			st = -EPROTONOSUPPORT;
-		else
-			st = -EBADMSG;
-	} else {
-		st = xprt_reply_process(&s->call, buf, len, h, &s->result);
-		reply_count(c, h, st);
-	}
+	st = reply_status(c, s, buf, len, rc, short_ok);
 	c->st.replies++;
 	RPCRDMA_PROBE(reply_recv, h->xid, h->proc, c->cr.grant, st);
 	clnt_slot_complete(c, s, st, cbl);

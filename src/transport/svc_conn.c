@@ -92,14 +92,14 @@ int svc_post_send(struct svc_conn *c, uint32_t sidx, size_t len, uint32_t inv_st
 	if (ridx >= 0 && c->svc->srq) {
 		/* the shared queue: given back first, then the Send */
 		svc_srq_repost(c->svc, (uint32_t)ridx);
-		rc = rpcrdma_post_send(c->ep, &wr);
+		rc = xprt_post_send(c->ep, &wr);
 	} else if (ridx >= 0) {
 		struct rpcrdma_sge rs = xprt_pool_sge(&c->recvp, (uint32_t)ridx, 0, c->recvp.size);
 		struct rpcrdma_recv_wr rw = {
 		    .wr_id = svc_wrid(SVC_WR_RECV, (uint32_t)ridx), .sg = &rs, .num_sge = 1};
 		unsigned int np = 0;
 
-		rc = rpcrdma_post_send_recv(c->ep, &wr, &rw, 1, &np);
+		rc = xprt_post_send_recv(c->ep, &wr, &rw, 1, &np);
 		if (np < 1) {
 			/* the receive failed, the Send was not posted */
 			rpcrdma_disconnect(c->ep);
@@ -285,8 +285,15 @@ static void handle_call(struct svc_conn *c, uint32_t idx, uint32_t len,
 		svc_refuse(c, r, 0); /* nothing to answer to */
 		return;
 	}
-	/* The common Short call word by word (short.c), else in full. */
-	rc = xprt_short_decode_hdr(buf, len, &r->h) ? 0 : rpcrdma1_decode_buf(buf, len, &r->h);
+	/* The common Short call word by word (short.c): RDMA_MSG without
+	 * chunks, for which none of the checks below can fail; else in full. */
+	if (xprt_short_decode_hdr(buf, len, &r->h)) {
+		RPCRDMA_PROBE(call_recv, r->h.xid, r->h.vers, r->h.proc, r->h.credit, len);
+		r->msg_len = len - (uint32_t)r->h.hdr_len;
+		svc_queue_ready(s, r, runnow);
+		return;
+	}
+	rc = rpcrdma1_decode_buf(buf, len, &r->h);
 	if (rc == -EPROTONOSUPPORT && s->v2) {
 		/* Not Version One: Version Two's checks (svc_vers.c). */
 		rc = svc_v2_recv(c, r, buf, len);
@@ -401,7 +408,7 @@ int svc_conn_poll(struct svc_conn *c, struct rpcrdma_svc_req **runnow)
 	int n, total = 0;
 
 	do {
-		n = rpcrdma_cq_poll(c->cq, wc, 32);
+		n = xprt_cq_poll(c->cq, wc, 32);
 		for (int i = 0; i < n; i++)
 			svc_conn_wc(svc_wc_conn(&wc[i]), &wc[i], runnow);
 		if (n > 0)

@@ -29,8 +29,9 @@ static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 	bool prog_known = false;
 	size_t mlen;
 	const uint8_t *msg = svc_call_cursor(r, &mlen);
+	bool short_call = xprt_short_call_parse(msg, mlen, &r->call);
 
-	if (xprt_short_call_parse(msg, mlen, &r->call)) {
+	if (short_call) {
 		/* AUTH_NONE call header read word by word (short.c). */
 		rpcrdma_xdr_setpos(&r->cur, XPRT_SHORT_CALL);
 	} else if (rpcrdma_rpc_decode_call(&r->cur, &r->call)) {
@@ -49,7 +50,10 @@ static void process(struct rpcrdma_svc *s, struct rpcrdma_svc_req *r)
 	}
 	__atomic_fetch_add(&s->ncalls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&r->conn->cst.calls, 1, __ATOMIC_RELAXED);
-	if (rpcrdma_rpc_check_call(&r->call, RPCRDMA_RPC_FLAVORS_DEFAULT, &rep) == 1) {
+	/* A short call passed rpcrdma_rpc_check_call()'s tests already:
+	 * rpcvers 2, AUTH_NONE credential and verifier, both empty. */
+	if (!short_call &&
+	    rpcrdma_rpc_check_call(&r->call, RPCRDMA_RPC_FLAVORS_DEFAULT, &rep) == 1) {
 		svc_reply_msg(r, &rep, NULL, NULL);
 		return;
 	}
@@ -171,7 +175,12 @@ static void loop_set_cq(struct rpcrdma_svc *s)
 /* evloop step 2, progress thread: handle the completions that came with
  * progress, reap the rest (the shared CQ, or every connection's) and, when
  * progress counted more than completions, the connection events.
- * Complete calls go to s->runnow. */
+ * Complete calls go to s->runnow. The shared CQ is polled again only when
+ * progress made more than it handed over (@n > @m) or a full batch (more
+ * may wait): otherwise this round's completions all came with it, and
+ * those pushed outside progress (Send completions of posts, flushes) are
+ * taken by the next progress round that makes anything or by the CQ poll
+ * after every wait (evloop_poll()), as before. */
 static bool loop_reap(struct evloop *l, int n, struct rpcrdma_wc *wc, int m)
 {
 	struct rpcrdma_svc *s = l->ctx;
@@ -179,11 +188,13 @@ static bool loop_reap(struct evloop *l, int n, struct rpcrdma_wc *wc, int m)
 	futex_mutex_lock(&s->lock);
 	for (int i = 0; i < m; i++)
 		svc_conn_wc(svc_wc_conn(&wc[i]), &wc[i], &s->runnow);
-	if (s->scq && s->conns)
-		m += svc_conn_poll(s->conns, &s->runnow);
-	else
+	if (s->scq && s->conns) {
+		if (n > m || m == EVLOOP_WC)
+			m += svc_conn_poll(s->conns, &s->runnow);
+	} else {
 		for (struct svc_conn *c = s->conns; c; c = c->next)
 			m += svc_conn_poll(c, &s->runnow);
+	}
 	/* progress counts completions and events */
 	if (n > m)
 		svc_conn_events(s, &s->runnow);

@@ -45,7 +45,7 @@ static int srq_post(struct rpcrdma_svc *s, uint32_t idx)
 {
 	struct rpcrdma_sge sge = xprt_pool_sge(&s->srqp, idx, 0, s->srqp.size);
 
-	return rpcrdma_post_srq_recv(s->srq, svc_wrid(SVC_WR_RECV, idx), &sge, 1);
+	return xprt_post_srq_recv(s->srq, svc_wrid(SVC_WR_RECV, idx), &sge, 1);
 }
 
 /* Receives the pool may hold where registrations are charged to

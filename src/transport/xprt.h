@@ -94,7 +94,16 @@ static inline uint8_t *xprt_pool_buf(const struct xprt_pool *p, uint32_t i)
 	return p->base + (size_t)i * p->size;
 }
 /* SGE over @len bytes of buffer @i at @off. */
-struct rpcrdma_sge xprt_pool_sge(const struct xprt_pool *p, uint32_t i, size_t off, size_t len);
+static inline struct rpcrdma_sge xprt_pool_sge(const struct xprt_pool *p, uint32_t i, size_t off,
+					       size_t len)
+{
+	struct rpcrdma_sge s = {
+	    .addr = (uint64_t)(uintptr_t)(xprt_pool_buf(p, i) + off),
+	    .length = (uint32_t)len,
+	    .lkey = p->lkey,
+	};
+	return s;
+}
 /* Post buffer @i as a receive with wr_id @wr_id. */
 int xprt_pool_post_recv(const struct xprt_pool *p, struct rpcrdma_ep *ep, uint32_t i,
 			uint64_t wr_id);
