@@ -536,6 +536,23 @@ static bool wait_held(struct cli *c)
 	return ok;
 }
 
+/* @a returns its delegation (counted under order_mu, which the conflicting
+ * OPEN's thread reads), then @b's conflicting OPEN (thread @t) completes
+ * after it and @b closes it. */
+static void return_then_open_completes(struct cli *a, struct cli *b, struct conflict *k,
+				       pthread_t t)
+{
+	pthread_mutex_lock(&order_mu);
+	int drc = delegreturn(a, &a->deleg_fh, &a->deleg);
+	delegreturns_done++;
+	pthread_mutex_unlock(&order_mu);
+	CHECK(drc == NFS4_OK);
+	pthread_join(t, NULL);
+	CHECK(k->status == NFS4_OK && k->recalls_returned_before == delegreturns_done);
+	if (k->status == NFS4_OK)
+		CHECK(do_close(b, &k->o) == NFS4_OK);
+}
+
 /*
  * The recall is on the wire when A's connection is lost (A holds it
  * unanswered, then drops the connection). A's next call reconnects;
@@ -583,15 +600,7 @@ static void reconnect(struct cli *a, struct cli *b)
 	pthread_mutex_lock(&a->mu);
 	CHECK(a->nxids == 2 && a->xids[0] == a->xids[1]);
 	pthread_mutex_unlock(&a->mu);
-	pthread_mutex_lock(&order_mu);
-	int drc = delegreturn(a, &a->deleg_fh, &a->deleg);
-	delegreturns_done++;
-	pthread_mutex_unlock(&order_mu);
-	CHECK(drc == NFS4_OK);
-	pthread_join(t, NULL);
-	CHECK(k.status == NFS4_OK && k.recalls_returned_before == delegreturns_done);
-	if (k.status == NFS4_OK)
-		CHECK(do_close(b, &k.o) == NFS4_OK);
+	return_then_open_completes(a, b, &k, t);
 	memset(ops, 0, sizeof(ops));
 	op_seq(a, &ops[0]);
 	CHECK(compound(a, ops, 1, &res, NULL) == NFS4_OK);
@@ -624,15 +633,7 @@ static void busy_once(struct cli *a, struct cli *b)
 	pthread_mutex_lock(&a->mu);
 	CHECK(a->busy == 0 && a->cb_delayed == 1 && a->cb_bad == bad);
 	pthread_mutex_unlock(&a->mu);
-	pthread_mutex_lock(&order_mu);
-	int drc = delegreturn(a, &a->deleg_fh, &a->deleg);
-	delegreturns_done++;
-	pthread_mutex_unlock(&order_mu);
-	CHECK(drc == NFS4_OK);
-	pthread_join(t, NULL);
-	CHECK(k.status == NFS4_OK && k.recalls_returned_before == delegreturns_done);
-	if (k.status == NFS4_OK)
-		CHECK(do_close(b, &k.o) == NFS4_OK);
+	return_then_open_completes(a, b, &k, t);
 	memset(&op, 0, sizeof(op));
 	op_seq(a, &op);
 	CHECK(compound(a, &op, 1, &res, NULL) == NFS4_OK);
