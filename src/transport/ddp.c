@@ -108,6 +108,40 @@ static bool_t bulk_encode(XDR *xdrs, struct xprt_ddp *d, struct rpcrdma_bulk *b)
 	return len == 0 || xdr_opaque(xdrs, b->base, len);
 }
 
+/* A stream that is not ours (libtirpc's over TCP, a memory stream): how
+ * many bytes it holds is unknown, so the buffer grows as they arrive,
+ * from 64 KiB, never ahead of them: a hostile length costs no more memory
+ * than the bytes sent (fuzz_nfs3_args: 66 bytes asked malloc for 3.9 GB). */
+static bool_t bulk_decode_grow(XDR *xdrs, struct rpcrdma_bulk *b, u_int len)
+{
+	size_t cap = len < 65536 ? len : 65536, got = 0;
+	char *buf = malloc(cap ? cap : 1), pad[4];
+
+	while (buf && got < len) {
+		size_t n = (cap - got) < (len - got) ? cap - got : len - got;
+		if (n == 0) {
+			cap = cap * 2 < len ? cap * 2 : len;
+			char *nb = realloc(buf, cap);
+			if (!nb)
+				break;
+			buf = nb;
+			continue;
+		}
+		if (!XDR_GETBYTES(xdrs, buf + got, (u_int)n))
+			break;
+		got += n;
+	}
+	if (!buf || got < len ||
+	    !XDR_GETBYTES(xdrs, pad, (u_int)(RPCRDMA_XDR_ROUNDUP(len) - len))) {
+		free(buf);
+		return FALSE;
+	}
+	b->base = buf;
+	b->len = len;
+	b->flags |= BULK_F_ALLOC;
+	return TRUE;
+}
+
 static bool_t bulk_decode(XDR *xdrs, struct xprt_ddp *d, struct rpcrdma_bulk *b)
 {
 	u_int len;
@@ -177,6 +211,8 @@ static bool_t bulk_decode(XDR *xdrs, struct xprt_ddp *d, struct rpcrdma_bulk *b)
 			b->base = NULL;
 			b->flags &= ~BULK_F_ALLOC;
 		}
+		if (!x)
+			return bulk_decode_grow(xdrs, b, len);
 		owned = malloc(len ? len : 1);
 		if (!owned)
 			return FALSE;
