@@ -14,15 +14,8 @@
 
 #include <rpc/xdr.h>
 
+#include "fuzz_assert.h"
 #include "transport/ccp.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                                 \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			abort();                                                                   \
-	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -36,23 +29,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	XDR x;
 
 	if (size < RPCRDMA_CCP_SIZE) {
-		REQUIRE(rq == -EBADMSG && rr == -EBADMSG);
+		ASSERT(rq == -EBADMSG && rr == -EBADMSG);
 	} else {
-		REQUIRE(rq == 0 && rr == 0);
-		REQUIRE(ccp_req_encode(out, sizeof(out), &q) == 0);
-		REQUIRE(memcmp(out, data, RPCRDMA_CCP_SIZE) == 0);
-		REQUIRE(ccp_reply_encode(out, sizeof(out), &r) == 0);
-		REQUIRE(memcmp(out, data, RPCRDMA_CCP_SIZE) == 0);
+		ASSERT(rq == 0 && rr == 0);
+		ASSERT(ccp_req_encode(out, sizeof(out), &q) == 0);
+		ASSERT(memcmp(out, data, RPCRDMA_CCP_SIZE) == 0);
+		ASSERT(ccp_reply_encode(out, sizeof(out), &r) == 0);
+		ASSERT(memcmp(out, data, RPCRDMA_CCP_SIZE) == 0);
 	}
 	/* the stream adapters see the same bytes the same way */
 	memcpy(copy, data, n);
 	xdrmem_create(&x, (char *)copy, (u_int)n, XDR_DECODE);
 	ok = xdr_ccp_req(&x, &q);
-	REQUIRE(ok == (n >= RPCRDMA_CCP_SIZE));
+	ASSERT(ok == (n >= RPCRDMA_CCP_SIZE));
 	if (ok) {
-		REQUIRE(xdr_getpos(&x) == RPCRDMA_CCP_SIZE);
-		REQUIRE(ccp_req_encode(out, sizeof(out), &q) == 0);
-		REQUIRE(memcmp(out, data, RPCRDMA_CCP_SIZE) == 0);
+		ASSERT(xdr_getpos(&x) == RPCRDMA_CCP_SIZE);
+		ASSERT(ccp_req_encode(out, sizeof(out), &q) == 0);
+		ASSERT(memcmp(out, data, RPCRDMA_CCP_SIZE) == 0);
 	}
 	return 0;
 }
